@@ -1,0 +1,567 @@
+"""The trio session engine: one nursery per session, one cancel scope per inbound request.
+
+It correlates requests and responses, maps ``notifications/cancelled`` onto cancel scopes in both
+directions, routes ``notifications/progress`` to the caller that asked for it, bounds every wait, and
+turns a closed transport into ``ConnectionClosed`` for every caller at once. It is symmetric: the same
+engine runs the client and the server side. It knows nothing of MCP beyond cancellation and progress;
+what a method means is the ``RequestHandler``'s business.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+from typing import Any, Callable, Final, Literal, Protocol
+
+import attrs
+import trio
+
+from ._core.jsonrpc import (
+    ErrorResponse,
+    InvalidMessage,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    classify,
+    error_message,
+    is_request_id,
+    notification_message,
+    request_message,
+    result_message,
+)
+from .errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    SERVER_BUSY,
+    ConnectionClosed,
+    McpError,
+    RequestTimeout,
+)
+from .transports._base import MessageStream
+
+__all__ = ["Session", "InboundRequest", "RequestHandler", "ProgressCallback", "SessionStatistics"]
+
+logger = logging.getLogger("trio_mcp.session")
+
+#: How long a courtesy ``notifications/cancelled`` may take to write before we give up on it.
+CANCEL_NOTIFY_TIMEOUT: Final = 5.0
+
+ProgressCallback = Callable[[dict[str, Any]], Any]
+"""Called with the params of each ``notifications/progress`` for a request (may return an awaitable)."""
+
+PeerCancelMode = Literal["interrupt", "signal"]
+
+
+class RequestHandler(Protocol):
+    """What a session calls for inbound traffic. Raise ``McpError`` to answer a request with an error."""
+
+    #: Requests served in the reader task, in arrival order, before anything after them is read.
+    inline_methods: frozenset[str]
+
+    async def handle_request(self, request: InboundRequest) -> Any: ...
+
+    async def handle_notification(self, method: str, params: dict[str, Any] | None) -> None: ...
+
+
+class InboundRequest:
+    """A request from the peer while it is being served.
+
+    ``cancel_scope`` is entered around the handler; a ``notifications/cancelled`` for this id cancels it (in
+    "signal" mode it only sets ``cancel_requested``). Messages sent through ``notify()``/``request()`` are
+    tagged as related to this request, so per-request streams deliver them next to its response.
+    """
+
+    __slots__ = (
+        "id",
+        "method",
+        "params",
+        "session",
+        "cancel_scope",
+        "cancel_requested",
+        "cancel_reason",
+        "_last_progress",
+        "_batch",
+    )
+
+    def __init__(self, session: Session, id: RequestId, method: str, params: dict[str, Any] | None) -> None:
+        self.id = id
+        self.method = method
+        self.params = params
+        self.session = session
+        self.cancel_scope = trio.CancelScope()
+        self.cancel_requested = trio.Event()
+        self.cancel_reason: str | None = None
+        self._last_progress: float | None = None
+        self._batch: _Batch | None = None
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The request's ``_meta`` object ({} when absent)."""
+        params = self.params
+        if params is not None:
+            meta = params.get("_meta")
+            if type(meta) is dict:
+                return meta
+        return {}
+
+    @property
+    def progress_token(self) -> str | int | None:
+        """The token the peer asked progress to be reported under, if any."""
+        token = self.meta.get("progressToken")
+        return token if is_request_id(token) else None
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send ``notifications/progress`` if the peer asked for progress; a no-op otherwise.
+
+        Progress must increase with every call (the spec requires it); a value that does not is dropped
+        with a warning rather than sent.
+        """
+        token = self.progress_token
+        if token is None:
+            return
+        if self._last_progress is not None and not progress > self._last_progress:
+            logger.warning(
+                "progress for request %r must increase (got %s after %s); not sent",
+                self.id,
+                progress,
+                self._last_progress,
+            )
+            return
+        self._last_progress = progress
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.session.notify("notifications/progress", params, related_request_id=self.id)
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification that belongs with this request."""
+        await self.session.notify(method, params, related_request_id=self.id)
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, **options: Any) -> Any:
+        """Send a request to the peer on behalf of this one (sampling from inside a tool call, say)."""
+        return await self.session.request(method, params, related_request_id=self.id, **options)
+
+    def __repr__(self) -> str:
+        return f"InboundRequest(id={self.id!r}, method={self.method!r})"
+
+
+class _Pending:
+    """One outbound request waiting for its response."""
+
+    __slots__ = (
+        "method",
+        "event",
+        "outcome",
+        "scope",
+        "on_progress",
+        "progress_token",
+        "last_progress",
+        "timeout",
+        "max_deadline",
+        "reset_on_progress",
+    )
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.event = trio.Event()
+        self.outcome: Response | ErrorResponse | ConnectionClosed | None = None
+        self.scope: trio.CancelScope | None = None
+        self.on_progress: ProgressCallback | None = None
+        self.progress_token: RequestId | None = None
+        self.last_progress: float | None = None
+        self.timeout: float | None = None
+        self.max_deadline = math.inf
+        self.reset_on_progress = False
+
+
+class _Batch:
+    """Collects the responses to one inbound JSON-RPC batch so they go back as one array."""
+
+    __slots__ = ("responses", "remaining")
+
+    def __init__(self) -> None:
+        self.responses: list[dict[str, Any]] = []
+        self.remaining = 0
+
+
+@attrs.frozen
+class SessionStatistics:
+    """Counters that make leaks visible: requests being served, requests awaiting answers."""
+
+    inbound_in_flight: int
+    outbound_pending: int
+    closed: bool
+
+
+_UNSET: Final[Any] = object()
+
+
+class Session:
+    """Runs one JSON-RPC conversation over a ``MessageStream``; see the module docstring.
+
+    Start it with ``await nursery.start(session.run)``. Everything the session spawns lives in the
+    nursery ``run`` opens, so cancelling ``run`` (or ``close()``) ends every request it serves.
+    """
+
+    def __init__(
+        self,
+        stream: MessageStream,
+        handler: RequestHandler,
+        *,
+        max_in_flight: int = 256,
+        request_timeout: float | None = None,
+        peer_cancel_mode: PeerCancelMode = "interrupt",
+    ) -> None:
+        if max_in_flight < 1:
+            raise ValueError("max_in_flight must be at least 1")
+        self._stream = stream
+        self._handler = handler
+        self._max_in_flight = max_in_flight
+        self.request_timeout = request_timeout
+        self._peer_cancel_mode = peer_cancel_mode
+        self._next_id = 1
+        self._pending: dict[RequestId, _Pending] = {}
+        self._progress: dict[RequestId, _Pending] = {}
+        self._in_flight: dict[RequestId, InboundRequest] = {}
+        self._nursery: trio.Nursery | None = None
+        self._closed: ConnectionClosed | None = None
+        #: Set by the protocol layer once a revision that has JSON-RPC batches (2025-03-26) is negotiated.
+        self.accept_batches = False
+
+    # -- lifetime ---------------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Read and dispatch until the transport closes or ``close()`` is called."""
+        if self._nursery is not None:
+            raise RuntimeError("Session.run() may only be called once")
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            task_status.started()
+            reason = ConnectionClosed("session closed")
+            try:
+                await self._read_loop()
+            except ConnectionClosed as exc:
+                reason = exc
+            finally:
+                self._shutdown(reason)
+
+    def close(self, reason: str = "session closed") -> None:
+        """Stop the session now: fail every pending call with ``ConnectionClosed`` and cancel every handler."""
+        self._shutdown(ConnectionClosed(reason))
+
+    async def aclose(self) -> None:
+        """``close()``, then close the transport (bounded, shielded)."""
+        self.close()
+        with trio.CancelScope(shield=True, deadline=trio.current_time() + CANCEL_NOTIFY_TIMEOUT):
+            await self._stream.aclose()
+
+    @property
+    def closed(self) -> bool:
+        """True once the transport closed or ``close()`` was called."""
+        return self._closed is not None
+
+    def statistics(self) -> SessionStatistics:
+        """Current counters (cheap; for tests and monitoring)."""
+        return SessionStatistics(len(self._in_flight), len(self._pending), self._closed is not None)
+
+    def _shutdown(self, reason: ConnectionClosed) -> None:
+        if self._closed is None:
+            self._closed = reason
+        pending, self._pending = self._pending, {}
+        self._progress.clear()
+        # Wake waiters synchronously: callers may be inside cancelled scopes and must not need to run first.
+        for waiter in pending.values():
+            if waiter.outcome is None:
+                waiter.outcome = self._closed
+            waiter.event.set()
+        if self._nursery is not None:
+            self._nursery.cancel_scope.cancel()
+
+    # -- outbound ---------------------------------------------------------------------------------
+
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None, *, related_request_id: RequestId | None = None
+    ) -> None:
+        """Send a notification. Raises ``ConnectionClosed`` when the transport is gone."""
+        if self._closed is not None:
+            raise self._closed_error()
+        await self._send(notification_message(method, params), related_request_id)
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = _UNSET,
+        on_progress: ProgressCallback | None = None,
+        reset_timeout_on_progress: bool = False,
+        max_total_timeout: float | None = None,
+        related_request_id: RequestId | None = None,
+        cancellable: bool = True,
+    ) -> Any:
+        """Send a request and wait for its result.
+
+        Cancelling the calling task sends ``notifications/cancelled`` (once, shielded, bounded) and re-raises
+        ``trio.Cancelled``; so does a timeout, which then raises ``RequestTimeout``. ``on_progress`` receives
+        each ``notifications/progress`` params dict; with ``reset_timeout_on_progress`` each one restarts the
+        timeout, but never past ``max_total_timeout`` from the start. ``cancellable=False`` (``initialize``)
+        suppresses the cancel notification, as the spec requires.
+
+        Raises:
+            McpError: the peer answered with an error.
+            RequestTimeout: no answer within the timeout.
+            ConnectionClosed: the transport closed first.
+        """
+        if self._closed is not None:
+            raise self._closed_error()
+        if timeout is _UNSET:
+            timeout = self.request_timeout
+        request_id = self._next_id
+        self._next_id += 1
+        pending = _Pending(method)
+        if on_progress is not None:
+            params = dict(params) if params else {}
+            meta = dict(params.get("_meta") or {})
+            meta["progressToken"] = request_id
+            params["_meta"] = meta
+            pending.on_progress = on_progress
+            pending.progress_token = request_id
+            self._progress[request_id] = pending
+        now = trio.current_time()
+        if max_total_timeout is not None:
+            pending.max_deadline = now + max_total_timeout
+        pending.timeout = timeout
+        pending.reset_on_progress = reset_timeout_on_progress
+        self._pending[request_id] = pending
+        written = False
+        try:
+            await self._send(request_message(request_id, method, params), related_request_id)
+            written = True
+            deadline = min(now + timeout if timeout is not None else math.inf, pending.max_deadline)
+            with trio.CancelScope(deadline=deadline) as pending.scope:
+                await pending.event.wait()
+        except trio.Cancelled:
+            if written and cancellable and pending.outcome is None:
+                await self._send_cancel(request_id, "cancelled by the caller")
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+            self._progress.pop(request_id, None)
+        outcome = pending.outcome
+        if outcome is None:  # the deadline fired before any answer
+            if cancellable:
+                await self._send_cancel(request_id, "request timed out")
+            limit = timeout if timeout is not None else (max_total_timeout or 0.0)
+            raise RequestTimeout(method, limit)
+        if type(outcome) is Response:
+            return outcome.result
+        if type(outcome) is ErrorResponse:
+            raise McpError.from_error(outcome.error)
+        assert isinstance(outcome, ConnectionClosed)
+        raise ConnectionClosed(outcome.reason, detail=outcome.detail) from None
+
+    async def _send_cancel(self, request_id: RequestId, reason: str) -> None:
+        if self._closed is not None:
+            return
+        with trio.CancelScope(shield=True, deadline=trio.current_time() + CANCEL_NOTIFY_TIMEOUT):
+            try:
+                await self._send(
+                    notification_message("notifications/cancelled", {"requestId": request_id, "reason": reason}),
+                    None,
+                )
+            except ConnectionClosed:
+                pass
+
+    async def _send(self, message: Any, related_request_id: RequestId | None) -> None:
+        try:
+            await self._stream.send(message, related_request_id=related_request_id)
+        except ConnectionClosed as exc:
+            self._shutdown(exc)
+            raise self._closed_error() from None
+
+    def _closed_error(self) -> ConnectionClosed:
+        closed = self._closed
+        assert closed is not None
+        return ConnectionClosed(closed.reason, detail=closed.detail)
+
+    # -- inbound ----------------------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        receive = self._stream.receive
+        while True:
+            message = await receive()
+            if type(message) is list:
+                await self._receive_batch(message)
+            else:
+                await self._dispatch(classify(message) if type(message) is not InvalidMessage else message, None)
+
+    async def _dispatch(self, event: Any, batch: _Batch | None) -> None:
+        kind = type(event)
+        if kind is Request:
+            await self._receive_request(event, batch)
+        elif kind is Notification:
+            await self._receive_notification(event)
+        elif kind is Response or kind is ErrorResponse:
+            self._receive_response(event)
+        else:
+            assert kind is InvalidMessage
+            logger.warning("invalid message from peer: %s", event.reason)
+            if event.respond:
+                await self._reply(error_message(event.id, event.code, event.reason), event.id, batch)
+
+    async def _receive_batch(self, messages: list[Any]) -> None:
+        if not self.accept_batches or not messages:
+            reason = "Invalid Request: empty batch" if not messages else (
+                "Invalid Request: JSON-RPC batches are not supported in this protocol revision"
+            )
+            await self._reply(error_message(None, INVALID_REQUEST, reason), None, None)
+            return
+        batch = _Batch()
+        batch.remaining = 1  # held open until every member is dispatched
+        for item in messages:
+            event = classify(item)
+            if type(event) is Request and event.method in self._handler.inline_methods:
+                event = InvalidMessage(INVALID_REQUEST, f"Invalid Request: {event.method} must not be batched", event.id)
+            await self._dispatch(event, batch)
+        await self._batch_member_done(batch, None)
+
+    async def _receive_request(self, event: Request, batch: _Batch | None) -> None:
+        request_id = event.id
+        if request_id in self._in_flight:
+            logger.warning("peer reused request id %r while it is still in flight", request_id)
+            await self._reply(
+                error_message(
+                    request_id, INVALID_REQUEST, f"Invalid Request: id {request_id!r} is already in use by a request in flight"
+                ),
+                request_id,
+                batch,
+            )
+            return
+        if len(self._in_flight) >= self._max_in_flight:
+            await self._reply(
+                error_message(request_id, SERVER_BUSY, f"Server busy: {self._max_in_flight} requests already in flight"),
+                request_id,
+                batch,
+            )
+            return
+        request = InboundRequest(self, request_id, event.method, event.params)
+        if batch is not None:
+            request._batch = batch
+            batch.remaining += 1
+        self._in_flight[request_id] = request
+        if event.method in self._handler.inline_methods:
+            await self._serve(request)
+        else:
+            assert self._nursery is not None
+            self._nursery.start_soon(self._serve, request)
+
+    async def _serve(self, request: InboundRequest) -> None:
+        response: dict[str, Any] | None = None
+        try:
+            with request.cancel_scope:
+                result = await self._handler.handle_request(request)
+                response = result_message(request.id, result)
+        except McpError as exc:
+            response = error_message(request.id, exc.code, exc.message, exc.data)
+        except Exception as exc:
+            logger.exception("handler for %s (id %r) failed", request.method, request.id)
+            response = error_message(request.id, INTERNAL_ERROR, f"Internal error: {exc}" if str(exc) else
+                                     f"Internal error: {type(exc).__name__}")
+        finally:
+            self._in_flight.pop(request.id, None)
+        if request.cancel_requested.is_set():
+            response = None  # never answer a request the peer cancelled
+        await self._reply(response, request.id, request._batch, counts_as_member=request._batch is not None)
+
+    async def _reply(
+        self,
+        response: dict[str, Any] | None,
+        related: RequestId | None,
+        batch: _Batch | None,
+        *,
+        counts_as_member: bool = False,
+    ) -> None:
+        if batch is not None:
+            if response is not None:
+                batch.responses.append(response)
+            if counts_as_member:
+                await self._batch_member_done(batch, related)
+            return
+        if response is None or self._closed is not None:
+            return
+        try:
+            await self._send(response, related)
+        except ConnectionClosed:
+            logger.debug("could not answer request %r: connection closed", related)
+
+    async def _batch_member_done(self, batch: _Batch, related: RequestId | None) -> None:
+        batch.remaining -= 1
+        if batch.remaining == 0 and batch.responses and self._closed is None:
+            try:
+                await self._send(batch.responses, related)
+            except ConnectionClosed:
+                logger.debug("could not answer a batch: connection closed")
+
+    async def _receive_notification(self, event: Notification) -> None:
+        method = event.method
+        params = event.params
+        if method == "notifications/cancelled":
+            self._receive_cancel(params)
+        elif method == "notifications/progress":
+            await self._receive_progress(params)
+        try:
+            await self._handler.handle_notification(method, params)
+        except Exception:
+            logger.exception("notification handler for %s failed", method)
+
+    def _receive_cancel(self, params: dict[str, Any] | None) -> None:
+        request_id = params.get("requestId") if params else None
+        request = self._in_flight.get(request_id) if is_request_id(request_id) else None  # type: ignore[arg-type]
+        if request is None or request.method in self._handler.inline_methods:
+            return  # unknown, finished, or initialize: the spec says ignore it
+        reason = params.get("reason") if params else None
+        request.cancel_reason = reason if isinstance(reason, str) else None
+        request.cancel_requested.set()
+        if self._peer_cancel_mode == "interrupt":
+            request.cancel_scope.cancel(request.cancel_reason or "cancelled by the peer")
+
+    async def _receive_progress(self, params: dict[str, Any] | None) -> None:
+        token = params.get("progressToken") if params else None
+        pending = self._progress.get(token) if is_request_id(token) else None  # type: ignore[arg-type]
+        if pending is None or params is None:
+            return
+        progress = params.get("progress")
+        if not isinstance(progress, (int, float)) or isinstance(progress, bool):
+            return
+        if pending.last_progress is not None and not progress > pending.last_progress:
+            logger.debug("dropping non-increasing progress %s for %s", progress, pending.method)
+            return
+        pending.last_progress = progress
+        if pending.reset_on_progress and pending.timeout is not None and pending.scope is not None:
+            pending.scope.deadline = min(trio.current_time() + pending.timeout, pending.max_deadline)
+        callback = pending.on_progress
+        if callback is None:
+            return
+        try:
+            result = callback(params)
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            logger.exception("progress callback for %s raised; ignoring it", pending.method)
+
+    def _receive_response(self, event: Response | ErrorResponse) -> None:
+        request_id = event.id
+        pending = self._pending.get(request_id) if request_id is not None else None
+        if pending is None:
+            if request_id is None:
+                logger.warning("peer reported an error it could not attribute: %r", getattr(event, "error", None))
+            else:
+                logger.debug("dropping response for unknown or abandoned request id %r", request_id)
+            return
+        if pending.outcome is None:
+            pending.outcome = event
+            pending.event.set()

@@ -1,0 +1,122 @@
+"""Exceptions raised by trio_mcp and the JSON-RPC / MCP error codes they carry.
+
+Every public call raises exactly one of these (never an ExceptionGroup): ``McpError`` when the peer answered
+with a JSON-RPC error, ``RequestTimeout`` when it did not answer in time, ``ConnectionClosed`` when the
+transport went away before it could.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "PARSE_ERROR",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "INVALID_PARAMS",
+    "INTERNAL_ERROR",
+    "SERVER_BUSY",
+    "CONNECTION_CLOSED",
+    "REQUEST_TIMEOUT",
+    "RESOURCE_NOT_FOUND",
+    "HEADER_MISMATCH",
+    "MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "URL_ELICITATION_REQUIRED",
+    "TrioMcpError",
+    "McpError",
+    "RequestTimeout",
+    "ConnectionClosed",
+    "ProtocolError",
+    "LocalProtocolError",
+    "RemoteProtocolError",
+]
+
+# JSON-RPC 2.0
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+# Implementation-defined (-32000 .. -32019): used by this library only.
+SERVER_BUSY = -32000
+CONNECTION_CLOSED = -32000
+REQUEST_TIMEOUT = -32001
+
+# MCP
+RESOURCE_NOT_FOUND = -32002  # handshake revisions only; 2026-07-28 uses INVALID_PARAMS
+URL_ELICITATION_REQUIRED = -32042  # 2025-11-25 only
+HEADER_MISMATCH = -32020  # 2026-07-28
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021  # 2026-07-28
+UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28
+
+
+class TrioMcpError(Exception):
+    """Base class of every exception trio_mcp raises on purpose."""
+
+
+class McpError(TrioMcpError):
+    """A JSON-RPC error: raised by handlers to answer with it, and raised to callers who received one."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(code, message, data)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __str__(self) -> str:
+        return f"{self.message} (code {self.code})"
+
+    def to_error(self) -> dict[str, Any]:
+        """The JSON-RPC ``error`` object for this exception."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    @classmethod
+    def from_error(cls, error: Any) -> McpError:
+        """Build from a received JSON-RPC ``error`` object, tolerating a malformed one."""
+        if not isinstance(error, dict):
+            return cls(INTERNAL_ERROR, f"peer sent a malformed error object: {error!r}")
+        code = error.get("code")
+        message = error.get("message")
+        return cls(
+            code if isinstance(code, int) and not isinstance(code, bool) else INTERNAL_ERROR,
+            message if isinstance(message, str) else repr(message),
+            error.get("data"),
+        )
+
+
+class RequestTimeout(TrioMcpError):
+    """The peer did not answer a request in time; ``notifications/cancelled`` was sent for it."""
+
+    def __init__(self, method: str, timeout: float) -> None:
+        super().__init__(f"{method} got no response within {timeout:g} s")
+        self.method = method
+        self.timeout = timeout
+
+
+class ConnectionClosed(TrioMcpError):
+    """The transport closed (or the peer process died) before the call could complete.
+
+    ``detail`` says why, e.g. a subprocess exit status and the tail of its stderr.
+    """
+
+    def __init__(self, message: str = "connection closed", *, detail: str | None = None) -> None:
+        super().__init__(message if detail is None else f"{message}: {detail}")
+        self.reason = message
+        self.detail = detail
+
+
+class ProtocolError(TrioMcpError):
+    """Somebody broke the protocol; subclasses say who (the h11 convention)."""
+
+
+class LocalProtocolError(ProtocolError):
+    """We were asked to do something the protocol forbids (a request before initialization, say)."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """The peer did something the protocol forbids."""

@@ -1,0 +1,69 @@
+"""The transport contract every session runs over, and an in-memory pair for tests and embedding."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import trio
+
+from .._core.jsonrpc import InvalidMessage, RequestId, decode, encode
+from ..errors import ConnectionClosed
+
+__all__ = ["MessageStream", "MemoryMessageStream", "memory_stream_pair"]
+
+
+class MessageStream(Protocol):
+    """A bidirectional pipe of JSON-RPC messages.
+
+    ``receive()`` returns one decoded JSON value (an object, or a list for a batch) or an ``InvalidMessage``
+    for input that could not be decoded, and raises ``ConnectionClosed`` once the peer is gone.
+    ``send()`` writes one message; ``related_request_id`` names the inbound request it belongs to, so that
+    transports with one stream per request (Streamable HTTP) can route it. Both may be called from
+    several tasks; a transport serialises its own writes.
+    """
+
+    async def send(self, message: Any, *, related_request_id: RequestId | None = None) -> None: ...
+
+    async def receive(self) -> Any: ...
+
+    async def aclose(self) -> None: ...
+
+
+class MemoryMessageStream:
+    """One end of an in-process pair; messages are serialised on the way through, exactly as on a wire."""
+
+    def __init__(self, send_channel: trio.MemorySendChannel[bytes], receive_channel: trio.MemoryReceiveChannel[bytes]):
+        self._send_channel = send_channel
+        self._receive_channel = receive_channel
+
+    async def send(self, message: Any, *, related_request_id: RequestId | None = None) -> None:
+        data = encode(message)
+        try:
+            await self._send_channel.send(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise ConnectionClosed("in-memory peer closed") from None
+
+    async def send_raw(self, data: bytes) -> None:
+        """Send bytes as they are (for testing how a peer copes with malformed input)."""
+        try:
+            await self._send_channel.send(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise ConnectionClosed("in-memory peer closed") from None
+
+    async def receive(self) -> Any | InvalidMessage:
+        try:
+            data = await self._receive_channel.receive()
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            raise ConnectionClosed("in-memory peer closed") from None
+        return decode(data)
+
+    async def aclose(self) -> None:
+        await self._send_channel.aclose()
+        await self._receive_channel.aclose()
+
+
+def memory_stream_pair(buffer: int = 64) -> tuple[MemoryMessageStream, MemoryMessageStream]:
+    """Two connected ``MessageStream`` ends; each holds up to ``buffer`` unread messages before ``send`` waits."""
+    a_send, b_receive = trio.open_memory_channel[bytes](buffer)
+    b_send, a_receive = trio.open_memory_channel[bytes](buffer)
+    return MemoryMessageStream(a_send, a_receive), MemoryMessageStream(b_send, b_receive)

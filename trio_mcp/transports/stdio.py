@@ -1,0 +1,323 @@
+"""The stdio transport: newline-delimited JSON-RPC over a child process's stdin/stdout, both sides.
+
+Server side, ``stdio_server_stream()`` takes over fds 0 and 1 and points fd 1 at stderr while it serves,
+so a stray ``print()`` in a handler (or a child process it spawns) can never corrupt the wire. Client side,
+``StdioProcess`` spawns the server in its own process group, drains its stderr, and shuts it down in the
+spec's order: close stdin, wait, SIGTERM, wait, SIGKILL.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import signal
+import subprocess
+import sys
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Awaitable, Callable, Literal, Mapping, Sequence, Union
+
+import trio
+
+from .._core.framing import END_OF_STREAM, NEED_DATA, LineFramer, OversizedLine
+from .._core.jsonrpc import InvalidMessage, RequestId, decode, encode
+from ..errors import INVALID_REQUEST, ConnectionClosed
+
+__all__ = ["StdioMessageStream", "StdioProcess", "stdio_server_stream", "StderrMode"]
+
+logger = logging.getLogger("trio_mcp.stdio")
+
+_READ_CHUNK = 65536
+DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+DEFAULT_WRITE_TIMEOUT = 30.0
+
+StderrMode = Union[Literal["forward", "capture"], Callable[[str], None]]
+"""What to do with a server's stderr: copy it to ours, only keep its tail, or hand each line to a callable."""
+
+
+class StdioMessageStream:
+    """A ``MessageStream`` over a pair of byte streams, one JSON message per line.
+
+    Writes are serialised by a FIFO lock and, once started, finish or time out as a whole (a cancelled
+    caller never leaves half a line on the pipe); a write that times out marks the stream broken.
+    """
+
+    def __init__(
+        self,
+        receive_stream: trio.abc.ReceiveStream,
+        send_stream: trio.abc.SendStream,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        write_timeout: float = DEFAULT_WRITE_TIMEOUT,
+        skip_unparseable: bool = False,
+        on_eof: Callable[[], Awaitable[ConnectionClosed]] | None = None,
+    ) -> None:
+        self._receive_stream = receive_stream
+        self._send_stream = send_stream
+        self._framer = LineFramer(max_line_bytes)
+        self._max_line_bytes = max_line_bytes
+        self._write_timeout = write_timeout
+        self._skip_unparseable = skip_unparseable
+        self._on_eof = on_eof
+        self._send_lock = trio.StrictFIFOLock()
+        self._broken: ConnectionClosed | None = None
+
+    async def send(self, message: Any, *, related_request_id: RequestId | None = None) -> None:
+        data = encode(message) + b"\n"
+        async with self._send_lock:
+            if self._broken is not None:
+                raise ConnectionClosed(self._broken.reason, detail=self._broken.detail)
+            with trio.CancelScope(shield=True):
+                with trio.move_on_after(self._write_timeout) as timer:
+                    try:
+                        await self._send_stream.send_all(data)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                        self._broken = ConnectionClosed("stdio pipe closed", detail=str(exc) or None)
+                        raise ConnectionClosed("stdio pipe closed") from None
+            if timer.cancelled_caught:
+                self._broken = ConnectionClosed(f"peer did not read a message within {self._write_timeout:g} s")
+                raise ConnectionClosed(self._broken.reason)
+
+    async def receive(self) -> Any:
+        framer = self._framer
+        while True:
+            item = framer.next_line()
+            if item is NEED_DATA:
+                try:
+                    data = await self._receive_stream.receive_some(_READ_CHUNK)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                    raise ConnectionClosed("stdio pipe closed", detail=str(exc) or None) from None
+                framer.receive_data(data)
+                continue
+            if item is END_OF_STREAM:
+                if self._on_eof is not None:
+                    raise await self._on_eof()
+                raise ConnectionClosed("peer closed the stdio stream")
+            if isinstance(item, OversizedLine):
+                logger.warning("dropped a %d-byte message (limit %d bytes)", item.size, self._max_line_bytes)
+                if self._skip_unparseable:
+                    continue
+                return InvalidMessage(
+                    INVALID_REQUEST, f"Invalid Request: message exceeds the {self._max_line_bytes}-byte line limit"
+                )
+            assert isinstance(item, bytes)
+            message = decode(item)
+            if self._skip_unparseable and type(message) is InvalidMessage:
+                logger.warning("skipping a line that is not JSON: %r", item[:200])
+                continue
+            return message
+
+    async def aclose(self) -> None:
+        if self._broken is None:
+            self._broken = ConnectionClosed("stdio stream closed")
+        with trio.CancelScope(shield=True):
+            await self._send_stream.aclose()
+            await self._receive_stream.aclose()
+
+
+@asynccontextmanager
+async def stdio_server_stream(
+    *,
+    protect_stdout: bool = True,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    write_timeout: float = DEFAULT_WRITE_TIMEOUT,
+) -> AsyncIterator[StdioMessageStream]:
+    """This process's stdin/stdout as a ``MessageStream``.
+
+    With ``protect_stdout`` (the default), fd 1 points at stderr and fd 0 at /dev/null while the block
+    runs, so only MCP messages reach the real stdout; both are restored afterwards.
+    """
+    if os.name != "posix":
+        raise NotImplementedError("the stdio server transport needs POSIX pipes (trio has no async stdin on Windows)")
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    in_fd = os.dup(0)
+    out_fd = os.dup(1)
+    saved: tuple[int, int] | None = None
+    if protect_stdout:
+        saved = (os.dup(0), os.dup(1))
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        os.dup2(2, 1)
+    stream = StdioMessageStream(
+        trio.lowlevel.FdStream(in_fd),
+        trio.lowlevel.FdStream(out_fd),
+        max_line_bytes=max_line_bytes,
+        write_timeout=write_timeout,
+    )
+    try:
+        yield stream
+    finally:
+        await stream.aclose()
+        if saved is not None:
+            try:
+                sys.stdout.flush()
+            except (OSError, ValueError):
+                pass
+            os.dup2(saved[0], 0)
+            os.dup2(saved[1], 1)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
+class StdioProcess:
+    """A server subprocess and the ``MessageStream`` over its pipes.
+
+    Use ``await StdioProcess.start(nursery, command)``; the nursery runs the stderr drain. ``aclose()``
+    shuts the process down in the spec's order and never leaves it (or its process group) running.
+    """
+
+    #: Seconds to wait after closing stdin, and after SIGTERM, before escalating.
+    shutdown_grace = 2.0
+
+    def __init__(
+        self,
+        process: trio.Process,
+        *,
+        stderr: StderrMode,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        write_timeout: float = DEFAULT_WRITE_TIMEOUT,
+    ) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self.stream = StdioMessageStream(
+            process.stdout,
+            process.stdin,
+            max_line_bytes=max_line_bytes,
+            write_timeout=write_timeout,
+            skip_unparseable=True,
+            on_eof=self._describe_exit,
+        )
+        self._stderr_mode = stderr
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
+        self._stderr_done = trio.Event()
+        self._closed = False
+
+    @classmethod
+    async def start(
+        cls,
+        nursery: trio.Nursery,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: StderrMode = "forward",
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        write_timeout: float = DEFAULT_WRITE_TIMEOUT,
+    ) -> StdioProcess:
+        """Spawn ``command`` and return it running; raises ``ConnectionClosed`` if it cannot be started."""
+        if isinstance(command, (str, bytes)):
+            raise TypeError("command must be a sequence of arguments, not a string (no shell is used)")
+        argv = [os.fspath(part) for part in command]
+        try:
+            process = await trio.lowlevel.open_process(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(env) if env is not None else None,
+                cwd=cwd,
+                start_new_session=os.name == "posix",
+            )
+        except OSError as exc:
+            raise ConnectionClosed(f"could not start server {argv[0]!r}", detail=str(exc)) from None
+        assert process.stderr is not None
+        self = cls(process, stderr=stderr, max_line_bytes=max_line_bytes, write_timeout=write_timeout)
+        nursery.start_soon(self._drain_stderr, process.stderr)
+        return self
+
+    async def _drain_stderr(self, pipe: trio.abc.ReceiveStream) -> None:
+        framer = LineFramer(64 * 1024)
+        try:
+            while True:
+                item = framer.next_line()
+                if item is NEED_DATA:
+                    try:
+                        framer.receive_data(await pipe.receive_some(_READ_CHUNK))
+                    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                        framer.receive_data(b"")
+                    continue
+                if item is END_OF_STREAM:
+                    return
+                line = "<overlong line>" if isinstance(item, OversizedLine) else bytes(item).decode("utf-8", "replace")  # type: ignore[arg-type]
+                self._stderr_tail.append(line)
+                mode = self._stderr_mode
+                if mode == "forward":
+                    try:
+                        sys.stderr.write(line + "\n")
+                        sys.stderr.flush()
+                    except (OSError, ValueError):
+                        pass
+                elif mode != "capture":
+                    assert callable(mode)
+                    try:
+                        mode(line)
+                    except Exception:
+                        logger.exception("stderr callback raised")
+        finally:
+            self._stderr_done.set()
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines the server wrote to stderr."""
+        return "\n".join(self._stderr_tail)
+
+    async def _describe_exit(self) -> ConnectionClosed:
+        # stdout hit EOF: the process is exiting or has exited; give it a moment to be reaped.
+        with trio.move_on_after(1.0):
+            await self.process.wait()
+        with trio.move_on_after(0.2):
+            await self._stderr_done.wait()
+        code = self.process.returncode
+        status = "is still running but closed its stdout" if code is None else _describe_returncode(code)
+        tail = self.stderr_tail
+        detail = f"server {status}" + (f"; stderr tail:\n{tail}" if tail else "")
+        return ConnectionClosed("server closed the connection", detail=detail)
+
+    async def aclose(self) -> None:
+        """Close stdin, wait, SIGTERM the process group, wait, SIGKILL it (each wait ``shutdown_grace``)."""
+        if self._closed:
+            return
+        self._closed = True
+        process = self.process
+        with trio.CancelScope(shield=True):
+            await self.stream.aclose()
+            with trio.move_on_after(self.shutdown_grace):
+                await process.wait()
+            if process.returncode is None:
+                self._signal(signal.SIGTERM)
+                with trio.move_on_after(self.shutdown_grace):
+                    await process.wait()
+            if process.returncode is None:
+                self._signal(signal.SIGKILL if os.name == "posix" else signal.SIGTERM)
+                await process.wait()
+            elif os.name == "posix":
+                # The leader is gone; make sure nothing it started in its group outlives it.
+                self._signal(signal.SIGTERM)
+            with trio.move_on_after(0.5):
+                await self._stderr_done.wait()
+            if process.stderr is not None:
+                await process.stderr.aclose()
+
+    def _signal(self, signum: int) -> None:
+        try:
+            if os.name == "posix":
+                os.killpg(self.process.pid, signum)
+            else:
+                self.process.kill() if signum != signal.SIGTERM else self.process.terminate()
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _describe_returncode(code: int) -> str:
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed by {name}"
+    return f"exited with status {code}"
