@@ -57,8 +57,9 @@ PeerCancelMode = Literal["interrupt", "signal"]
 class RequestHandler(Protocol):
     """What a session calls for inbound traffic. Raise ``McpError`` to answer a request with an error."""
 
-    #: Requests served in the reader task, in arrival order, before anything after them is read.
-    inline_methods: frozenset[str]
+    @property
+    def inline_methods(self) -> frozenset[str]:
+        """Requests served in the reader task, in arrival order, before anything after them is read."""
 
     async def handle_request(self, request: InboundRequest) -> Any: ...
 
@@ -520,7 +521,7 @@ class Session:
 
     def _receive_cancel(self, params: dict[str, Any] | None) -> None:
         request_id = params.get("requestId") if params else None
-        request = self._in_flight.get(request_id) if is_request_id(request_id) else None  # type: ignore[arg-type]
+        request = self._in_flight.get(request_id) if is_request_id(request_id) else None
         if request is None or request.method in self._handler.inline_methods:
             return  # unknown, finished, or initialize: the spec says ignore it
         reason = params.get("reason") if params else None
@@ -531,7 +532,7 @@ class Session:
 
     async def _receive_progress(self, params: dict[str, Any] | None) -> None:
         token = params.get("progressToken") if params else None
-        pending = self._progress.get(token) if is_request_id(token) else None  # type: ignore[arg-type]
+        pending = self._progress.get(token) if is_request_id(token) else None
         if pending is None or params is None:
             return
         progress = params.get("progress")

@@ -56,7 +56,7 @@ class LineFramer:
         self._discarded = 0
         self._eof = False
 
-    def receive_data(self, data: bytes) -> None:
+    def receive_data(self, data: bytes | bytearray) -> None:
         """Feed bytes read from the peer; ``b""`` means end of stream."""
         if self._eof:
             raise RuntimeError("receive_data() after end of stream")

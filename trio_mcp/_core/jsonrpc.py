@@ -8,7 +8,7 @@ what the peer did wrong and which error code answers it; nothing here raises on 
 from __future__ import annotations
 
 import json
-from typing import Any, Final, Union
+from typing import Any, Final, TypeGuard, Union
 
 from ..errors import INVALID_REQUEST, PARSE_ERROR
 
@@ -136,7 +136,7 @@ def encode(message: Any) -> bytes:
     return _encoder.encode(message).encode("ascii")
 
 
-def is_request_id(value: Any) -> bool:
+def is_request_id(value: object) -> TypeGuard[RequestId]:
     """JSON-RPC ids we accept: strings and integers (not booleans, floats, null or objects)."""
     return type(value) is str or type(value) is int
 

@@ -1,0 +1,30 @@
+"""trio_mcp: the Model Context Protocol for trio.
+
+Servers and clients for every protocol revision from 2024-11-05 on, with cancellation that maps exactly
+onto trio cancel scopes. Start with ``Server`` (and its ``@server.tool()`` decorator) or
+``open_stdio_client``.
+"""
+
+import logging as _logging
+
+from ._schema import Field
+from ._version import __version__
+from .client import Client, connect_stdio_client, open_stdio_client
+from .errors import ConnectionClosed, McpError, RequestTimeout, TrioMcpError
+from .server import Context, Server
+
+_logging.getLogger("trio_mcp").addHandler(_logging.NullHandler())
+
+__all__ = [
+    "__version__",
+    "Server",
+    "Context",
+    "Field",
+    "Client",
+    "open_stdio_client",
+    "connect_stdio_client",
+    "McpError",
+    "RequestTimeout",
+    "ConnectionClosed",
+    "TrioMcpError",
+]

@@ -1,0 +1,6 @@
+"""Writing MCP servers: the ``Server`` registry, its decorators, and the per-request ``Context``."""
+
+from ._context import Context
+from ._server import Server
+
+__all__ = ["Server", "Context"]

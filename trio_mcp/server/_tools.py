@@ -1,0 +1,224 @@
+"""Tools: registration from Python functions, ``tools/list`` per revision, and ``tools/call`` execution."""
+
+from __future__ import annotations
+
+import collections.abc
+import functools
+import inspect
+import json
+import logging
+import re
+import types
+import typing
+from typing import Any, Callable, Mapping, Sequence
+
+import attrs
+import trio
+
+from .._schema import ArgumentError, FunctionSchema, describe_function
+from .._wire.convert import to_wire
+from .._wire.versions import V2025_03_26, V2025_06_18, V2025_11_25
+from ..types import (
+    AudioContent,
+    CallToolResult,
+    EmbeddedResource,
+    Icon,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    ToolAnnotations,
+    ToolExecution,
+    UnknownContent,
+)
+from ._context import Context
+
+__all__ = ["ToolDefinition", "make_tool", "tool_result_from_value", "content_for_revision"]
+
+logger = logging.getLogger("trio_mcp.server")
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+_CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, UnknownContent)
+
+
+def _is_context(annotation: Any) -> bool:
+    return annotation is Context
+
+
+def _is_unstructured(annotation: Any) -> bool:
+    """Return annotations that mean "content, not structured data": str, content blocks, lists of blocks.
+
+    ``list[str]`` is structured data (a JSON array), not a list of text blocks.
+    """
+    if annotation is str or annotation is CallToolResult or annotation is type(None):
+        return True
+    return _is_content(annotation)
+
+
+def _is_content(annotation: Any) -> bool:
+    if isinstance(annotation, type):
+        return issubclass(annotation, _CONTENT_TYPES)
+    origin = typing.get_origin(annotation)
+    if origin in (list, tuple, collections.abc.Sequence, typing.Union, types.UnionType):
+        args = typing.get_args(annotation)
+        return bool(args) and all(arg is Ellipsis or arg is type(None) or _is_content(arg) for arg in args)
+    return False
+
+
+@attrs.frozen(kw_only=True)
+class ToolDefinition:
+    """A registered tool: the function, its schemas and the metadata ``tools/list`` shows."""
+
+    name: str
+    fn: Callable[..., Any]
+    schema: FunctionSchema
+    title: str | None = None
+    description: str | None = None
+    annotations: ToolAnnotations | None = None
+    icons: list[Icon] | None = None
+    execution: ToolExecution | None = None
+    meta: dict[str, Any] | None = None
+    is_async: bool = True
+    run_in_thread: bool = True
+    structured: bool = False
+
+    def wire(self, version: str) -> dict[str, Any]:
+        """The ``Tool`` object as the given revision defines it (fields it lacks are left out)."""
+        tool: dict[str, Any] = {"name": self.name}
+        if self.title is not None and version >= V2025_06_18:
+            tool["title"] = self.title
+        if self.description is not None:
+            tool["description"] = self.description
+        tool["inputSchema"] = self.schema.input_schema
+        if self.schema.output_schema is not None and self.structured and version >= V2025_06_18:
+            tool["outputSchema"] = self.schema.output_schema
+        if self.annotations is not None and version >= V2025_03_26:
+            tool["annotations"] = to_wire(self.annotations)
+        if self.execution is not None and version == V2025_11_25:
+            tool["execution"] = to_wire(self.execution)
+        if self.icons and version >= V2025_11_25:
+            tool["icons"] = [to_wire(icon) for icon in self.icons]
+        if self.meta is not None:
+            tool["_meta"] = self.meta
+        return tool
+
+    async def call(self, arguments: Mapping[str, Any] | None, context: Context) -> Any:
+        """Validate ``arguments``, run the function (sync ones in a worker thread) and return its value.
+
+        Raises ``ArgumentError`` for bad arguments; whatever the function raises propagates.
+        """
+        kwargs = self.schema.bind(arguments)
+        for name in self.schema.skipped:
+            kwargs[name] = context
+        if self.is_async:
+            return await self.fn(**kwargs)
+        if not self.run_in_thread:
+            return self.fn(**kwargs)
+        # A thread cannot be interrupted: on cancel the request ends at once and the thread's result is dropped.
+        return await trio.to_thread.run_sync(functools.partial(self.fn, **kwargs), abandon_on_cancel=True)
+
+
+def make_tool(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    annotations: ToolAnnotations | Mapping[str, Any] | None = None,
+    icons: Sequence[Icon] | None = None,
+    execution: ToolExecution | None = None,
+    input_schema: Mapping[str, Any] | None = None,
+    structured_output: bool | None = None,
+    meta: Mapping[str, Any] | None = None,
+    run_in_thread: bool = True,
+) -> ToolDefinition:
+    """Build a ``ToolDefinition`` from a function; raises ``TypeError``/``ValueError`` for what cannot work."""
+    tool_name = name or getattr(fn, "__name__", None)
+    if not tool_name or not _TOOL_NAME.match(tool_name):
+        raise ValueError(f"invalid tool name {tool_name!r}: use 1-128 characters from A-Z a-z 0-9 _ . -")
+    schema = describe_function(
+        fn,
+        skip=_is_context,
+        unstructured=_is_unstructured,
+        input_schema=dict(input_schema) if input_schema is not None else None,
+    )
+    if isinstance(annotations, Mapping):
+        annotations = ToolAnnotations(**annotations)
+    doc_description = schema.description
+    structured = schema.output_schema is not None if structured_output is None else structured_output
+    if structured and schema.output_schema is None:
+        raise TypeError(f"tool {tool_name!r}: structured_output=True needs a return annotation with a schema")
+    target = fn.func if isinstance(fn, functools.partial) else fn
+    return ToolDefinition(
+        name=tool_name,
+        fn=fn,
+        schema=schema,
+        title=title,
+        description=description if description is not None else doc_description,
+        annotations=annotations,
+        icons=list(icons) if icons else None,
+        execution=execution,
+        meta=dict(meta) if meta is not None else None,
+        is_async=inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(getattr(target, "__call__", None)),
+        run_in_thread=run_in_thread,
+        structured=structured,
+    )
+
+
+def _as_content(item: Any) -> Any:
+    if isinstance(item, _CONTENT_TYPES):
+        return item
+    if isinstance(item, str):
+        return TextContent(text=item)
+    return None
+
+
+def tool_result_from_value(tool: ToolDefinition, value: Any) -> CallToolResult:
+    """Turn what a tool function returned into a ``CallToolResult``.
+
+    Strings and content blocks (or lists of them) become content; with an output schema the value is
+    also sent as ``structuredContent`` with its JSON text alongside, as the spec recommends.
+    """
+    if isinstance(value, CallToolResult):
+        return value
+    if tool.structured:
+        structured = tool.schema.dump_output(value)
+        text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+        return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
+    if value is None:
+        return CallToolResult(content=[])
+    single = _as_content(value)
+    if single is not None:
+        return CallToolResult(content=[single])
+    if isinstance(value, (list, tuple)):
+        blocks = [_as_content(item) for item in value]
+        if all(block is not None for block in blocks):
+            return CallToolResult(content=blocks)
+    try:
+        dumped = tool.schema.dump_output(value) if tool.schema.output_schema is not None else value
+        text = json.dumps(dumped, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = str(value)
+    return CallToolResult(content=[TextContent(text=text)])
+
+
+def error_result(message: str) -> CallToolResult:
+    """A tool execution error: the model sees the message and can correct itself."""
+    return CallToolResult(content=[TextContent(text=message)], is_error=True)
+
+
+def argument_error_result(tool: ToolDefinition, error: ArgumentError) -> CallToolResult:
+    """An ``isError`` result that tells the model exactly which arguments were wrong."""
+    lines = "\n".join(f"- {problem}" for problem in error.errors)
+    return error_result(f"Invalid arguments for tool {tool.name}:\n{lines}")
+
+
+def content_for_revision(block: dict[str, Any], version: str) -> dict[str, Any]:
+    """Downgrade a content block a revision does not know into one it does (never break an older client)."""
+    kind = block.get("type")
+    if kind == "audio" and version < V2025_03_26:
+        return {"type": "text", "text": f"[audio content ({block.get('mimeType', 'unknown type')}) omitted]"}
+    if kind == "resource_link" and version < V2025_06_18:
+        name = block.get("title") or block.get("name") or block.get("uri")
+        return {"type": "text", "text": f"[resource: {name}]({block.get('uri')})"}
+    return block
