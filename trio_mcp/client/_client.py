@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Awaitable, Callable, Final, TypeVar
+from typing import Any, Awaitable, Callable, Final, Sequence, TypeVar
 
 import trio
 
@@ -21,14 +21,19 @@ from ..types import (
     InitializeResult,
     ListToolsResult,
     ProgressNotificationParams,
+    Root,
     ServerCapabilities,
 )
+from .._wire.convert import to_wire
 
-__all__ = ["Client", "ProgressHandler"]
+__all__ = ["Client", "ProgressHandler", "RootsHandler"]
 
 logger = logging.getLogger("trio_mcp.client")
 
 T = TypeVar("T")
+
+RootsHandler = Callable[[], Awaitable[Sequence[Root]]]
+"""Answers the server's ``roots/list``: returns the roots the server may work in."""
 
 ProgressHandler = Callable[[ProgressNotificationParams], Any]
 """Receives each progress update for a call; may be sync or async, and its exceptions are logged, not raised."""
@@ -58,10 +63,12 @@ class Client:
         client_info: Implementation | None = None,
         protocol_version: str = LATEST_HANDSHAKE_VERSION,
         request_timeout: float | None = 60.0,
+        roots: RootsHandler | None = None,
     ) -> None:
         if protocol_version not in HANDSHAKE_VERSIONS:
             raise ValueError(f"protocol_version must be one of {', '.join(HANDSHAKE_VERSIONS)}")
         self._stream = stream
+        self.roots_handler = roots
         self._requested_version = protocol_version
         self.client_info = client_info or Implementation(name="trio_mcp", version=__version__)
         self.lifecycle = Lifecycle()
@@ -116,7 +123,17 @@ class Client:
         self.lifecycle.handle(HandshakeEvent.INITIALIZED_NOTIFICATION)
 
     def _capabilities_wire(self) -> dict[str, Any]:
-        return {}
+        """Capabilities follow from the callbacks registered: nothing is declared that cannot be served."""
+        capabilities: dict[str, Any] = {}
+        if self.roots_handler is not None:
+            capabilities["roots"] = {"listChanged": True}
+        return capabilities
+
+    async def notify_roots_changed(self) -> None:
+        """Tell the server the roots changed (``notifications/roots/list_changed``)."""
+        if self.roots_handler is None:
+            raise RuntimeError("no roots handler is registered, so no roots capability was declared")
+        await self.session.notify("notifications/roots/list_changed")
 
     # -- what the handshake told us ---------------------------------------------------------------
 
@@ -156,10 +173,13 @@ class Client:
         *,
         timeout: float | None = _UNSET,
         on_progress: ProgressHandler | None = None,
+        max_total_timeout: float | None = None,
     ) -> Any:
         """Send any request (custom methods included) and return its raw JSON result.
 
-        A method that needs a server capability the server did not declare is refused here, before sending.
+        ``timeout`` (default: the client's ``request_timeout``) restarts with every progress update when
+        ``on_progress`` is given, but never runs past ``max_total_timeout``. A method that needs a server
+        capability the server did not declare is refused here, before sending.
         """
         needed = _REQUIRED_SERVER_CAPABILITY.get(method)
         if needed is not None and getattr(self.server_capabilities, needed) is None:
@@ -170,6 +190,8 @@ class Client:
         if on_progress is not None:
             options["on_progress"] = _typed_progress(on_progress)
             options["reset_timeout_on_progress"] = True
+        if max_total_timeout is not None:
+            options["max_total_timeout"] = max_total_timeout
         return await self.session.request(method, params, **options)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
@@ -192,6 +214,7 @@ class Client:
         *,
         timeout: float | None = _UNSET,
         on_progress: ProgressHandler | None = None,
+        max_total_timeout: float | None = None,
         meta: dict[str, Any] | None = None,
     ) -> CallToolResult:
         """Call a tool. A tool that fails returns a result with ``is_error=True``; it does not raise.
@@ -203,7 +226,9 @@ class Client:
             params["arguments"] = arguments
         if meta is not None:
             params["_meta"] = meta
-        raw = await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
+        raw = await self.request(
+            "tools/call", params, timeout=timeout, on_progress=on_progress, max_total_timeout=max_total_timeout
+        )
         return self._parse(raw, CallToolResult, "tools/call")
 
     @staticmethod
@@ -235,6 +260,9 @@ class _ClientHandler:
             raise McpError(INVALID_REQUEST, f"Invalid Request: {refusal}")
         if request.method == "ping":
             return {}
+        if request.method == "roots/list" and self._client.roots_handler is not None:
+            roots = await self._client.roots_handler()
+            return {"roots": [to_wire(root) for root in roots]}
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
 
     async def handle_notification(self, method: str, params: dict[str, Any] | None) -> None:

@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from .._session import InboundRequest
-from ..types import ClientCapabilities, Implementation
+from .._wire.convert import WireFormatError, from_wire
+from ..errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError, RemoteProtocolError
+from ..types import ClientCapabilities, Implementation, ListRootsResult, Root
 
 if TYPE_CHECKING:
     from ._connection import ServerConnection
@@ -82,3 +84,23 @@ class Context:
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far along this request is (a no-op unless it asked with a progressToken)."""
         await self._request.report_progress(progress, total, message)
+
+    async def list_roots(self, *, timeout: float | None = 60.0) -> list[Root]:
+        """Ask the client for its roots (``roots/list``).
+
+        Raises ``McpError`` when the client did not declare the roots capability or refuses, and
+        ``RequestTimeout`` when it does not answer; cancelling this handler cancels the request.
+        """
+        if self.client_capabilities.roots is None:
+            raise McpError(METHOD_NOT_FOUND, "the client did not declare the roots capability")
+        raw = await self._server_request("roots/list", None, timeout)
+        try:
+            return from_wire(raw, ListRootsResult).roots
+        except WireFormatError as exc:
+            raise RemoteProtocolError(f"client sent an invalid roots/list result: {exc}") from None
+
+    async def _server_request(self, method: str, params: dict[str, Any] | None, timeout: float | None) -> Any:
+        refusal = self._connection.lifecycle.server_request_refusal(method)
+        if refusal is not None:
+            raise McpError(INVALID_REQUEST, refusal)
+        return await self._request.request(method, params, timeout=timeout)

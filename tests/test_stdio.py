@@ -1,0 +1,386 @@
+"""MCP over real subprocess pipes: the handshake on every revision, tool calls, cancellation both ways,
+progress, timeouts, a peer that dies mid-call, framing errors, stdout hygiene and shutdown order."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import pytest
+import trio
+
+import trio_mcp
+from trio_mcp.transports.stdio import StdioProcess
+from trio_mcp.types import ProgressNotificationParams, Root, TextContent
+
+SERVER = [sys.executable, str(Path(__file__).parent / "servers" / "stdio_server.py")]
+HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+
+
+def text_of(result: Any) -> str:
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return str(block.text)
+
+
+@pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
+async def test_handshake_on_each_revision(version: str) -> None:
+    with trio.fail_after(10):
+        async with trio_mcp.open_stdio_client(SERVER, protocol_version=version) as client:
+            assert client.protocol_version == version
+            assert client.server_info.name == "stdio-test-server"
+            assert client.server_info.version == "9.9.9"
+            assert client.instructions == "for tests"
+            assert client.server_capabilities.tools is not None
+            await client.ping()
+            tools = await client.list_tools()
+            assert [tool.name for tool in tools.tools][:3] == ["echo", "sleep", "count"]
+            result = await client.call_tool("echo", {"text": "héllo \u2603"})
+            assert text_of(result) == "héllo \u2603"
+
+
+async def test_revision_gates_tool_fields() -> None:
+    with trio.fail_after(10):
+        async with trio_mcp.open_stdio_client(SERVER, protocol_version="2024-11-05") as old:
+            result = await old.call_tool("count", {"steps": 1})
+            assert result.structured_content is None  # structuredContent does not exist before 2025-06-18
+            assert all(tool.output_schema is None for tool in (await old.list_tools()).tools)
+        async with trio_mcp.open_stdio_client(SERVER, protocol_version="2025-06-18") as new:
+            result = await new.call_tool("count", {"steps": 1})
+            assert result.structured_content == {"result": 1}
+            tools = {tool.name: tool for tool in (await new.list_tools()).tools}
+            assert tools["count"].output_schema == {
+                "type": "object",
+                "properties": {"result": {"type": "integer"}},
+                "required": ["result"],
+                "additionalProperties": False,
+            }
+
+
+async def test_tool_errors_are_results_not_exceptions() -> None:
+    with trio.fail_after(10):
+        async with trio_mcp.open_stdio_client(SERVER) as client:
+            result = await client.call_tool("fail")
+            assert result.is_error is True
+            assert "the tool broke" in text_of(result)
+            bad = await client.call_tool("echo", {"text": 5})
+            assert bad.is_error is True
+            assert "text: expected string" in text_of(bad)
+            with pytest.raises(trio_mcp.McpError) as info:
+                await client.call_tool("no_such_tool")
+            assert info.value.code == -32602
+            assert (await client.call_tool("echo", {"text": "still serving"})).is_error is not True
+
+
+async def test_caller_cancel_cancels_the_server_handler(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    with trio.fail_after(10):
+        async with trio_mcp.open_stdio_client(SERVER) as client:
+            with trio.move_on_after(0.5) as scope:
+                await client.call_tool("sleep", {"seconds": 30, "marker": str(marker)})
+            assert scope.cancelled_caught  # the caller sees its own cancellation
+            # The server observed trio.Cancelled in the handler.
+            while "cancelled" not in marker.read_text():
+                await trio.sleep(0.01)
+            assert [line.split()[0] for line in marker.read_text().splitlines()] == ["start", "cancelled"]
+            assert text_of(await client.call_tool("echo", {"text": "after"})) == "after"
+
+
+async def test_server_cancel_cancels_the_client_callback() -> None:
+    outcome: list[str] = []
+
+    async def roots() -> list[Root]:
+        try:
+            await trio.sleep_forever()
+        except trio.Cancelled:
+            outcome.append("cancelled")
+            raise
+        return []
+
+    with trio.fail_after(10):
+        async with trio_mcp.open_stdio_client(SERVER, roots=roots) as client:
+            result = await client.call_tool("roots_probe", {"timeout": 0.3})
+            assert text_of(result) == "gave up"
+            await client.ping()  # the cancel notification was read before the ping answer
+            assert outcome == ["cancelled"]
+            assert client.session.statistics().inbound_in_flight == 0
+
+
+async def test_server_requests_roots_from_the_client() -> None:
+    async def roots() -> list[Root]:
+        return [Root(uri="file:///work", name="work"), Root(uri="file:///tmp")]
+
+    with trio.fail_after(10):
+        async with trio_mcp.open_stdio_client(SERVER, roots=roots) as client:
+            result = await client.call_tool("roots_probe", {"timeout": 5})
+            assert text_of(result) == "file:///work,file:///tmp"
+        async with trio_mcp.open_stdio_client(SERVER) as client:
+            # No roots capability declared: the server refuses to send the request, and the McpError its
+            # handler did not catch stays a protocol error.
+            with pytest.raises(trio_mcp.McpError, match="did not declare the roots capability") as info:
+                await client.call_tool("roots_probe", {"timeout": 5})
+            assert info.value.code == -32601
+
+
+async def test_progress_reaches_the_caller() -> None:
+    updates: list[ProgressNotificationParams] = []
+    with trio.fail_after(10):
+        async with trio_mcp.open_stdio_client(SERVER) as client:
+            result = await client.call_tool("count", {"steps": 4}, on_progress=updates.append)
+    assert result.structured_content == {"result": 4}
+    assert [(u.progress, u.total, u.message) for u in updates] == [
+        (1, 4, "step 1"),
+        (2, 4, "step 2"),
+        (3, 4, "step 3"),
+        (4, 4, "step 4"),
+    ]
+
+
+async def test_timeout_raises_and_cancels_on_the_server(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    with trio.fail_after(10):
+        async with trio_mcp.open_stdio_client(SERVER, request_timeout=5) as client:
+            with pytest.raises(trio_mcp.RequestTimeout, match="tools/call got no response within 0.3 s"):
+                await client.call_tool("sleep", {"seconds": 30, "marker": str(marker)}, timeout=0.3)
+            while "cancelled" not in marker.read_text():
+                await trio.sleep(0.01)
+
+
+async def test_server_crash_fails_every_pending_call_with_exit_status_and_stderr(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    failures: list[BaseException] = []
+    with trio.fail_after(10):
+        async with trio_mcp.open_stdio_client(SERVER, stderr="capture") as client:
+
+            async def pending_call() -> None:
+                try:
+                    await client.call_tool("sleep", {"seconds": 30, "marker": str(marker)})
+                except trio_mcp.ConnectionClosed as exc:
+                    failures.append(exc)
+
+            async with trio.open_nursery() as nursery:
+                for _ in range(3):
+                    nursery.start_soon(pending_call)
+                while marker.exists() is False or marker.read_text().count("start") < 3:
+                    await trio.sleep(0.01)
+                started = trio.current_time()
+                with pytest.raises(trio_mcp.ConnectionClosed) as info:
+                    await client.call_tool("crash", {"status": 3})
+            assert trio.current_time() - started < 1.5
+            assert "exited with status 3" in str(info.value)
+            assert "fatal: simulated crash" in str(info.value)
+            assert len(failures) == 3
+            with pytest.raises(trio_mcp.ConnectionClosed):
+                await client.ping()
+
+
+async def test_server_killed_mid_call() -> None:
+    with trio.fail_after(10):
+        async with trio_mcp.open_stdio_client(SERVER) as client:
+            with pytest.raises(trio_mcp.ConnectionClosed, match="killed by SIGKILL"):
+                await client.call_tool("kill_self")
+
+
+async def test_stray_prints_do_not_reach_the_wire() -> None:
+    with trio.fail_after(10):
+        async with trio_mcp.open_stdio_client(SERVER, stderr="capture") as client:
+            assert text_of(await client.call_tool("noisy")) == "quiet wire"
+            assert text_of(await client.call_tool("echo", {"text": "next"})) == "next"
+
+
+async def test_client_skips_non_json_lines_on_stdout() -> None:
+    with trio.fail_after(10):
+        async with trio_mcp.open_stdio_client([*SERVER, "--banner"]) as client:
+            assert text_of(await client.call_tool("echo", {"text": "after the banner"})) == "after the banner"
+
+
+async def test_command_not_found_is_a_fast_typed_error() -> None:
+    with trio.fail_after(5):
+        with pytest.raises(trio_mcp.ConnectionClosed, match="could not start server"):
+            async with trio_mcp.open_stdio_client(["/nonexistent/mcp-server"]):
+                pass  # pragma: no cover
+
+
+async def test_server_that_is_not_mcp_fails_fast() -> None:
+    with trio.fail_after(5):
+        with pytest.raises(trio_mcp.ConnectionClosed, match="exited with status 0"):
+            async with trio_mcp.open_stdio_client([sys.executable, "-c", "print('hello, I am not MCP')"]):
+                pass  # pragma: no cover
+
+
+async def test_shutdown_escalates_to_sigkill_for_a_stubborn_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(StdioProcess, "shutdown_grace", 0.5)
+    with trio.fail_after(10):
+        async with trio_mcp.open_stdio_client([*SERVER, "--stubborn"]) as client:
+            await client.ping()
+            started = trio.current_time()
+        # stdin closed, 0.5 s, SIGTERM (ignored), 0.5 s, SIGKILL.
+        assert 0.9 < trio.current_time() - started < 3
+
+
+class RawPeer:
+    """The server process spoken to byte by byte, to assert exactly what goes over the pipes."""
+
+    def __init__(self, process: trio.Process) -> None:
+        self.process = process
+        self.buffer = b""
+
+    async def send(self, message: Any) -> None:
+        await self.send_raw(json.dumps(message).encode() + b"\n")
+
+    async def send_raw(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send_all(data)
+
+    async def receive(self) -> Any:
+        assert self.process.stdout is not None
+        while b"\n" not in self.buffer:
+            chunk = await self.process.stdout.receive_some(65536)
+            if not chunk:
+                raise EOFError("server closed stdout")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    async def initialize(self, version: str = "2025-11-25") -> Any:
+        await self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+            }
+        )
+        result = await self.receive()
+        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return result
+
+
+@pytest.fixture
+async def raw_peer() -> AsyncIterator[RawPeer]:
+    process = await trio.lowlevel.open_process(
+        SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    try:
+        yield RawPeer(process)
+    finally:
+        process.kill()
+        await process.wait()
+
+
+async def test_cancelled_request_gets_no_response_on_the_wire(raw_peer: RawPeer, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    with trio.fail_after(10):
+        await raw_peer.initialize()
+        await raw_peer.send(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+             "params": {"name": "sleep", "arguments": {"seconds": 30, "marker": str(marker)}}}
+        )
+        while not marker.exists():
+            await trio.sleep(0.01)
+        await raw_peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+        await raw_peer.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        assert await raw_peer.receive() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        while "cancelled" not in marker.read_text():
+            await trio.sleep(0.01)
+        await raw_peer.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+        assert await raw_peer.receive() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+
+
+async def test_requests_before_initialize_are_refused(raw_peer: RawPeer) -> None:
+    with trio.fail_after(10):
+        await raw_peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        reply = await raw_peer.receive()
+        assert reply["error"]["code"] == -32600
+        assert "before initialize" in reply["error"]["message"]
+        await raw_peer.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        assert (await raw_peer.receive())["result"] == {}
+        result = await raw_peer.initialize("2025-06-18")
+        assert result["result"]["protocolVersion"] == "2025-06-18"
+        await raw_peer.send({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {}})
+        assert "already initialized" in (await raw_peer.receive())["error"]["message"]
+
+
+async def test_unknown_protocol_version_gets_the_latest_handshake_revision(raw_peer: RawPeer) -> None:
+    with trio.fail_after(10):
+        result = await raw_peer.initialize("1999-01-01")
+        assert result["result"]["protocolVersion"] == "2025-11-25"
+
+
+async def test_framing_errors_over_pipes_and_the_session_survives(raw_peer: RawPeer) -> None:
+    with trio.fail_after(10):
+        await raw_peer.initialize()
+        cases = [
+            (b'{"jsonrpc":"2.0","id":1,\n', -32700),
+            (b"not json at all\n", -32700),
+            (b"\xc3\x28\n", -32700),
+            (b'{"jsonrpc":"2.0","id":null,"method":"ping"}\n', -32600),
+            (b'{"jsonrpc":"2.0","id":true,"method":"ping"}\n', -32600),
+            (b'{"id":1,"method":"ping"}\n', -32600),
+            (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n', -32600),
+        ]
+        for raw, code in cases:
+            await raw_peer.send_raw(raw)
+            reply = await raw_peer.receive()
+            assert reply["error"]["code"] == code, raw
+        await raw_peer.send({"jsonrpc": "2.0", "id": 5, "method": "no/such/method"})
+        assert (await raw_peer.receive())["error"]["code"] == -32601
+        await raw_peer.send({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"arguments": {}}})
+        reply = await raw_peer.receive()
+        assert reply["error"]["code"] == -32602
+        assert "name" in reply["error"]["message"]
+        await raw_peer.send({"jsonrpc": "2.0", "id": 7, "method": "initialize"})  # no params at all
+        assert (await raw_peer.receive())["error"]["code"] in (-32600, -32602)
+        await raw_peer.send({"jsonrpc": "2.0", "id": 8, "method": "ping"})
+        assert await raw_peer.receive() == {"jsonrpc": "2.0", "id": 8, "result": {}}
+
+
+async def test_batches_are_accepted_on_2025_03_26_only(raw_peer: RawPeer) -> None:
+    with trio.fail_after(10):
+        await raw_peer.initialize("2025-03-26")
+        await raw_peer.send(
+            [
+                {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "b"}}},
+            ]
+        )
+        reply = await raw_peer.receive()
+        assert sorted(item["id"] for item in reply) == [1, 2]
+
+
+async def test_oversized_line_is_refused_and_the_session_survives(raw_peer: RawPeer) -> None:
+    with trio.fail_after(20):
+        await raw_peer.initialize()
+        chunk = b"x" * (1024 * 1024)
+        async with trio.open_nursery() as nursery:
+            async def flood() -> None:
+                for _ in range(20):  # 20 MiB, beyond the 16 MiB line limit
+                    await raw_peer.send_raw(chunk)
+                await raw_peer.send_raw(b"\n")
+            nursery.start_soon(flood)
+            reply = await raw_peer.receive()
+        assert reply["error"]["code"] == -32600
+        assert "line limit" in reply["error"]["message"]
+        await raw_peer.send({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+        assert (await raw_peer.receive())["id"] == 9
+
+
+async def test_server_exits_promptly_on_stdin_eof(raw_peer: RawPeer) -> None:
+    with trio.fail_after(10):
+        await raw_peer.initialize()
+        assert raw_peer.process.stdin is not None
+        await raw_peer.process.stdin.aclose()
+        started = trio.current_time()
+        assert await raw_peer.process.wait() == 0
+        assert trio.current_time() - started < 2
+
+
+async def test_sigterm_stops_a_server(raw_peer: RawPeer) -> None:
+    with trio.fail_after(10):
+        await raw_peer.initialize()
+        raw_peer.process.send_signal(signal.SIGTERM)
+        assert await raw_peer.process.wait() == -signal.SIGTERM
