@@ -1,0 +1,168 @@
+"""Shared building blocks of the MCP wire types.
+
+Every wire class is an ``attrs.frozen(kw_only=True)`` subclass of :class:`WireType`. Python field names are
+snake_case; the converter in ``trio_mcp._wire.convert`` derives the camelCase wire names from them (``meta`` is
+sent as ``_meta``). Fields that only some protocol revisions define are optional and default to ``None``; ``None``
+is never written to the wire.
+
+This module must not import ``from __future__ import annotations``: cattrs reads the annotations at runtime.
+"""
+
+from typing import Any, Final, TypeAlias
+
+import attrs
+
+__all__ = [
+    "Meta",
+    "RequestId",
+    "ProgressToken",
+    "Cursor",
+    "Role",
+    "WireType",
+    "ErrorObject",
+    "Annotations",
+    "Icon",
+    "RequestParams",
+    "NotificationParams",
+    "PaginatedRequestParams",
+    "Result",
+    "EmptyResult",
+    "PaginatedResult",
+    "CacheableResult",
+    "CacheablePaginatedResult",
+    "META_PROGRESS_TOKEN",
+    "META_PROTOCOL_VERSION",
+    "META_CLIENT_INFO",
+    "META_CLIENT_CAPABILITIES",
+    "META_LOG_LEVEL",
+    "META_SUBSCRIPTION_ID",
+    "META_SERVER_INFO",
+    "META_RELATED_TASK",
+    "META_MODEL_IMMEDIATE_RESPONSE",
+    "RESULT_COMPLETE",
+    "RESULT_INPUT_REQUIRED",
+    "RESULT_TASK",
+]
+
+#: The free-form ``_meta`` object; keys are namespaced strings, values any JSON.
+Meta: TypeAlias = dict[str, Any]
+#: A JSON-RPC request id. Never ``bool`` (the converter rejects it) and never ``None``.
+RequestId: TypeAlias = str | int
+#: A progress token chosen by the requestor; same shape as a request id.
+ProgressToken: TypeAlias = str | int
+#: An opaque pagination cursor.
+Cursor: TypeAlias = str
+#: ``"user"`` or ``"assistant"``, kept as a plain string so new roles do not break parsing.
+Role: TypeAlias = str
+
+# Well-known ``_meta`` keys (plain data; the engines decide when each one is required).
+META_PROGRESS_TOKEN: Final = "progressToken"
+META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+META_RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
+META_MODEL_IMMEDIATE_RESPONSE: Final = "io.modelcontextprotocol/model-immediate-response"
+
+# Values of ``Result.result_type`` defined by 2026-07-28 and the tasks extension (the set stays open).
+RESULT_COMPLETE: Final = "complete"
+RESULT_INPUT_REQUIRED: Final = "input_required"
+RESULT_TASK: Final = "task"
+
+
+@attrs.frozen(kw_only=True)
+class WireType:
+    """Base class of every wire object.
+
+    ``extra`` holds the wire keys the class does not know (fields a newer peer sent); ``to_wire`` writes them
+    back unchanged, so a message survives a round trip through an older trio_mcp.
+    """
+
+    extra: dict[str, Any] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ErrorObject(WireType):
+    """The ``error`` member of a JSON-RPC error response, also embedded in failed tasks."""
+
+    code: int
+    message: str
+    data: Any = None
+
+
+@attrs.frozen(kw_only=True)
+class Annotations(WireType):
+    """Hints for clients about who a piece of content is for, how important it is and when it changed."""
+
+    audience: list[Role] | None = None
+    priority: float | None = None
+    last_modified: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Icon(WireType):
+    """An image a client may show next to a tool, prompt, resource or implementation (2025-11-25+)."""
+
+    src: str
+    mime_type: str | None = None
+    sizes: list[str] | None = None
+    theme: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class RequestParams(WireType):
+    """Params of a request that carries nothing but ``_meta`` (e.g. ``ping``, ``server/discover``)."""
+
+    meta: Meta | None = None
+
+
+@attrs.frozen(kw_only=True)
+class NotificationParams(WireType):
+    """Params of a notification that carries nothing but ``_meta`` (e.g. the ``list_changed`` family)."""
+
+    meta: Meta | None = None
+
+
+@attrs.frozen(kw_only=True)
+class PaginatedRequestParams(RequestParams):
+    """Params of the ``*/list`` requests: an optional cursor from the previous page."""
+
+    cursor: Cursor | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Result(WireType):
+    """Fields every result may carry: ``_meta`` and, from 2026-07-28, ``resultType``."""
+
+    meta: Meta | None = None
+    result_type: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class EmptyResult(Result):
+    """A result without payload (answers ``ping``, ``resources/subscribe``, ``logging/setLevel``, ...)."""
+
+
+@attrs.frozen(kw_only=True)
+class PaginatedResult(Result):
+    """A result page; ``next_cursor`` is absent on the last page."""
+
+    next_cursor: Cursor | None = None
+
+
+@attrs.frozen(kw_only=True)
+class CacheableResult(Result):
+    """A result a client may cache for ``ttl_ms`` milliseconds (2026-07-28); ``cache_scope`` is public/private."""
+
+    ttl_ms: int | None = None
+    cache_scope: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class CacheablePaginatedResult(PaginatedResult):
+    """A result page that may also be cached (the ``*/list`` results of 2026-07-28)."""
+
+    ttl_ms: int | None = None
+    cache_scope: str | None = None

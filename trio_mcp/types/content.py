@@ -1,0 +1,150 @@
+"""Content blocks: what tool results, prompt messages and sampling messages are made of.
+
+The converter dispatches the unions below on the ``type`` key with a dictionary lookup. A block whose ``type`` it
+does not know becomes :class:`UnknownContent`, which is written back exactly as it was received.
+"""
+
+from typing import Any, Literal, TypeAlias
+
+import attrs
+
+from ._base import Annotations, Icon, Meta, WireType
+from .resources import ResourceContents
+
+__all__ = [
+    "TextContent",
+    "ImageContent",
+    "AudioContent",
+    "ResourceLink",
+    "EmbeddedResource",
+    "ToolUseContent",
+    "ToolResultContent",
+    "UnknownContent",
+    "ContentBlock",
+    "SamplingContent",
+    "SamplingMessageContentBlock",
+    "CONTENT_TYPES",
+    "SAMPLING_CONTENT_TYPES",
+]
+
+
+@attrs.frozen(kw_only=True)
+class TextContent(WireType):
+    """Plain text."""
+
+    type: Literal["text"] = "text"
+    text: str
+    annotations: Annotations | None = None
+    meta: Meta | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ImageContent(WireType):
+    """An image, base64-encoded in ``data``."""
+
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+    annotations: Annotations | None = None
+    meta: Meta | None = None
+
+
+@attrs.frozen(kw_only=True)
+class AudioContent(WireType):
+    """An audio clip, base64-encoded in ``data`` (2025-03-26+)."""
+
+    type: Literal["audio"] = "audio"
+    data: str
+    mime_type: str
+    annotations: Annotations | None = None
+    meta: Meta | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ResourceLink(WireType):
+    """A reference to a resource the client can read or subscribe to (2025-06-18+); not its contents."""
+
+    type: Literal["resource_link"] = "resource_link"
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    annotations: Annotations | None = None
+    size: int | None = None
+    icons: list[Icon] | None = None
+    meta: Meta | None = None
+
+
+@attrs.frozen(kw_only=True)
+class EmbeddedResource(WireType):
+    """The contents of a resource placed inline in a message or tool result."""
+
+    type: Literal["resource"] = "resource"
+    resource: ResourceContents
+    annotations: Annotations | None = None
+    meta: Meta | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ToolUseContent(WireType):
+    """A model's request to call a tool, inside a sampling message (2025-11-25+)."""
+
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any]
+    meta: Meta | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ToolResultContent(WireType):
+    """The outcome of a :class:`ToolUseContent`, sent back to the model in a sampling message (2025-11-25+)."""
+
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: "list[ContentBlock]"
+    structured_content: Any = None
+    is_error: bool | None = None
+    meta: Meta | None = None
+
+
+@attrs.frozen(kw_only=True)
+class UnknownContent(WireType):
+    """A content block of a ``type`` this library does not know, kept verbatim in ``raw``."""
+
+    raw: dict[str, Any]
+
+    @property
+    def type(self) -> Any:
+        """The block's ``type`` key, as received."""
+        return self.raw.get("type")
+
+
+#: Content of tool results and prompt messages.
+ContentBlock: TypeAlias = (
+    TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource | UnknownContent
+)
+#: Content of sampling messages.
+SamplingContent: TypeAlias = (
+    TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent | UnknownContent
+)
+#: The schema's name for :data:`SamplingContent`.
+SamplingMessageContentBlock: TypeAlias = SamplingContent
+
+#: ``type`` tag -> class, for :data:`ContentBlock`.
+CONTENT_TYPES: dict[str, type[WireType]] = {
+    "text": TextContent,
+    "image": ImageContent,
+    "audio": AudioContent,
+    "resource_link": ResourceLink,
+    "resource": EmbeddedResource,
+}
+#: ``type`` tag -> class, for :data:`SamplingContent`.
+SAMPLING_CONTENT_TYPES: dict[str, type[WireType]] = {
+    "text": TextContent,
+    "image": ImageContent,
+    "audio": AudioContent,
+    "tool_use": ToolUseContent,
+    "tool_result": ToolResultContent,
+}

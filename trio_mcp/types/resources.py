@@ -1,0 +1,138 @@
+"""Resources: descriptors, templates, contents, and the ``resources/*`` params and results."""
+
+from typing import TYPE_CHECKING, TypeAlias
+
+import attrs
+
+from ._base import (
+    Annotations,
+    CacheablePaginatedResult,
+    CacheableResult,
+    Icon,
+    Meta,
+    NotificationParams,
+    RequestParams,
+    WireType,
+)
+
+if TYPE_CHECKING:
+    from .mrtr import InputResponses
+
+__all__ = [
+    "Resource",
+    "ResourceTemplate",
+    "TextResourceContents",
+    "BlobResourceContents",
+    "ResourceContents",
+    "ListResourcesResult",
+    "ListResourceTemplatesResult",
+    "ReadResourceRequestParams",
+    "ReadResourceResult",
+    "SubscribeRequestParams",
+    "UnsubscribeRequestParams",
+    "ResourceUpdatedNotificationParams",
+]
+
+
+@attrs.frozen(kw_only=True)
+class Resource(WireType):
+    """A readable piece of server data, as listed by ``resources/list``."""
+
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    annotations: Annotations | None = None
+    size: int | None = None
+    icons: list[Icon] | None = None
+    meta: Meta | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ResourceTemplate(WireType):
+    """A family of resources addressed by an RFC 6570 URI template."""
+
+    uri_template: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    annotations: Annotations | None = None
+    icons: list[Icon] | None = None
+    meta: Meta | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TextResourceContents(WireType):
+    """The contents of a resource that is text."""
+
+    uri: str
+    mime_type: str | None = None
+    text: str
+    meta: Meta | None = None
+
+
+@attrs.frozen(kw_only=True)
+class BlobResourceContents(WireType):
+    """The contents of a binary resource, base64-encoded in ``blob``."""
+
+    uri: str
+    mime_type: str | None = None
+    blob: str
+    meta: Meta | None = None
+
+
+#: Either kind of resource contents; the converter picks one by the presence of ``text`` or ``blob``.
+ResourceContents: TypeAlias = TextResourceContents | BlobResourceContents
+
+
+@attrs.frozen(kw_only=True)
+class ListResourcesResult(CacheablePaginatedResult):
+    """One page of ``resources/list``."""
+
+    resources: list[Resource]
+
+
+@attrs.frozen(kw_only=True)
+class ListResourceTemplatesResult(CacheablePaginatedResult):
+    """One page of ``resources/templates/list``."""
+
+    resource_templates: list[ResourceTemplate]
+
+
+@attrs.frozen(kw_only=True)
+class ReadResourceRequestParams(RequestParams):
+    """Params of ``resources/read``; the last two fields are for a 2026-07-28 multi round-trip retry."""
+
+    uri: str
+    input_responses: "InputResponses | None" = None
+    request_state: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ReadResourceResult(CacheableResult):
+    """What ``resources/read`` returns: one or more contents (a directory may yield several)."""
+
+    contents: list[ResourceContents]
+
+
+@attrs.frozen(kw_only=True)
+class SubscribeRequestParams(RequestParams):
+    """Params of ``resources/subscribe`` (handshake revisions only)."""
+
+    uri: str
+
+
+@attrs.frozen(kw_only=True)
+class UnsubscribeRequestParams(RequestParams):
+    """Params of ``resources/unsubscribe`` (handshake revisions only)."""
+
+    uri: str
+
+
+@attrs.frozen(kw_only=True)
+class ResourceUpdatedNotificationParams(NotificationParams):
+    """Params of ``notifications/resources/updated``: the subscribed resource that changed."""
+
+    uri: str
