@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test typecheck unit clean
+.PHONY: demo test typecheck unit interop-setup interop clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,10 +17,18 @@ demo: $(BIN)/.installed
 typecheck: $(BIN)/.installed
 	$(BIN)/python -m mypy --strict trio_mcp
 
+# Peers nobody here wrote: Node 22, the conformance suite, server-everything, and the official Python SDK
+# in its own virtual environment (.interop/); see tests/interop/setup.sh.
+interop-setup:
+	PYTHON=$(PYTHON) bash tests/interop/setup.sh
+
 unit: $(BIN)/.installed
 	$(BIN)/python -m pytest
 
-test: typecheck unit
+interop: $(BIN)/.installed interop-setup
+	$(BIN)/python -m pytest -m interop
+
+test: typecheck interop-setup unit
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) .interop tests/conformance/node_modules tests/conformance/.node .mypy_cache .pytest_cache .hypothesis *.egg-info

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 from typing import Any, Awaitable, Callable, Final, Sequence, TypeVar
 
@@ -10,15 +11,30 @@ import trio
 from .._core.lifecycle import HandshakeEvent, Lifecycle
 from .._session import InboundRequest, Session
 from .._version import __version__
-from .._wire.convert import WireFormatError, from_wire
+from .._wire.convert import WireFormatError, from_wire, params_from_wire
 from .._wire.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION
-from ..errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError, RemoteProtocolError
+from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, McpError, RemoteProtocolError
 from ..transports._base import MessageStream
 from ..types import (
     CallToolResult,
     ClientCapabilities,
+    CompleteResult,
+    CompletionArgument,
+    CompletionContext,
+    CompletionReference,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    GetPromptResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ReadResourceResult,
     Implementation,
     InitializeResult,
+    LoggingMessageNotificationParams,
     ListToolsResult,
     ProgressNotificationParams,
     Root,
@@ -26,7 +42,7 @@ from ..types import (
 )
 from .._wire.convert import to_wire
 
-__all__ = ["Client", "ProgressHandler", "RootsHandler"]
+__all__ = ["Client", "ProgressHandler", "RootsHandler", "SamplingHandler", "ElicitationHandler"]
 
 logger = logging.getLogger("trio_mcp.client")
 
@@ -34,6 +50,12 @@ T = TypeVar("T")
 
 RootsHandler = Callable[[], Awaitable[Sequence[Root]]]
 """Answers the server's ``roots/list``: returns the roots the server may work in."""
+
+SamplingHandler = Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult]]
+"""Answers ``sampling/createMessage``: runs the host's model on the server's messages."""
+
+ElicitationHandler = Callable[[ElicitRequestParams], Awaitable[ElicitResult]]
+"""Answers ``elicitation/create``: asks the user and returns accept (with content), decline or cancel."""
 
 ProgressHandler = Callable[[ProgressNotificationParams], Any]
 """Receives each progress update for a call; may be sync or async, and its exceptions are logged, not raised."""
@@ -44,6 +66,15 @@ _UNSET: Final[Any] = object()
 _REQUIRED_SERVER_CAPABILITY: Final = {
     "tools/list": "tools",
     "tools/call": "tools",
+    "resources/list": "resources",
+    "resources/templates/list": "resources",
+    "resources/read": "resources",
+    "resources/subscribe": "resources",
+    "resources/unsubscribe": "resources",
+    "prompts/list": "prompts",
+    "prompts/get": "prompts",
+    "logging/setLevel": "logging",
+    "completion/complete": "completions",
 }
 
 
@@ -64,11 +95,40 @@ class Client:
         protocol_version: str = LATEST_HANDSHAKE_VERSION,
         request_timeout: float | None = 60.0,
         roots: RootsHandler | None = None,
+        sampling: SamplingHandler | None = None,
+        sampling_tools: bool = False,
+        elicitation: ElicitationHandler | None = None,
+        elicitation_url: bool = False,
+        on_log: Callable[[LoggingMessageNotificationParams], Any] | None = None,
+        on_resource_updated: Callable[[str], Any] | None = None,
+        on_list_changed: Callable[[str], Any] | None = None,
     ) -> None:
+        """Args:
+        stream: the transport; usually an ``open_*`` function builds it.
+        client_info: the name and version sent to the server.
+        protocol_version: the handshake revision to ask for (the server may pick another it supports).
+        request_timeout: seconds each request may wait for its answer (None: no limit); per call too.
+        roots: answers ``roots/list``; registering it declares the roots capability.
+        sampling: answers ``sampling/createMessage``; ``sampling_tools`` also declares tool use (2025-11-25).
+        elicitation: answers ``elicitation/create``; ``elicitation_url`` also declares URL mode (2025-11-25).
+        on_log: receives each ``notifications/message``.
+        on_resource_updated: receives the URI of each ``notifications/resources/updated``.
+        on_list_changed: receives "tools", "resources" or "prompts" for each ``list_changed``.
+
+        Notification callbacks run in the session's reader in arrival order (they may be async): keep them
+        short, and hand long work to a task. Their exceptions are logged, never raised.
+        """
         if protocol_version not in HANDSHAKE_VERSIONS:
             raise ValueError(f"protocol_version must be one of {', '.join(HANDSHAKE_VERSIONS)}")
         self._stream = stream
         self.roots_handler = roots
+        self.sampling_handler = sampling
+        self.sampling_tools = sampling_tools
+        self.elicitation_handler = elicitation
+        self.elicitation_url = elicitation_url
+        self.on_log = on_log
+        self.on_resource_updated = on_resource_updated
+        self.on_list_changed = on_list_changed
         self._requested_version = protocol_version
         self.client_info = client_info or Implementation(name="trio_mcp", version=__version__)
         self.lifecycle = Lifecycle()
@@ -127,6 +187,10 @@ class Client:
         capabilities: dict[str, Any] = {}
         if self.roots_handler is not None:
             capabilities["roots"] = {"listChanged": True}
+        if self.sampling_handler is not None:
+            capabilities["sampling"] = {"tools": {}} if self.sampling_tools else {}
+        if self.elicitation_handler is not None:
+            capabilities["elicitation"] = {"form": {}, "url": {}} if self.elicitation_url else {}
         return capabilities
 
     async def notify_roots_changed(self) -> None:
@@ -182,6 +246,8 @@ class Client:
         capability the server did not declare is refused here, before sending.
         """
         needed = _REQUIRED_SERVER_CAPABILITY.get(method)
+        if needed == "completions" and self.protocol_version == "2024-11-05":
+            needed = None  # that revision has the method but no capability for it
         if needed is not None and getattr(self.server_capabilities, needed) is None:
             raise McpError(METHOD_NOT_FOUND, f"{method}: the server did not declare the {needed!r} capability")
         options: dict[str, Any] = {}
@@ -204,7 +270,7 @@ class Client:
 
     async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
         """One page of the server's tools; pass ``next_cursor`` back for the next page."""
-        raw = await self.request("tools/list", {"cursor": cursor} if cursor is not None else None)
+        raw = await self.request("tools/list", _cursor(cursor))
         return self._parse(raw, ListToolsResult, "tools/list")
 
     async def call_tool(
@@ -231,12 +297,68 @@ class Client:
         )
         return self._parse(raw, CallToolResult, "tools/call")
 
+    async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
+        """One page of the server's resources."""
+        return self._parse(await self.request("resources/list", _cursor(cursor)), ListResourcesResult, "resources/list")
+
+    async def list_resource_templates(self, cursor: str | None = None) -> ListResourceTemplatesResult:
+        """One page of the server's resource templates."""
+        raw = await self.request("resources/templates/list", _cursor(cursor))
+        return self._parse(raw, ListResourceTemplatesResult, "resources/templates/list")
+
+    async def read_resource(self, uri: str, *, timeout: float | None = _UNSET) -> ReadResourceResult:
+        """Read one resource; a missing one raises ``McpError`` (-32002, or -32602 on 2026-07-28)."""
+        raw = await self.request("resources/read", {"uri": uri}, timeout=timeout)
+        return self._parse(raw, ReadResourceResult, "resources/read")
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """Ask for ``notifications/resources/updated`` when ``uri`` changes."""
+        await self.request("resources/subscribe", {"uri": uri})
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        """Stop the updates ``subscribe_resource`` asked for."""
+        await self.request("resources/unsubscribe", {"uri": uri})
+
+    async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
+        """One page of the server's prompts."""
+        return self._parse(await self.request("prompts/list", _cursor(cursor)), ListPromptsResult, "prompts/list")
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = _UNSET
+    ) -> GetPromptResult:
+        """Render a prompt with its (string) arguments."""
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        raw = await self.request("prompts/get", params, timeout=timeout)
+        return self._parse(raw, GetPromptResult, "prompts/get")
+
+    async def complete(
+        self,
+        ref: CompletionReference,
+        argument: CompletionArgument,
+        context: CompletionContext | None = None,
+    ) -> CompleteResult:
+        """Ask for completions of a prompt argument or a template variable."""
+        params: dict[str, Any] = {"ref": to_wire(ref), "argument": to_wire(argument)}
+        if context is not None:
+            params["context"] = to_wire(context)
+        return self._parse(await self.request("completion/complete", params), CompleteResult, "completion/complete")
+
+    async def set_logging_level(self, level: str) -> None:
+        """Set the least severe level of ``notifications/message`` the server sends."""
+        await self.request("logging/setLevel", {"level": level})
+
     @staticmethod
     def _parse(raw: Any, cls: type[T], method: str) -> T:
         try:
             return from_wire(raw, cls)
         except WireFormatError as exc:
             raise RemoteProtocolError(f"server sent an invalid {method} result: {exc}") from None
+
+
+def _cursor(cursor: str | None) -> dict[str, Any] | None:
+    return {"cursor": cursor} if cursor is not None else None
 
 
 def _typed_progress(handler: ProgressHandler) -> Callable[[dict[str, Any]], Any]:
@@ -258,13 +380,38 @@ class _ClientHandler:
         refusal = self._client.lifecycle.server_request_refusal(request.method)
         if refusal is not None:
             raise McpError(INVALID_REQUEST, f"Invalid Request: {refusal}")
-        if request.method == "ping":
+        client = self._client
+        method = request.method
+        if method == "ping":
             return {}
-        if request.method == "roots/list" and self._client.roots_handler is not None:
-            roots = await self._client.roots_handler()
+        if method == "roots/list" and client.roots_handler is not None:
+            roots = await client.roots_handler()
             return {"roots": [to_wire(root) for root in roots]}
-        raise McpError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+        if method == "sampling/createMessage" and client.sampling_handler is not None:
+            sampled = await client.sampling_handler(params_from_wire(request.params, CreateMessageRequestParams))
+            return to_wire(sampled)
+        if method == "elicitation/create" and client.elicitation_handler is not None:
+            params: Any = params_from_wire(request.params, ElicitRequestParams)
+            if isinstance(params, ElicitRequestURLParams) and not client.elicitation_url:
+                raise McpError(INVALID_PARAMS, "Invalid params: this client did not declare URL-mode elicitation")
+            return to_wire(await client.elicitation_handler(params))
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
     async def handle_notification(self, method: str, params: dict[str, Any] | None) -> None:
-        if method == "notifications/message" and params is not None:
-            logger.info("server log (%s): %s", params.get("level"), params.get("data"))
+        client = self._client
+        result: Any = None
+        if method == "notifications/message":
+            if client.on_log is not None:
+                result = client.on_log(from_wire(params, LoggingMessageNotificationParams))
+            elif params is not None:
+                logger.info("server log (%s): %s", params.get("level"), params.get("data"))
+        elif method == "notifications/resources/updated":
+            uri = params.get("uri") if params else None
+            if client.on_resource_updated is not None and isinstance(uri, str):
+                result = client.on_resource_updated(uri)
+        elif method.startswith("notifications/") and method.endswith("/list_changed"):
+            kind = method[len("notifications/") : -len("/list_changed")]
+            if client.on_list_changed is not None and kind in ("tools", "resources", "prompts"):
+                result = client.on_list_changed(kind)
+        if inspect.isawaitable(result):
+            await result

@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence, TypeVar
 
 import trio
 
+from .._schema import json_schema_for, validate
 from .._session import InboundRequest
-from .._wire.convert import WireFormatError, from_wire
-from ..errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError, RemoteProtocolError
-from ..types import ClientCapabilities, Implementation, ListRootsResult, Root
+from .._wire.convert import WireFormatError, from_wire, to_wire
+from .._wire.versions import V2025_06_18, V2025_11_25
+from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, McpError, RemoteProtocolError
+from ..types import (
+    ClientCapabilities,
+    CreateMessageResult,
+    ElicitResult,
+    Implementation,
+    ListRootsResult,
+    ModelPreferences,
+    Root,
+    SamplingMessage,
+    TextContent,
+    Tool,
+    ToolChoice,
+)
+from ._logging import LEVELS
 
 if TYPE_CHECKING:
     from ._connection import ServerConnection
@@ -17,12 +32,18 @@ if TYPE_CHECKING:
 
 __all__ = ["Context"]
 
+T = TypeVar("T")
+
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+
 
 class Context:
     """What a handler can know and do about the request it is serving.
 
     Cancellation is visible, not hidden: ``cancel_scope`` is the scope the peer's ``notifications/cancelled``
-    cancels, and ``cancel_requested`` is set when that notification arrives.
+    cancels, and ``cancel_requested`` is set when that notification arrives. ``sample()``, ``elicit()`` and
+    ``list_roots()`` ask the client for something and are refused with ``McpError`` when the client did not
+    declare the capability they need.
     """
 
     __slots__ = ("_request", "_connection")
@@ -30,6 +51,8 @@ class Context:
     def __init__(self, request: InboundRequest, connection: ServerConnection) -> None:
         self._request = request
         self._connection = connection
+
+    # -- the request --------------------------------------------------------------------------------
 
     @property
     def request_id(self) -> str | int:
@@ -56,6 +79,8 @@ class Context:
         """Set when the peer sent ``notifications/cancelled`` for this request."""
         return self._request.cancel_requested
 
+    # -- the server and the client ------------------------------------------------------------------
+
     @property
     def server(self) -> Server:
         """The ``Server`` this request arrived at."""
@@ -67,9 +92,9 @@ class Context:
         return self._connection.server.lifespan_state
 
     @property
-    def protocol_version(self) -> str | None:
+    def protocol_version(self) -> str:
         """The protocol revision in use on this connection."""
-        return self._connection.protocol_version
+        return self._connection.version
 
     @property
     def client_info(self) -> Implementation | None:
@@ -81,26 +106,168 @@ class Context:
         """What the client declared it can do."""
         return self._connection.client_capabilities
 
+    # -- progress and logging -----------------------------------------------------------------------
+
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far along this request is (a no-op unless it asked with a progressToken)."""
-        await self._request.report_progress(progress, total, message)
+        await self._request.report_progress(progress, total, message if self.protocol_version >= "2025-03-26" else None)
+
+    async def log(self, level: LogLevel, data: Any, *, logger: str | None = None) -> None:
+        """Send ``notifications/message`` to the client if ``level`` passes the level it set.
+
+        Messages beyond the connection's rate limit are dropped and counted (a notice says how many).
+        """
+        if level not in LEVELS:
+            raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LEVELS)}")
+        params = self._connection.log_params(level, data, logger)
+        if params is not None:
+            await self._request.notify("notifications/message", params)
+
+    async def debug(self, data: Any, *, logger: str | None = None) -> None:
+        """``log("debug", ...)``."""
+        await self.log("debug", data, logger=logger)
+
+    async def info(self, data: Any, *, logger: str | None = None) -> None:
+        """``log("info", ...)``."""
+        await self.log("info", data, logger=logger)
+
+    async def warning(self, data: Any, *, logger: str | None = None) -> None:
+        """``log("warning", ...)``."""
+        await self.log("warning", data, logger=logger)
+
+    async def error(self, data: Any, *, logger: str | None = None) -> None:
+        """``log("error", ...)``."""
+        await self.log("error", data, logger=logger)
+
+    def _log_soon(self, level: str, data: Any, logger: str | None) -> None:
+        """Queue a log message from synchronous code (the stdlib bridge); safe from worker threads."""
+        self._connection.queue_log(level, data, logger, self._request.id)
+
+    # -- requests to the client ---------------------------------------------------------------------
 
     async def list_roots(self, *, timeout: float | None = 60.0) -> list[Root]:
-        """Ask the client for its roots (``roots/list``).
+        """Ask the client for its roots (``roots/list``)."""
+        self._require(self.client_capabilities.roots is not None, "roots")
+        raw = await self._client_request("roots/list", None, timeout)
+        return self._parse(raw, ListRootsResult, "roots/list").roots
 
-        Raises ``McpError`` when the client did not declare the roots capability or refuses, and
-        ``RequestTimeout`` when it does not answer; cancelling this handler cancels the request.
+    async def sample(
+        self,
+        messages: str | Sequence[SamplingMessage | Mapping[str, Any]],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        model_preferences: ModelPreferences | None = None,
+        include_context: Literal["none", "thisServer", "allServers"] | None = None,
+        tools: Sequence[Tool] | None = None,
+        tool_choice: ToolChoice | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        timeout: float | None = 300.0,
+    ) -> CreateMessageResult:
+        """Ask the client's model for a completion (``sampling/createMessage``).
+
+        ``messages`` may be one user prompt as a string. ``tools``/``tool_choice`` (2025-11-25) need the
+        client's ``sampling.tools`` capability; the result may then contain ``tool_use`` content.
         """
-        if self.client_capabilities.roots is None:
-            raise McpError(METHOD_NOT_FOUND, "the client did not declare the roots capability")
-        raw = await self._server_request("roots/list", None, timeout)
-        try:
-            return from_wire(raw, ListRootsResult).roots
-        except WireFormatError as exc:
-            raise RemoteProtocolError(f"client sent an invalid roots/list result: {exc}") from None
+        sampling = self.client_capabilities.sampling
+        self._require(sampling is not None, "sampling")
+        if tools is not None or tool_choice is not None:
+            self._require(
+                self.protocol_version >= V2025_11_25 and sampling is not None and sampling.tools is not None,
+                "sampling.tools",
+            )
+        if isinstance(messages, str):
+            wire_messages: list[Any] = [{"role": "user", "content": to_wire(TextContent(text=messages))}]
+        else:
+            wire_messages = [to_wire(m) if isinstance(m, SamplingMessage) else dict(m) for m in messages]
+        params: dict[str, Any] = {"messages": wire_messages, "maxTokens": max_tokens}
+        optional: dict[str, Any] = {
+            "systemPrompt": system_prompt,
+            "temperature": temperature,
+            "stopSequences": list(stop_sequences) if stop_sequences is not None else None,
+            "modelPreferences": to_wire(model_preferences) if model_preferences is not None else None,
+            "includeContext": include_context,
+            "tools": [to_wire(tool) for tool in tools] if tools is not None else None,
+            "toolChoice": to_wire(tool_choice) if tool_choice is not None else None,
+            "metadata": dict(metadata) if metadata is not None else None,
+        }
+        params.update({key: value for key, value in optional.items() if value is not None})
+        raw = await self._client_request("sampling/createMessage", params, timeout)
+        return self._parse(raw, CreateMessageResult, "sampling/createMessage")
 
-    async def _server_request(self, method: str, params: dict[str, Any] | None, timeout: float | None) -> Any:
+    async def elicit(
+        self,
+        message: str,
+        schema: Mapping[str, Any] | type,
+        *,
+        timeout: float | None = 600.0,
+    ) -> ElicitResult:
+        """Ask the user for structured input through the client (``elicitation/create``, form mode).
+
+        ``schema`` is the ``requestedSchema`` (a flat object of primitive properties, kept verbatim), or a
+        TypedDict/attrs class to derive it from. Accepted content is validated against the schema; content
+        that does not match is refused with ``McpError`` rather than handed to the handler.
+        """
+        self._require(
+            self.protocol_version >= V2025_06_18 and self.client_capabilities.elicitation is not None, "elicitation"
+        )
+        requested = dict(schema) if isinstance(schema, Mapping) else _flat_schema(schema)
+        raw = await self._client_request(
+            "elicitation/create", {"message": message, "requestedSchema": requested}, timeout
+        )
+        result = self._parse(raw, ElicitResult, "elicitation/create")
+        if result.action == "accept" and result.content is not None:
+            problems = validate(result.content, requested)
+            if problems:
+                raise McpError(INVALID_PARAMS, "elicitation answer does not match the requested schema: "
+                               + "; ".join(problems))
+        return result
+
+    async def elicit_url(
+        self, message: str, url: str, *, elicitation_id: str, timeout: float | None = 600.0
+    ) -> ElicitResult:
+        """Send the user to ``url`` (URL-mode elicitation, 2025-11-25); needs the client's ``elicitation.url``."""
+        elicitation = self.client_capabilities.elicitation
+        self._require(
+            self.protocol_version >= V2025_11_25 and elicitation is not None and elicitation.url is not None,
+            "elicitation.url",
+        )
+        params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
+        raw = await self._client_request("elicitation/create", params, timeout)
+        return self._parse(raw, ElicitResult, "elicitation/create")
+
+    def _require(self, declared: bool, capability: str) -> None:
+        if not declared:
+            raise McpError(
+                METHOD_NOT_FOUND,
+                f"the client did not declare the {capability} capability (protocol {self.protocol_version})",
+            )
+
+    async def _client_request(self, method: str, params: dict[str, Any] | None, timeout: float | None) -> Any:
         refusal = self._connection.lifecycle.server_request_refusal(method)
         if refusal is not None:
             raise McpError(INVALID_REQUEST, refusal)
         return await self._request.request(method, params, timeout=timeout)
+
+    @staticmethod
+    def _parse(raw: Any, cls: type[T], method: str) -> T:
+        try:
+            return from_wire(raw, cls)
+        except WireFormatError as exc:
+            raise RemoteProtocolError(f"client sent an invalid {method} result: {exc}") from None
+
+
+def _flat_schema(cls: type) -> dict[str, Any]:
+    schema = json_schema_for(cls)
+    properties = schema.get("properties")
+    if schema.get("type") != "object" or not isinstance(properties, dict) or "$defs" in schema:
+        raise TypeError(f"{cls.__name__} cannot be an elicitation schema: it must be a flat object of primitives")
+    for name, prop in properties.items():
+        kind = prop.get("type")
+        if kind not in ("string", "number", "integer", "boolean") and not (
+            kind == "array" and isinstance(prop.get("items"), dict)
+        ):
+            raise TypeError(f"{cls.__name__}.{name}: elicitation supports only primitive properties")
+    return schema

@@ -2,34 +2,51 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Literal, Mapping, Sequence, TypeVar
+from contextlib import asynccontextmanager
+from typing import Any, AsyncContextManager, AsyncIterator, Callable, Literal, Mapping, Sequence, TypeVar
 
 import trio
 
+from .._pagination import CursorCodec
+from .._uri_template import MatchedVariables, TemplateRouter
 from .._wire.convert import to_wire
+from .._wire.versions import V2025_03_26, V2025_06_18, V2025_11_25
 from ..transports._base import MessageStream
 from ..transports.stdio import stdio_server_stream
 from ..types import (
+    Annotations,
     Icon,
     Implementation,
+    PromptsCapability,
+    ResourcesCapability,
     ServerCapabilities,
     ToolAnnotations,
     ToolExecution,
     ToolsCapability,
 )
 from ._connection import ServerConnection
+from ._prompts import PromptDefinition, make_prompt
+from ._resources import ResourceDefinition, make_resource
 from ._tools import ToolDefinition, make_tool
 
-__all__ = ["Server"]
+__all__ = ["Server", "CompletionHandler", "Lifespan"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+D = TypeVar("D", ToolDefinition, ResourceDefinition, PromptDefinition)
+
+CompletionHandler = Callable[..., Any]
+"""``(ref, argument, context) -> list[str] | Completion | None``, sync or async; see ``Server.completion``."""
+
+Lifespan = Callable[["Server"], AsyncContextManager[Any]]
+"""An ``@asynccontextmanager`` taking the server; what it yields is ``Context.lifespan_state``."""
 
 
 class Server:
-    """An MCP server: register tools with decorators, then serve it over any transport.
+    """An MCP server: register tools, resources and prompts with decorators, then serve it.
 
-    The registry is long-lived and shared; every connection gets its own ``ServerConnection`` with its
-    own handshake state, so one ``Server`` can serve many clients at once.
+    The registry is long-lived and shared; each connection gets its own ``ServerConnection`` with its
+    own handshake state, log level and subscriptions, so one ``Server`` serves many clients at once.
+    Changing the registry while clients are connected sends them ``list_changed`` notifications.
     """
 
     def __init__(
@@ -42,9 +59,24 @@ class Server:
         instructions: str | None = None,
         website_url: str | None = None,
         icons: Sequence[Icon] | None = None,
+        lifespan: Lifespan | None = None,
+        page_size: int | None = None,
         max_in_flight: int = 256,
         peer_cancel_mode: Literal["interrupt", "signal"] = "interrupt",
+        default_log_level: str = "info",
     ) -> None:
+        """Args:
+        name, version, title, description, website_url, icons: the ``serverInfo`` clients see.
+        instructions: usage hints for the model, sent in the ``initialize`` result.
+        lifespan: runs once around the whole server; see ``running()``.
+        page_size: items per page of every ``*/list`` result (None: everything in one page).
+        max_in_flight: requests served at once per connection; more are refused with -32000.
+        peer_cancel_mode: "interrupt" cancels a handler's scope on ``notifications/cancelled``; "signal"
+            only sets ``ctx.cancel_requested`` and lets the handler finish (no response is sent either way).
+        default_log_level: the level below which ``ctx.log()`` sends nothing until the client sets one.
+        """
+        if page_size is not None and page_size < 1:
+            raise ValueError("page_size must be at least 1")
         self.info = Implementation(
             name=name,
             version=version,
@@ -56,11 +88,22 @@ class Server:
         self.instructions = instructions
         self.max_in_flight = max_in_flight
         self.peer_cancel_mode = peer_cancel_mode
+        self.default_log_level = default_log_level
+        self.page_size = page_size
+        self.cursors = CursorCodec()
         self.tools: dict[str, ToolDefinition] = {}
+        self.resources: dict[str, ResourceDefinition] = {}
+        self.templates: dict[str, ResourceDefinition] = {}
+        self.prompts: dict[str, PromptDefinition] = {}
+        self.completion_handler: CompletionHandler | None = None
         self.lifespan_state: Any = None
-        self._tool_list_cache: dict[str, list[dict[str, Any]]] = {}
+        self._lifespan = lifespan
+        self._running = False
+        self._router: TemplateRouter[str] = TemplateRouter()
+        self._listing_cache: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self.connections: set[ServerConnection] = set()
 
-    # -- registration -----------------------------------------------------------------------------
+    # -- tools ------------------------------------------------------------------------------------
 
     def tool(
         self,
@@ -78,61 +121,226 @@ class Server:
     ) -> Callable[[F], F]:
         """Register the decorated function as a tool.
 
-        The input schema comes from the type hints (``Annotated[T, Field(description=...)]`` for per-argument
-        docs) unless ``input_schema`` is given; the description defaults to the docstring. A parameter
+        The input schema comes from the type hints (``Annotated[T, Field(description=...)]`` documents an
+        argument) unless ``input_schema`` is given, which is then sent verbatim; the description defaults
+        to the docstring; a return annotation with a schema makes the result structured. A parameter
         annotated ``Context`` receives the request context. Sync functions run in a worker thread unless
         ``run_in_thread=False``.
         """
+        options = dict(
+            name=name,
+            title=title,
+            description=description,
+            annotations=annotations,
+            icons=icons,
+            execution=execution,
+            input_schema=input_schema,
+            structured_output=structured_output,
+            meta=meta,
+            run_in_thread=run_in_thread,
+        )
 
         def register(fn: F) -> F:
-            self.add_tool(
-                fn,
-                name=name,
-                title=title,
-                description=description,
-                annotations=annotations,
-                icons=icons,
-                execution=execution,
-                input_schema=input_schema,
-                structured_output=structured_output,
-                meta=meta,
-                run_in_thread=run_in_thread,
-            )
+            self.add_tool(fn, **options)
             return fn
 
         return register
 
     def add_tool(self, fn: Callable[..., Any], **options: Any) -> ToolDefinition:
         """Register ``fn`` as a tool (the non-decorator form of ``tool()``); returns its definition."""
-        definition = make_tool(fn, **options)
-        if definition.name in self.tools:
-            raise ValueError(f"a tool named {definition.name!r} is already registered")
-        self.tools[definition.name] = definition
-        self._tool_list_cache.clear()
-        return definition
+        return self._add(self.tools, make_tool(fn, **options), "tools")
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool; raises ``KeyError`` if there is none by that name."""
         del self.tools[name]
-        self._tool_list_cache.clear()
+        self._changed("tools")
 
-    # -- what connections ask of the registry ------------------------------------------------------
+    # -- resources --------------------------------------------------------------------------------
 
-    def capability_names(self) -> frozenset[str]:
-        """The server capabilities this registry supports ("tools", ...)."""
-        return frozenset({"tools"}) if self.tools else frozenset()
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: Annotations | Mapping[str, Any] | None = None,
+        size: int | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register the decorated function as the resource at ``uri``.
+
+        A URI with RFC 6570 variables (``"users://{id}/profile"``) registers a template: the variables are
+        passed to the function's parameters of the same names, converted to their annotated types. The
+        function returns ``str`` (text), ``bytes`` (a blob), resource contents, or JSON-able data.
+        """
+        options = dict(
+            name=name,
+            title=title,
+            description=description,
+            mime_type=mime_type,
+            annotations=annotations,
+            size=size,
+            icons=icons,
+            meta=meta,
+        )
+
+        def register(fn: F) -> F:
+            self.add_resource(fn, uri, **options)
+            return fn
+
+        return register
+
+    def add_resource(self, fn: Callable[..., Any], uri: str, **options: Any) -> ResourceDefinition:
+        """Register ``fn`` as the resource (or template) at ``uri``; the non-decorator form of ``resource()``."""
+        definition = make_resource(fn, uri, **options)
+        if definition.template is None:
+            return self._add(self.resources, definition, "resources", key=uri)
+        self._add(self.templates, definition, "resources", key=uri)
+        self._router.add(uri, definition.template)
+        return definition
+
+    def remove_resource(self, uri: str) -> None:
+        """Unregister a resource or template by its URI; raises ``KeyError`` if there is none."""
+        if uri in self.resources:
+            del self.resources[uri]
+        else:
+            del self.templates[uri]
+            self._router = TemplateRouter()
+            for key, definition in self.templates.items():
+                assert definition.template is not None
+                self._router.add(key, definition.template)
+        self._changed("resources")
+
+    def find_resource(self, uri: str) -> tuple[ResourceDefinition, MatchedVariables] | None:
+        """The resource serving ``uri``: an exact static match first, then templates in registration order."""
+        static = self.resources.get(uri)
+        if static is not None:
+            return static, {}
+        match = self._router.match(uri)
+        if match is None:
+            return None
+        key, variables = match
+        return self.templates[key], variables
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Send ``notifications/resources/updated`` to every client subscribed to ``uri`` (does not block)."""
+        for connection in list(self.connections):
+            connection.resource_updated(uri)
+
+    # -- prompts ----------------------------------------------------------------------------------
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register the decorated function as a prompt.
+
+        Its parameters are the prompt's arguments (required unless they have a default; documented with
+        ``Annotated[str, Field(description=...)]`` or the docstring). It returns a string (one user
+        message), content, ``PromptMessage`` objects, or a list of them.
+        """
+        options = dict(name=name, title=title, description=description, icons=icons, meta=meta)
+
+        def register(fn: F) -> F:
+            self.add_prompt(fn, **options)
+            return fn
+
+        return register
+
+    def add_prompt(self, fn: Callable[..., Any], **options: Any) -> PromptDefinition:
+        """Register ``fn`` as a prompt; the non-decorator form of ``prompt()``."""
+        return self._add(self.prompts, make_prompt(fn, **options), "prompts")
+
+    def remove_prompt(self, name: str) -> None:
+        """Unregister a prompt; raises ``KeyError`` if there is none by that name."""
+        del self.prompts[name]
+        self._changed("prompts")
+
+    # -- completion -------------------------------------------------------------------------------
+
+    def completion(self) -> Callable[[F], F]:
+        """Register the decorated function as the ``completion/complete`` handler.
+
+        It is called as ``fn(ref, argument, context)`` with a ``PromptReference`` or
+        ``ResourceTemplateReference``, the ``CompletionArgument`` being typed, and the
+        ``CompletionContext`` (already-resolved arguments, 2025-06-18+) or None, and returns a list of
+        suggestions (at most 100 are sent), a ``Completion``, or None.
+        """
+
+        def register(fn: F) -> F:
+            self.completion_handler = fn
+            return fn
+
+        return register
+
+    # -- registry plumbing ------------------------------------------------------------------------
+
+    def _add(self, table: dict[str, D], definition: D, kind: str, *, key: str | None = None) -> D:
+        key = key or definition.name
+        if key in table:
+            raise ValueError(f"{kind}: {key!r} is already registered")
+        table[key] = definition
+        self._changed(kind)
+        return definition
+
+    def _changed(self, kind: str) -> None:
+        self._listing_cache = {k: v for k, v in self._listing_cache.items() if not k[0].startswith(kind)}
+        for connection in list(self.connections):
+            connection.list_changed(kind)
+
+    def listing(self, method: str, version: str) -> list[dict[str, Any]]:
+        """Every item of a ``*/list`` method as ``version`` defines it, in registration order (cached)."""
+        key = (method, version)
+        cached = self._listing_cache.get(key)
+        if cached is None:
+            tables: dict[str, Mapping[str, ToolDefinition | ResourceDefinition | PromptDefinition]] = {
+                "tools/list": self.tools,
+                "resources/list": self.resources,
+                "resources/templates/list": self.templates,
+                "prompts/list": self.prompts,
+            }
+            table = tables[method]
+            cached = self._listing_cache[key] = [item.wire(version) for item in table.values()]
+        return cached
+
+    # -- what connections ask of the registry -----------------------------------------------------
 
     def capabilities(self, version: str) -> ServerCapabilities:
-        """The capabilities object for ``initialize`` on ``version``."""
-        names = self.capability_names()
-        return ServerCapabilities(tools=ToolsCapability(list_changed=True) if "tools" in names else None)
+        """What ``initialize`` declares on ``version``: the features that have something registered."""
+        return ServerCapabilities(
+            tools=ToolsCapability(list_changed=True) if self.tools else None,
+            resources=ResourcesCapability(subscribe=True, list_changed=True)
+            if self.resources or self.templates
+            else None,
+            prompts=PromptsCapability(list_changed=True) if self.prompts else None,
+            logging={},
+            completions={} if self.completion_handler is not None and version >= V2025_03_26 else None,
+        )
+
+    def offers(self, capability: str) -> bool:
+        """True if this server serves the methods behind ``capability`` ("tools", "prompts", ...)."""
+        if capability == "completions":
+            return self.completion_handler is not None
+        if capability == "resources":
+            return bool(self.resources or self.templates)
+        if capability == "logging":
+            return True
+        return bool(getattr(self, capability))
 
     def initialize_result(self, version: str) -> dict[str, Any]:
         """The ``initialize`` result for a client that negotiated ``version``."""
         info = to_wire(self.info)
-        if version < "2025-06-18":
+        if version < V2025_06_18:
             info.pop("title", None)
-        if version < "2025-11-25":
+        if version < V2025_11_25:
             for key in ("description", "websiteUrl", "icons"):
                 info.pop(key, None)
         result: dict[str, Any] = {
@@ -144,19 +352,37 @@ class Server:
             result["instructions"] = self.instructions
         return result
 
-    def tool_list(self, version: str) -> list[dict[str, Any]]:
-        """Every tool as ``version`` defines the ``Tool`` object, in registration order (cached)."""
-        cached = self._tool_list_cache.get(version)
-        if cached is None:
-            cached = self._tool_list_cache[version] = [tool.wire(version) for tool in self.tools.values()]
-        return cached
-
     # -- serving ----------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Any]:
+        """Run the lifespan (once) around whatever is served inside; yields its state.
+
+        ``serve_stdio()`` enters this itself; wrap several transports in it to share one lifespan.
+        Nested uses are no-ops.
+        """
+        if self._running:
+            yield self.lifespan_state
+            return
+        self._running = True
+        try:
+            if self._lifespan is None:
+                yield None
+            else:
+                async with self._lifespan(self) as state:
+                    self.lifespan_state = state
+                    yield state
+        finally:
+            self._running = False
+            self.lifespan_state = None
 
     async def serve_connection(
         self, stream: MessageStream, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        """Serve one client over ``stream`` until it disconnects (for custom transports and tests)."""
+        """Serve one client over ``stream`` until it disconnects (for custom transports and tests).
+
+        This does not run the lifespan; wrap it in ``running()`` when the server has one.
+        """
         await ServerConnection(self, stream).run(task_status=task_status)
 
     async def serve_stdio(
@@ -167,5 +393,6 @@ class Server:
         While serving, anything written to ``sys.stdout`` (a stray ``print()``) goes to stderr instead, so
         the protocol stream stays clean; see ``stdio_server_stream``.
         """
-        async with stdio_server_stream(protect_stdout=protect_stdout) as stream:
-            await self.serve_connection(stream, task_status=task_status)
+        async with self.running():
+            async with stdio_server_stream(protect_stdout=protect_stdout) as stream:
+                await self.serve_connection(stream, task_status=task_status)

@@ -30,19 +30,16 @@ from ..types import (
     ToolExecution,
     UnknownContent,
 )
+from ._calls import invoke, is_async_callable, is_context
 from ._context import Context
 
-__all__ = ["ToolDefinition", "make_tool", "tool_result_from_value", "content_for_revision"]
+__all__ = ["CONTENT_TYPES", "ToolDefinition", "make_tool", "tool_result_from_value", "content_for_revision"]
 
 logger = logging.getLogger("trio_mcp.server")
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 
-_CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, UnknownContent)
-
-
-def _is_context(annotation: Any) -> bool:
-    return annotation is Context
+CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, UnknownContent)
 
 
 def _is_unstructured(annotation: Any) -> bool:
@@ -57,7 +54,7 @@ def _is_unstructured(annotation: Any) -> bool:
 
 def _is_content(annotation: Any) -> bool:
     if isinstance(annotation, type):
-        return issubclass(annotation, _CONTENT_TYPES)
+        return issubclass(annotation, CONTENT_TYPES)
     origin = typing.get_origin(annotation)
     if origin in (list, tuple, collections.abc.Sequence, typing.Union, types.UnionType):
         args = typing.get_args(annotation)
@@ -110,12 +107,7 @@ class ToolDefinition:
         kwargs = self.schema.bind(arguments)
         for name in self.schema.skipped:
             kwargs[name] = context
-        if self.is_async:
-            return await self.fn(**kwargs)
-        if not self.run_in_thread:
-            return self.fn(**kwargs)
-        # A thread cannot be interrupted: on cancel the request ends at once and the thread's result is dropped.
-        return await trio.to_thread.run_sync(functools.partial(self.fn, **kwargs), abandon_on_cancel=True)
+        return await invoke(self.fn, kwargs, is_async=self.is_async, run_in_thread=self.run_in_thread)
 
 
 def make_tool(
@@ -138,7 +130,7 @@ def make_tool(
         raise ValueError(f"invalid tool name {tool_name!r}: use 1-128 characters from A-Z a-z 0-9 _ . -")
     schema = describe_function(
         fn,
-        skip=_is_context,
+        skip=is_context,
         unstructured=_is_unstructured,
         input_schema=dict(input_schema) if input_schema is not None else None,
     )
@@ -148,7 +140,6 @@ def make_tool(
     structured = schema.output_schema is not None if structured_output is None else structured_output
     if structured and schema.output_schema is None:
         raise TypeError(f"tool {tool_name!r}: structured_output=True needs a return annotation with a schema")
-    target = fn.func if isinstance(fn, functools.partial) else fn
     return ToolDefinition(
         name=tool_name,
         fn=fn,
@@ -159,14 +150,14 @@ def make_tool(
         icons=list(icons) if icons else None,
         execution=execution,
         meta=dict(meta) if meta is not None else None,
-        is_async=inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(getattr(target, "__call__", None)),
+        is_async=is_async_callable(fn),
         run_in_thread=run_in_thread,
         structured=structured,
     )
 
 
 def _as_content(item: Any) -> Any:
-    if isinstance(item, _CONTENT_TYPES):
+    if isinstance(item, CONTENT_TYPES):
         return item
     if isinstance(item, str):
         return TextContent(text=item)

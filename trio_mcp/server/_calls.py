@@ -1,0 +1,82 @@
+"""Calling user handlers: string arguments converted to parameter types, sync functions run in threads."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, Mapping
+
+import trio
+
+from ._context import Context
+
+__all__ = ["coerce_strings", "invoke", "is_async_callable", "is_context", "returns_content"]
+
+
+def coerce_strings(schema: Mapping[str, Any], values: Mapping[str, str | list[str]]) -> dict[str, Any]:
+    """Convert each string to the JSON type its property in ``schema`` asks for, where it parses.
+
+    A value that does not parse is left as it is, so the strict binding that follows reports it
+    precisely ("limit: expected integer, got 'ten'").
+    """
+    properties = schema.get("properties") or {}
+    return {name: _coerce(value, properties.get(name) or {}) for name, value in values.items()}
+
+
+def _coerce(value: Any, schema: Mapping[str, Any]) -> Any:
+    declared = schema.get("type")
+    kinds = {declared} if isinstance(declared, str) else set(declared or ())
+    if not kinds:
+        for option in schema.get("anyOf") or ():
+            option_type = option.get("type") if isinstance(option, Mapping) else None
+            if isinstance(option_type, str):
+                kinds.add(option_type)
+    if isinstance(value, list):
+        items = schema.get("items")
+        return [_coerce(item, items if isinstance(items, Mapping) else {}) for item in value]
+    if not isinstance(value, str) or not kinds or "string" in kinds:
+        return value
+    if "integer" in kinds:
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    if "number" in kinds:
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    if "boolean" in kinds and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    if "null" in kinds and value == "":
+        return None
+    return value
+
+
+def is_async_callable(fn: Callable[..., Any]) -> bool:
+    """True for ``async def`` functions, also behind ``functools.partial`` or as a callable object."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+
+
+async def invoke(fn: Callable[..., Any], kwargs: dict[str, Any], *, is_async: bool, run_in_thread: bool = True) -> Any:
+    """Call a handler: await it if async; otherwise in a worker thread, so it never blocks the event loop.
+
+    A thread cannot be interrupted: on cancel the request ends at once and the thread's result is dropped.
+    """
+    if is_async:
+        return await fn(**kwargs)
+    if not run_in_thread:
+        return fn(**kwargs)
+    return await trio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
+
+
+def is_context(annotation: Any) -> bool:
+    """Parameters annotated ``Context`` are injected, not arguments the client sends."""
+    return annotation is Context
+
+
+def returns_content(annotation: Any) -> bool:
+    """For resources and prompts: what the handler returns is content, never a structured output schema."""
+    return True
