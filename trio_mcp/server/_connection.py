@@ -25,6 +25,8 @@ from .._wire.versions import (
 from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, McpError
 from ..transports._base import MessageStream
 from ..types import (
+    META_SUBSCRIPTION_ID,
+    RESULT_INPUT_REQUIRED,
     CallToolRequestParams,
     ClientCapabilities,
     CompleteRequestParams,
@@ -37,10 +39,13 @@ from ..types import (
     ReadResourceRequestParams,
     SetLevelRequestParams,
     SubscribeRequestParams,
+    SubscriptionFilter,
+    SubscriptionsListenRequestParams,
     UnsubscribeRequestParams,
 )
 from ._context import Context
 from ._logging import LEVELS, RateLimiter, current_context, level_rank
+from ._modern import ModernRequest, find_input_required, is_modern, modern_meta, params_digest
 from ._tools import argument_error_result, content_for_revision, error_result, tool_result_from_value
 
 if TYPE_CHECKING:
@@ -48,9 +53,30 @@ if TYPE_CHECKING:
 
 __all__ = ["ServerConnection"]
 
+
+class _Listener:
+    """One open ``subscriptions/listen`` request and the filter the server honours for it."""
+
+    __slots__ = ("request_id", "filter", "resources", "meta", "ended")
+
+    def __init__(self, request_id: RequestId, honoured: SubscriptionFilter) -> None:
+        self.request_id = request_id
+        self.filter = honoured
+        self.resources = frozenset(honoured.resource_subscriptions or ())
+        self.meta = {META_SUBSCRIPTION_ID: request_id}
+        self.ended = trio.Event()
+
+    def wants_list(self, kind: str) -> bool:
+        honoured = self.filter
+        return bool(
+            (kind == "tools" and honoured.tools_list_changed)
+            or (kind == "prompts" and honoured.prompts_list_changed)
+            or (kind == "resources" and honoured.resources_list_changed)
+        )
+
 logger = logging.getLogger("trio_mcp.server")
 
-MethodHandler = Callable[["ServerConnection", InboundRequest], Awaitable[Any]]
+MethodHandler = Callable[["ServerConnection", InboundRequest, "ModernRequest | None"], Awaitable[Any]]
 
 _NO_CAPABILITIES: Final = ClientCapabilities()
 #: Notifications queued for delivery outside a request (list changes, resource updates, bridged logs).
@@ -72,8 +98,11 @@ class ServerConnection:
 
     inline_methods: Final = frozenset({"initialize"})
 
-    def __init__(self, server: Server, stream: MessageStream) -> None:
+    def __init__(self, server: Server, stream: MessageStream, *, modern_only: bool = False) -> None:
+        """``modern_only`` treats every request as 2026-07-28 (a stateless HTTP request, say): one without
+        the per-request ``_meta`` is then an error rather than a handshake-era request."""
         self.server = server
+        self.modern_only = modern_only
         self.lifecycle = Lifecycle()
         self.protocol_version: str | None = None
         self.client_info: Implementation | None = None
@@ -87,7 +116,10 @@ class ServerConnection:
             peer_cancel_mode=server.peer_cancel_mode,
         )
         self._log_limiter: RateLimiter | None = None
-        self._outbox: collections.deque[tuple[str, dict[str, Any] | None, RequestId | None]] = collections.deque()
+        #: (method, params, related request, whether it must wait for notifications/initialized)
+        self._outbox: collections.deque[tuple[str, dict[str, Any] | None, RequestId | None, bool]] = collections.deque()
+        #: Open 2026-07-28 ``subscriptions/listen`` requests on this connection, by request id.
+        self.listeners: dict[RequestId, _Listener] = {}
         self._outbox_ready = trio.Event()
         self._outbox_dropped = 0
         self._initialized = trio.Event()
@@ -116,17 +148,51 @@ class ServerConnection:
     # -- RequestHandler ---------------------------------------------------------------------------
 
     async def handle_request(self, request: InboundRequest) -> Any:
+        if self.modern_only or is_modern(request.params):
+            return await self._handle_modern(request)
         method = request.method
         refusal = self.lifecycle.client_request_refusal(method)
         if refusal is not None:
             raise McpError(INVALID_REQUEST, f"Invalid Request: {refusal}")
-        entry = _METHODS.get(method)
+        handler = self._handler_for(method, _METHODS)
+        return await handler(self, request, None)
+
+    def _handler_for(self, method: str, table: dict[str, tuple[MethodHandler, str | None]]) -> MethodHandler:
+        entry = table.get(method)
         if entry is None:
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
         handler, capability = entry
         if capability is not None and not self.server.offers(capability):
             raise McpError(METHOD_NOT_FOUND, f"Method not found: this server does not offer {capability}")
-        return await handler(self, request)
+        return handler
+
+    async def _handle_modern(self, request: InboundRequest) -> Any:
+        """Serve one stateless (2026-07-28) request: everything it needs is in its own ``_meta``."""
+        modern = modern_meta(request.params)
+        method = request.method
+        handler = self._handler_for(method, _MODERN_METHODS)
+        params = request.params or {}
+        retried = "requestState" in params or "inputResponses" in params
+        if method in _INPUT_METHODS:
+            digest = params_digest(method, params)
+            state = params.get("requestState")
+            if isinstance(state, str):
+                modern.answers.update(self.server.request_states.verify(state, digest))
+            responses = params.get("inputResponses")
+            if isinstance(responses, dict):
+                modern.answers.update(responses)
+        try:
+            result = await handler(self, request, modern)
+        except BaseException as exc:
+            needed = find_input_required(exc)
+            if needed is None or method not in _INPUT_METHODS:
+                raise
+            result = {
+                "resultType": RESULT_INPUT_REQUIRED,
+                "inputRequests": {needed.key: needed.request},
+                "requestState": self.server.request_states.sign(params_digest(method, params), modern.answers),
+            }
+        return self.server.decorate_modern_result(method, result, cacheable=not retried)
 
     async def handle_notification(self, method: str, params: dict[str, Any] | None) -> None:
         if method == "notifications/initialized":
@@ -138,7 +204,7 @@ class ServerConnection:
 
     # -- lifecycle and utilities ------------------------------------------------------------------
 
-    async def _initialize(self, request: InboundRequest) -> Any:
+    async def _initialize(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
         params = params_from_wire(request.params, InitializeRequestParams)
         requested = params.protocol_version
         version = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE_VERSION
@@ -151,19 +217,52 @@ class ServerConnection:
         self.lifecycle.handle(HandshakeEvent.INITIALIZE_RESULT)
         return result
 
-    async def _ping(self, request: InboundRequest) -> Any:
+    async def _ping(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
         return {}
 
-    async def _set_level(self, request: InboundRequest) -> Any:
+    async def _discover(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
+        return self.server.discover_result()
+
+    async def _listen(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
+        """``subscriptions/listen``: acknowledge the honoured part of the filter, then stream until ended."""
+        wanted = params_from_wire(request.params, SubscriptionsListenRequestParams).notifications
+        server = self.server
+        honoured = SubscriptionFilter(
+            tools_list_changed=True if wanted.tools_list_changed and server.offers("tools") else None,
+            prompts_list_changed=True if wanted.prompts_list_changed and server.offers("prompts") else None,
+            resources_list_changed=True if wanted.resources_list_changed and server.offers("resources") else None,
+            resource_subscriptions=list(wanted.resource_subscriptions)
+            if wanted.resource_subscriptions and server.offers("resources")
+            else None,
+        )
+        listener = _Listener(request.id, honoured)
+        await request.notify(
+            "notifications/subscriptions/acknowledged", {"notifications": to_wire(honoured), "_meta": listener.meta}
+        )
+        self.listeners[request.id] = listener
+        try:
+            await listener.ended.wait()  # the client ends it by cancelling; the server by end_listeners()
+        finally:
+            del self.listeners[request.id]
+        return {"_meta": listener.meta}
+
+    def end_listeners(self) -> None:
+        """End every listen stream on this connection gracefully (each gets its final result)."""
+        for listener in self.listeners.values():
+            listener.ended.set()
+
+    async def _set_level(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
         params = params_from_wire(request.params, SetLevelRequestParams)
         if params.level not in LEVELS:
             raise McpError(INVALID_PARAMS, f"Invalid params: unknown log level {params.level!r}")
         self.log_level = params.level
         return {}
 
-    def log_params(self, level: str, data: Any, logger_name: str | None) -> dict[str, Any] | None:
+    def log_params(
+        self, level: str, data: Any, logger_name: str | None, threshold: str | None
+    ) -> dict[str, Any] | None:
         """The ``notifications/message`` params for a log call, or None if filtered or rate-limited."""
-        if level_rank(level) < level_rank(self.log_level):
+        if threshold is None or level_rank(level) < level_rank(threshold):
             return None
         if self._log_limiter is None:
             self._log_limiter = RateLimiter()
@@ -175,30 +274,33 @@ class ServerConnection:
         dropped = self._log_limiter.dropped
         if dropped:
             self._log_limiter.dropped = 0
-            self._enqueue("notifications/message", {"level": "warning", "data": f"{dropped} log messages dropped (rate limit)"}, None)
+            notice = {"level": "warning", "data": f"{dropped} log messages dropped (rate limit)"}
+            self._enqueue("notifications/message", notice, None, needs_initialized=False)
         return params
 
-    def queue_log(self, level: str, data: Any, logger_name: str | None, related: RequestId) -> None:
+    def queue_log(
+        self, level: str, data: Any, logger_name: str | None, related: RequestId, threshold: str | None
+    ) -> None:
         """Queue a log message from synchronous code; thread-safe (it hops onto the trio thread)."""
 
         def enqueue() -> None:
-            params = self.log_params(level, data, logger_name)
+            params = self.log_params(level, data, logger_name, threshold)
             if params is not None:
-                self._enqueue("notifications/message", params, related)
+                self._enqueue("notifications/message", params, related, needs_initialized=False)
 
         self._trio_token.run_sync_soon(enqueue)
 
     # -- tools ------------------------------------------------------------------------------------
 
-    async def _list_tools(self, request: InboundRequest) -> Any:
-        return self._page(request, "tools/list", "tools")
+    async def _list_tools(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
+        return self._page(request, modern, "tools/list", "tools")
 
-    async def _call_tool(self, request: InboundRequest) -> Any:
+    async def _call_tool(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
         params = params_from_wire(request.params, CallToolRequestParams)
         tool = self.server.tools.get(params.name)
         if tool is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
-        context = Context(request, self)
+        context = Context(request, self, modern)
         token = current_context.set(context)
         try:
             value = await tool.call(params.arguments, context)
@@ -213,7 +315,7 @@ class ServerConnection:
         finally:
             current_context.reset(token)
         wire = to_wire(result)
-        version = self.version
+        version = context.protocol_version
         wire["content"] = [content_for_revision(block, version) for block in wire["content"]]
         if version < V2025_06_18:
             wire.pop("structuredContent", None)
@@ -221,19 +323,19 @@ class ServerConnection:
 
     # -- resources --------------------------------------------------------------------------------
 
-    async def _list_resources(self, request: InboundRequest) -> Any:
-        return self._page(request, "resources/list", "resources")
+    async def _list_resources(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
+        return self._page(request, modern, "resources/list", "resources")
 
-    async def _list_templates(self, request: InboundRequest) -> Any:
-        return self._page(request, "resources/templates/list", "resourceTemplates")
+    async def _list_templates(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
+        return self._page(request, modern, "resources/templates/list", "resourceTemplates")
 
-    async def _read_resource(self, request: InboundRequest) -> Any:
+    async def _read_resource(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
         params = params_from_wire(request.params, ReadResourceRequestParams)
         found = self.server.find_resource(params.uri)
         if found is None:
-            raise self._not_found(params.uri)
+            raise self._not_found(params.uri, modern)
         definition, variables = found
-        context = Context(request, self)
+        context = Context(request, self, modern)
         token = current_context.set(context)
         try:
             contents = await definition.read(params.uri, variables, context)
@@ -243,38 +345,38 @@ class ServerConnection:
             current_context.reset(token)
         return {"contents": contents}
 
-    def _not_found(self, uri: str) -> McpError:
-        code = RESOURCE_NOT_FOUND if is_handshake(self.version) else INVALID_PARAMS
+    def _not_found(self, uri: str, modern: ModernRequest | None) -> McpError:
+        code = INVALID_PARAMS if modern is not None else RESOURCE_NOT_FOUND
         return McpError(code, f"Resource not found: {uri}", {"uri": uri})
 
-    async def _subscribe(self, request: InboundRequest) -> Any:
+    async def _subscribe(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
         params = params_from_wire(request.params, SubscribeRequestParams)
         if self.server.find_resource(params.uri) is None:
-            raise self._not_found(params.uri)
+            raise self._not_found(params.uri, modern)
         if params.uri not in self.subscriptions and len(self.subscriptions) >= _SUBSCRIPTION_LIMIT:
             raise McpError(INVALID_REQUEST, f"Invalid Request: at most {_SUBSCRIPTION_LIMIT} subscriptions")
         self.subscriptions.add(params.uri)
         return {}
 
-    async def _unsubscribe(self, request: InboundRequest) -> Any:
+    async def _unsubscribe(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
         params = params_from_wire(request.params, UnsubscribeRequestParams)
         self.subscriptions.discard(params.uri)
         return {}
 
     # -- prompts ----------------------------------------------------------------------------------
 
-    async def _list_prompts(self, request: InboundRequest) -> Any:
-        return self._page(request, "prompts/list", "prompts")
+    async def _list_prompts(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
+        return self._page(request, modern, "prompts/list", "prompts")
 
-    async def _get_prompt(self, request: InboundRequest) -> Any:
+    async def _get_prompt(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
         params = params_from_wire(request.params, GetPromptRequestParams)
         prompt = self.server.prompts.get(params.name)
         if prompt is None:
             raise McpError(INVALID_PARAMS, f"Invalid params: unknown prompt {params.name!r}")
-        context = Context(request, self)
+        context = Context(request, self, modern)
         token = current_context.set(context)
         try:
-            return await prompt.render(params.arguments, context, self.version)
+            return await prompt.render(params.arguments, context, context.protocol_version)
         except ArgumentError as exc:
             raise McpError(INVALID_PARAMS, f"Invalid params for prompt {params.name}: {exc}") from None
         finally:
@@ -282,7 +384,7 @@ class ServerConnection:
 
     # -- completion -------------------------------------------------------------------------------
 
-    async def _complete(self, request: InboundRequest) -> Any:
+    async def _complete(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
         params = params_from_wire(request.params, CompleteRequestParams)
         ref = params.ref
         if isinstance(ref, PromptReference):
@@ -312,9 +414,9 @@ class ServerConnection:
 
     # -- pagination -------------------------------------------------------------------------------
 
-    def _page(self, request: InboundRequest, method: str, key: str) -> dict[str, Any]:
+    def _page(self, request: InboundRequest, modern: ModernRequest | None, method: str, key: str) -> dict[str, Any]:
         params = params_from_wire(request.params, PaginatedRequestParams)
-        items = self.server.listing(method, self.version)
+        items = self.server.listing(method, modern.version if modern is not None else self.version)
         page_size = self.server.page_size or max(len(items), 1)
         try:
             page, next_cursor = paginate(
@@ -330,36 +432,45 @@ class ServerConnection:
     # -- notifications outside requests -----------------------------------------------------------
 
     def list_changed(self, kind: str) -> None:
-        """Queue ``notifications/<kind>/list_changed`` (coalesced: one pending per kind).
+        """Queue ``notifications/<kind>/list_changed`` for a legacy session and for matching listen streams.
 
-        Changes before ``initialize`` was answered are not sent: the client lists after initializing anyway.
+        A legacy session hears of changes once ``initialize`` was answered (coalesced: one pending per kind).
         """
-        if self.lifecycle.phase not in (Phase.INITIALIZED, Phase.READY):
-            return
         method = _LIST_CHANGED[kind]
-        if not any(queued == method for queued, _, _ in self._outbox):
-            self._enqueue(method, None, None)
+        if self.lifecycle.phase in (Phase.INITIALIZED, Phase.READY):
+            if not any(queued[0] == method and queued[2] is None for queued in self._outbox):
+                self._enqueue(method, None, None, needs_initialized=True)
+        for listener in self.listeners.values():
+            if listener.wants_list(kind):
+                self._enqueue(method, {"_meta": listener.meta}, listener.request_id, needs_initialized=False)
 
     def resource_updated(self, uri: str) -> None:
-        """Queue ``notifications/resources/updated`` if this client subscribed to ``uri``."""
+        """Queue ``notifications/resources/updated`` for a subscribed session and matching listen streams."""
         if uri in self.subscriptions:
-            self._enqueue("notifications/resources/updated", {"uri": uri}, None)
+            self._enqueue("notifications/resources/updated", {"uri": uri}, None, needs_initialized=True)
+        for listener in self.listeners.values():
+            if uri in listener.resources:
+                params = {"uri": uri, "_meta": listener.meta}
+                self._enqueue("notifications/resources/updated", params, listener.request_id, needs_initialized=False)
 
-    def _enqueue(self, method: str, params: dict[str, Any] | None, related: RequestId | None) -> None:
+    def _enqueue(
+        self, method: str, params: dict[str, Any] | None, related: RequestId | None, *, needs_initialized: bool
+    ) -> None:
         if len(self._outbox) >= _OUTBOX_LIMIT:
             self._outbox_dropped += 1
             return
-        self._outbox.append((method, params, related))
+        self._outbox.append((method, params, related, needs_initialized))
         self._outbox_ready.set()
 
     async def _deliver_outbox(self) -> None:
-        # Nothing unsolicited goes out before the client said it is initialized.
-        await self._initialized.wait()
         while True:
             await self._outbox_ready.wait()
             self._outbox_ready = trio.Event()
             while self._outbox:
-                method, params, related = self._outbox.popleft()
+                method, params, related, needs_initialized = self._outbox.popleft()
+                if needs_initialized:
+                    # Nothing unsolicited goes to a legacy session before it said it is initialized.
+                    await self._initialized.wait()
                 try:
                     await self.session.notify(method, params, related_request_id=related)
                 except Exception:  # the session is closing; it ends this task too
@@ -368,6 +479,9 @@ class ServerConnection:
                 logger.warning("dropped %d queued notifications: the client was not reading", self._outbox_dropped)
                 self._outbox_dropped = 0
 
+
+#: The methods that may answer with an ``InputRequiredResult`` (2026-07-28).
+_INPUT_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 _METHODS: Final[dict[str, tuple[MethodHandler, str | None]]] = {
     "initialize": (ServerConnection._initialize, None),
@@ -383,4 +497,16 @@ _METHODS: Final[dict[str, tuple[MethodHandler, str | None]]] = {
     "prompts/list": (ServerConnection._list_prompts, "prompts"),
     "prompts/get": (ServerConnection._get_prompt, "prompts"),
     "completion/complete": (ServerConnection._complete, "completions"),
+}
+
+#: What a 2026-07-28 request may call: no initialize, ping, setLevel or subscribe (their replacements are
+#: the per-request envelope and subscriptions/listen).
+_MODERN_METHODS: Final[dict[str, tuple[MethodHandler, str | None]]] = {
+    "server/discover": (ServerConnection._discover, None),
+    "subscriptions/listen": (ServerConnection._listen, None),
+    **{
+        method: entry
+        for method, entry in _METHODS.items()
+        if method not in ("initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe")
+    },
 }

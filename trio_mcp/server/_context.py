@@ -10,7 +10,14 @@ from .._schema import json_schema_for, validate
 from .._session import InboundRequest
 from .._wire.convert import WireFormatError, from_wire, to_wire
 from .._wire.versions import V2025_06_18, V2025_11_25
-from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, McpError, RemoteProtocolError
+from ..errors import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    McpError,
+    RemoteProtocolError,
+)
 from ..types import (
     ClientCapabilities,
     CreateMessageResult,
@@ -25,6 +32,7 @@ from ..types import (
     ToolChoice,
 )
 from ._logging import LEVELS
+from ._modern import InputRequired, ModernRequest
 
 if TYPE_CHECKING:
     from ._connection import ServerConnection
@@ -46,11 +54,13 @@ class Context:
     declare the capability they need.
     """
 
-    __slots__ = ("_request", "_connection")
+    __slots__ = ("_request", "_connection", "_modern", "_asked")
 
-    def __init__(self, request: InboundRequest, connection: ServerConnection) -> None:
+    def __init__(self, request: InboundRequest, connection: ServerConnection, modern: ModernRequest | None = None) -> None:
         self._request = request
         self._connection = connection
+        self._modern = modern
+        self._asked = 0
 
     # -- the request --------------------------------------------------------------------------------
 
@@ -93,18 +103,23 @@ class Context:
 
     @property
     def protocol_version(self) -> str:
-        """The protocol revision in use on this connection."""
-        return self._connection.version
+        """The protocol revision of this request (per request on 2026-07-28, per connection before)."""
+        return self._modern.version if self._modern is not None else self._connection.version
+
+    @property
+    def stateless(self) -> bool:
+        """True for a 2026-07-28 request: no session, and input from the client comes by retry."""
+        return self._modern is not None
 
     @property
     def client_info(self) -> Implementation | None:
         """The client's name and version, as it declared them."""
-        return self._connection.client_info
+        return self._modern.client_info if self._modern is not None else self._connection.client_info
 
     @property
     def client_capabilities(self) -> ClientCapabilities:
-        """What the client declared it can do."""
-        return self._connection.client_capabilities
+        """What the client declared it can do (on 2026-07-28: in this very request)."""
+        return self._modern.capabilities if self._modern is not None else self._connection.client_capabilities
 
     # -- progress and logging -----------------------------------------------------------------------
 
@@ -119,7 +134,7 @@ class Context:
         """
         if level not in LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LEVELS)}")
-        params = self._connection.log_params(level, data, logger)
+        params = self._connection.log_params(level, data, logger, self._log_threshold())
         if params is not None:
             await self._request.notify("notifications/message", params)
 
@@ -141,14 +156,21 @@ class Context:
 
     def _log_soon(self, level: str, data: Any, logger: str | None) -> None:
         """Queue a log message from synchronous code (the stdlib bridge); safe from worker threads."""
-        self._connection.queue_log(level, data, logger, self._request.id)
+        self._connection.queue_log(level, data, logger, self._request.id, self._log_threshold())
+
+    def _log_threshold(self) -> str | None:
+        """The least severe level to send; None sends nothing (a 2026-07-28 request without a logLevel)."""
+        return self._modern.log_level if self._modern is not None else self._connection.log_level
 
     # -- requests to the client ---------------------------------------------------------------------
 
-    async def list_roots(self, *, timeout: float | None = 60.0) -> list[Root]:
-        """Ask the client for its roots (``roots/list``)."""
-        self._require(self.client_capabilities.roots is not None, "roots")
-        raw = await self._client_request("roots/list", None, timeout)
+    async def list_roots(self, *, key: str | None = None, timeout: float | None = 60.0) -> list[Root]:
+        """Ask the client for its roots (``roots/list``).
+
+        ``key`` names the input request on 2026-07-28 (default: generated from the call order).
+        """
+        self._require(self.client_capabilities.roots is not None, "roots", {"roots": {}})
+        raw = await self._ask("roots/list", None, timeout, key)
         return self._parse(raw, ListRootsResult, "roots/list").roots
 
     async def sample(
@@ -164,6 +186,7 @@ class Context:
         tools: Sequence[Tool] | None = None,
         tool_choice: ToolChoice | None = None,
         metadata: Mapping[str, Any] | None = None,
+        key: str | None = None,
         timeout: float | None = 300.0,
     ) -> CreateMessageResult:
         """Ask the client's model for a completion (``sampling/createMessage``).
@@ -172,11 +195,12 @@ class Context:
         client's ``sampling.tools`` capability; the result may then contain ``tool_use`` content.
         """
         sampling = self.client_capabilities.sampling
-        self._require(sampling is not None, "sampling")
+        self._require(sampling is not None, "sampling", {"sampling": {}})
         if tools is not None or tool_choice is not None:
             self._require(
                 self.protocol_version >= V2025_11_25 and sampling is not None and sampling.tools is not None,
                 "sampling.tools",
+                {"sampling": {"tools": {}}},
             )
         if isinstance(messages, str):
             wire_messages: list[Any] = [{"role": "user", "content": to_wire(TextContent(text=messages))}]
@@ -194,7 +218,7 @@ class Context:
             "metadata": dict(metadata) if metadata is not None else None,
         }
         params.update({key: value for key, value in optional.items() if value is not None})
-        raw = await self._client_request("sampling/createMessage", params, timeout)
+        raw = await self._ask("sampling/createMessage", params, timeout, key)
         return self._parse(raw, CreateMessageResult, "sampling/createMessage")
 
     async def elicit(
@@ -202,6 +226,7 @@ class Context:
         message: str,
         schema: Mapping[str, Any] | type,
         *,
+        key: str | None = None,
         timeout: float | None = 600.0,
     ) -> ElicitResult:
         """Ask the user for structured input through the client (``elicitation/create``, form mode).
@@ -211,12 +236,12 @@ class Context:
         that does not match is refused with ``McpError`` rather than handed to the handler.
         """
         self._require(
-            self.protocol_version >= V2025_06_18 and self.client_capabilities.elicitation is not None, "elicitation"
+            self.protocol_version >= V2025_06_18 and self.client_capabilities.elicitation is not None,
+            "elicitation",
+            {"elicitation": {}},
         )
         requested = dict(schema) if isinstance(schema, Mapping) else _flat_schema(schema)
-        raw = await self._client_request(
-            "elicitation/create", {"message": message, "requestedSchema": requested}, timeout
-        )
+        raw = await self._ask("elicitation/create", {"message": message, "requestedSchema": requested}, timeout, key)
         result = self._parse(raw, ElicitResult, "elicitation/create")
         if result.action == "accept" and result.content is not None:
             problems = validate(result.content, requested)
@@ -226,26 +251,50 @@ class Context:
         return result
 
     async def elicit_url(
-        self, message: str, url: str, *, elicitation_id: str, timeout: float | None = 600.0
+        self,
+        message: str,
+        url: str,
+        *,
+        elicitation_id: str | None = None,
+        key: str | None = None,
+        timeout: float | None = 600.0,
     ) -> ElicitResult:
-        """Send the user to ``url`` (URL-mode elicitation, 2025-11-25); needs the client's ``elicitation.url``."""
+        """Send the user to ``url`` (URL-mode elicitation, 2025-11-25 and later); needs ``elicitation.url``.
+
+        ``elicitation_id`` is required on 2025-11-25 and does not exist on 2026-07-28.
+        """
         elicitation = self.client_capabilities.elicitation
         self._require(
             self.protocol_version >= V2025_11_25 and elicitation is not None and elicitation.url is not None,
             "elicitation.url",
+            {"elicitation": {"url": {}}},
         )
-        params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
-        raw = await self._client_request("elicitation/create", params, timeout)
+        params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
+        if self._modern is None:
+            if elicitation_id is None:
+                raise ValueError("elicitation_id is required for URL-mode elicitation on 2025-11-25")
+            params["elicitationId"] = elicitation_id
+        raw = await self._ask("elicitation/create", params, timeout, key)
         return self._parse(raw, ElicitResult, "elicitation/create")
 
-    def _require(self, declared: bool, capability: str) -> None:
-        if not declared:
-            raise McpError(
-                METHOD_NOT_FOUND,
-                f"the client did not declare the {capability} capability (protocol {self.protocol_version})",
-            )
+    def _require(self, declared: bool, capability: str, required: dict[str, Any]) -> None:
+        if declared:
+            return
+        message = f"the client did not declare the {capability} capability (protocol {self.protocol_version})"
+        if self._modern is not None:
+            raise McpError(MISSING_REQUIRED_CLIENT_CAPABILITY, message, {"requiredCapabilities": required})
+        raise McpError(METHOD_NOT_FOUND, message)
 
-    async def _client_request(self, method: str, params: dict[str, Any] | None, timeout: float | None) -> Any:
+    async def _ask(self, method: str, params: dict[str, Any] | None, timeout: float | None, key: str | None) -> Any:
+        """Get an answer from the client: a JSON-RPC request in the handshake era, a retry on 2026-07-28."""
+        self._asked += 1
+        if self._modern is not None:
+            key = key or f"{method.replace('/', '-')}-{self._asked}"
+            answer = self._modern.answers.get(key)
+            if answer is None:
+                embedded: dict[str, Any] = {"method": method, "params": params if params is not None else {}}
+                raise InputRequired(key, embedded)
+            return answer
         refusal = self._connection.lifecycle.server_request_refusal(method)
         if refusal is not None:
             raise McpError(INVALID_REQUEST, refusal)

@@ -10,7 +10,8 @@ import trio
 from .._pagination import CursorCodec
 from .._uri_template import MatchedVariables, TemplateRouter
 from .._wire.convert import to_wire
-from .._wire.versions import V2025_03_26, V2025_06_18, V2025_11_25
+from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, V2025_03_26, V2025_06_18, V2025_11_25
+from ..types import META_SERVER_INFO, RESULT_COMPLETE
 from ..transports._base import MessageStream
 from ..transports.stdio import stdio_server_stream
 from ..types import (
@@ -25,11 +26,17 @@ from ..types import (
     ToolsCapability,
 )
 from ._connection import ServerConnection
+from ._modern import StateSigner
 from ._prompts import PromptDefinition, make_prompt
 from ._resources import ResourceDefinition, make_resource
 from ._tools import ToolDefinition, make_tool
 
 __all__ = ["Server", "CompletionHandler", "Lifespan"]
+
+#: 2026-07-28 results that carry ``ttlMs``/``cacheScope``.
+_CACHEABLE_METHODS = frozenset(
+    {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 D = TypeVar("D", ToolDefinition, ResourceDefinition, PromptDefinition)
@@ -64,6 +71,10 @@ class Server:
         max_in_flight: int = 256,
         peer_cancel_mode: Literal["interrupt", "signal"] = "interrupt",
         default_log_level: str = "info",
+        cache_ttl_ms: int = 0,
+        cache_scope: Literal["public", "private"] = "public",
+        request_state_secret: bytes | None = None,
+        request_state_ttl: float = 600.0,
     ) -> None:
         """Args:
         name, version, title, description, website_url, icons: the ``serverInfo`` clients see.
@@ -74,6 +85,10 @@ class Server:
         peer_cancel_mode: "interrupt" cancels a handler's scope on ``notifications/cancelled``; "signal"
             only sets ``ctx.cancel_requested`` and lets the handler finish (no response is sent either way).
         default_log_level: the level below which ``ctx.log()`` sends nothing until the client sets one.
+        cache_ttl_ms, cache_scope: the caching hints on 2026-07-28 discover, list and read results.
+        request_state_secret: the HMAC key for 2026-07-28 ``requestState`` (random per process when None:
+            give every replica the same secret when requests may be retried on another one).
+        request_state_ttl: seconds a client has to answer an ``InputRequiredResult``.
         """
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -91,6 +106,9 @@ class Server:
         self.default_log_level = default_log_level
         self.page_size = page_size
         self.cursors = CursorCodec()
+        self.request_states = StateSigner(request_state_secret, ttl=request_state_ttl)
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope = cache_scope
         self.tools: dict[str, ToolDefinition] = {}
         self.resources: dict[str, ResourceDefinition] = {}
         self.templates: dict[str, ResourceDefinition] = {}
@@ -351,6 +369,31 @@ class Server:
         if self.instructions is not None:
             result["instructions"] = self.instructions
         return result
+
+    def discover_result(self) -> dict[str, Any]:
+        """The ``server/discover`` result (2026-07-28); ``decorate_modern_result`` adds the envelope."""
+        result: dict[str, Any] = {
+            # Modern revisions first: a client picks from this list for its next requests.
+            "supportedVersions": [*reversed(MODERN_VERSIONS), *reversed(HANDSHAKE_VERSIONS)],
+            "capabilities": to_wire(self.capabilities(MODERN_VERSIONS[-1])),
+        }
+        if self.instructions is not None:
+            result["instructions"] = self.instructions
+        return result
+
+    def decorate_modern_result(self, method: str, result: dict[str, Any], *, cacheable: bool) -> dict[str, Any]:
+        """Add what every 2026-07-28 result carries: ``resultType``, serverInfo, and caching hints."""
+        result.setdefault("resultType", RESULT_COMPLETE)
+        meta = result.get("_meta")
+        result["_meta"] = {**(meta or {}), META_SERVER_INFO: self._server_info_wire}
+        if method in _CACHEABLE_METHODS and result["resultType"] == RESULT_COMPLETE:
+            result["ttlMs"] = self.cache_ttl_ms if cacheable else 0
+            result["cacheScope"] = self.cache_scope if cacheable else "private"
+        return result
+
+    @property
+    def _server_info_wire(self) -> dict[str, Any]:
+        return to_wire(self.info)
 
     # -- serving ----------------------------------------------------------------------------------
 
