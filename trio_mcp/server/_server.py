@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from typing import Any, AsyncContextManager, AsyncIterator, Callable, Literal, Mapping, Sequence, TypeVar
+from typing import Any, AsyncContextManager, AsyncIterator, Callable, Literal, Mapping, NoReturn, Sequence, TypeVar
 
 import trio
 
@@ -14,6 +14,7 @@ from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, V2025_03_26, V
 from ..types import META_SERVER_INFO, RESULT_COMPLETE
 from ..transports._base import MessageStream
 from ..transports.stdio import stdio_server_stream
+from ..transports.streamable_http import HttpTransportOptions, serve_streamable_http
 from ..types import (
     Annotations,
     Icon,
@@ -420,13 +421,49 @@ class Server:
             self.lifespan_state = None
 
     async def serve_connection(
-        self, stream: MessageStream, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+        self,
+        stream: MessageStream,
+        *,
+        modern_only: bool = False,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve one client over ``stream`` until it disconnects (for custom transports and tests).
 
-        This does not run the lifespan; wrap it in ``running()`` when the server has one.
+        ``modern_only`` treats every request as 2026-07-28 (stateless HTTP requests). This does not run
+        the lifespan; wrap it in ``running()`` when the server has one.
         """
-        await ServerConnection(self, stream).run(task_status=task_status)
+        await ServerConnection(self, stream, modern_only=modern_only).run(task_status=task_status)
+
+    async def serve_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        options: HttpTransportOptions | None = None,
+        task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+    ) -> NoReturn:
+        """Serve MCP over HTTP until cancelled: Streamable HTTP on ``/mcp`` (both eras) and HTTP+SSE on ``/sse``.
+
+        Binds 127.0.0.1 by default and then accepts only local ``Host`` and ``Origin`` values; see
+        ``HttpTransportOptions`` for paths, allow-lists, limits and session settings.
+        ``task_status.started()`` receives the bound port (useful with ``port=0``).
+        """
+        async with self.running():
+            await serve_streamable_http(
+                self.serve_connection,
+                host,
+                port,
+                options=options or HttpTransportOptions(),
+                header_paths=self.tool_header_paths,
+                task_status=task_status,
+            )
+
+    def tool_header_paths(self, name: str) -> dict[str, tuple[str, ...]] | None:
+        """The ``x-mcp-header`` names of a tool's parameters and where each sits in its arguments."""
+        tool = self.tools.get(name)
+        if tool is None:
+            return None
+        return tool.header_paths
 
     async def serve_stdio(
         self, *, protect_stdout: bool = True, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED

@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, Sequence
 import attrs
 import trio
 
+from .._core.mcp_headers import header_paths
 from .._schema import ArgumentError, FunctionSchema, describe_function
 from .._wire.convert import to_wire
 from .._wire.versions import V2025_03_26, V2025_06_18, V2025_11_25
@@ -62,7 +63,7 @@ def _is_content(annotation: Any) -> bool:
     return False
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolDefinition:
     """A registered tool: the function, its schemas and the metadata ``tools/list`` shows."""
 
@@ -78,6 +79,11 @@ class ToolDefinition:
     is_async: bool = True
     run_in_thread: bool = True
     structured: bool = False
+
+    @functools.cached_property
+    def header_paths(self) -> dict[str, tuple[str, ...]]:
+        """``x-mcp-header`` names (lower case) and the argument path each mirrors (2026-07-28 HTTP)."""
+        return header_paths(self.schema.input_schema)
 
     def wire(self, version: str) -> dict[str, Any]:
         """The ``Tool`` object as the given revision defines it (fields it lacks are left out)."""

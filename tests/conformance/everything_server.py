@@ -1,0 +1,557 @@
+"""The "everything server" the official MCP conformance suite runs its server scenarios against.
+
+Built only on trio_mcp's public API. It mirrors the names and contents the scenarios of
+``@modelcontextprotocol/conformance`` 0.1.16 check (see /work/shared/docs/conformance.md, section 5) and adds
+the diagnostic tools of the 2026-07-28 scenarios (section 9.3) in the form today's API allows.
+
+    python tests/conformance/everything_server.py --transport stdio
+    python tests/conformance/everything_server.py --transport http --host 127.0.0.1 --port 3001
+
+``--watched-interval`` sets how often ``test://watched-resource`` changes (and subscribers are told).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import sys
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, AsyncIterator, Sequence
+
+import trio
+
+from trio_mcp import Context, Field, Server
+from trio_mcp.types import (
+    AudioContent,
+    CompletionArgument,
+    CompletionContext,
+    EmbeddedResource,
+    ImageContent,
+    PromptReference,
+    ResourceTemplateReference,
+    TextContent,
+    TextResourceContents,
+)
+
+# -- fixture data (the same bytes as the reference fixtures) -------------------------------------------
+
+#: A 1x1 PNG.
+IMG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+#: A tiny WAV.
+WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
+
+#: Listed verbatim by ``tools/list`` (scenario json-schema-2020-12, SEP-1613).
+JSON_SCHEMA_2020_12: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "additionalProperties": False,
+}
+
+#: The form tools-call-elicitation describes; the harness answers ``accept {username, email}``.
+ELICITATION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "username": {"type": "string", "description": "User's response"},
+        "email": {"type": "string", "description": "User's email address"},
+    },
+    "required": ["username", "email"],
+}
+
+#: SEP-1034: a default for every primitive type (``age`` is an integer, not a number).
+SEP1034_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+        "age": {"type": "integer", "description": "User age", "default": 30},
+        "score": {"type": "number", "description": "User score", "default": 95.5},
+        "status": {
+            "type": "string",
+            "description": "User status",
+            "enum": ["active", "inactive", "pending"],
+            "default": "active",
+        },
+        "verified": {"type": "boolean", "description": "Verification status", "default": True},
+    },
+    "required": [],
+}
+
+#: SEP-1330: the five enum shapes.
+SEP1330_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "untitledSingle": {
+            "type": "string",
+            "description": "Select one option",
+            "enum": ["option1", "option2", "option3"],
+        },
+        "titledSingle": {
+            "type": "string",
+            "description": "Select one option with titles",
+            "oneOf": [
+                {"const": "value1", "title": "First Option"},
+                {"const": "value2", "title": "Second Option"},
+                {"const": "value3", "title": "Third Option"},
+            ],
+        },
+        "legacyEnum": {
+            "type": "string",
+            "description": "Select one option (legacy)",
+            "enum": ["opt1", "opt2", "opt3"],
+            "enumNames": ["Option One", "Option Two", "Option Three"],
+        },
+        "untitledMulti": {
+            "type": "array",
+            "description": "Select multiple options",
+            "minItems": 1,
+            "maxItems": 3,
+            "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        },
+        "titledMulti": {
+            "type": "array",
+            "description": "Select multiple options with titles",
+            "minItems": 1,
+            "maxItems": 3,
+            "items": {
+                "anyOf": [
+                    {"const": "value1", "title": "First Choice"},
+                    {"const": "value2", "title": "Second Choice"},
+                    {"const": "value3", "title": "Third Choice"},
+                ]
+            },
+        },
+    },
+    "required": [],
+}
+
+#: Suggestions ``completion/complete`` filters by prefix.
+PROMPT_ARGUMENT_SUGGESTIONS = ("hello", "help", "test", "testing", "world")
+TEMPLATE_ID_SUGGESTIONS = ("1", "2", "3", "123")
+
+
+def _string_form(*names: str) -> dict[str, Any]:
+    """A flat elicitation form of required string fields."""
+    return {"type": "object", "properties": {name: {"type": "string"} for name in names}, "required": list(names)}
+
+
+_BOOLEAN_FORM: dict[str, Any] = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+
+
+def _sampled_text(content: Any) -> str:
+    blocks = content if isinstance(content, list) else [content]
+    texts = [block.text for block in blocks if isinstance(block, TextContent)]
+    return " ".join(texts) if texts else "(no text in the model's reply)"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def create_server(*, watched_interval: float | None = 3.0) -> Server:
+    """Build the fixture; ``watched_interval`` (seconds, None: never) paces updates of the watched resource."""
+    watched: dict[str, Any] = {"content": "Watched resource content", "version": 0}
+
+    @asynccontextmanager
+    async def lifespan(server: Server) -> AsyncIterator[None]:
+        async with trio.open_nursery() as nursery:
+            if watched_interval is not None:
+                nursery.start_soon(update_watched_resource, server)
+            yield None
+            nursery.cancel_scope.cancel()
+
+    async def update_watched_resource(server: Server) -> None:
+        assert watched_interval is not None
+        while True:
+            await trio.sleep(watched_interval)
+            watched["version"] += 1
+            watched["content"] = f"Watched resource content (update {watched['version']})"
+            server.notify_resource_updated("test://watched-resource")
+
+    # 2026-07-28 `caching`: trio_mcp adds ttlMs/cacheScope to list and read results; the default ttlMs of 0
+    # suits this fixture, whose tool and prompt lists change under test_trigger_*_change.
+    server = Server("trio-mcp-conformance-everything-server", "1.0.0", lifespan=lifespan)
+
+    # ===== tools: 0.1.16 scenarios ======================================================================
+
+    @server.tool("test_simple_text", description="Tests simple text content response")
+    async def simple_text() -> str:
+        return "This is a simple text response for testing."
+
+    @server.tool("test_image_content", description="Tests image content response")
+    async def image_content() -> ImageContent:
+        return ImageContent(data=IMG, mime_type="image/png")
+
+    @server.tool("test_audio_content", description="Tests audio content response")
+    async def audio_content() -> AudioContent:
+        return AudioContent(data=WAV, mime_type="audio/wav")
+
+    @server.tool("test_embedded_resource", description="Tests embedded resource content response")
+    async def embedded_resource() -> EmbeddedResource:
+        return EmbeddedResource(
+            resource=TextResourceContents(
+                uri="test://embedded-resource", mime_type="text/plain", text="This is an embedded resource content."
+            )
+        )
+
+    @server.tool(
+        "test_multiple_content_types", description="Tests response with multiple content types (text, image, resource)"
+    )
+    async def multiple_content_types() -> list[TextContent | ImageContent | EmbeddedResource]:
+        return [
+            TextContent(text="Multiple content types test:"),
+            ImageContent(data=IMG, mime_type="image/png"),
+            EmbeddedResource(
+                resource=TextResourceContents(
+                    uri="test://mixed-content-resource",
+                    mime_type="application/json",
+                    text=_dumps({"test": "data", "value": 123}),
+                )
+            ),
+        ]
+
+    @server.tool("test_tool_with_logging", description="Tests tool that emits log messages during execution")
+    async def tool_with_logging(ctx: Context) -> str:
+        await ctx.info("Tool execution started")
+        await trio.sleep(0.05)
+        await ctx.info("Tool processing data")
+        await trio.sleep(0.05)
+        await ctx.info("Tool execution completed")
+        return "Tool with logging executed successfully"
+
+    @server.tool("test_tool_with_progress", description="Tests tool that reports progress notifications")
+    async def tool_with_progress(ctx: Context) -> str:
+        # report_progress echoes the request's progressToken (an integer from the TypeScript client) and
+        # sends nothing when the request carries none.
+        for step in (0, 50, 100):
+            if step:
+                await trio.sleep(0.05)
+            await ctx.report_progress(step, 100, f"Completed step {step} of 100")
+        return f"Progress reported for token {ctx.meta.get('progressToken')!r}"
+
+    @server.tool("test_error_handling", description="Tests error response handling")
+    async def error_handling() -> str:
+        # An exception from a tool becomes an isError result, not a JSON-RPC error.
+        raise RuntimeError("This tool intentionally returns an error for testing")
+
+    @server.tool(
+        "test_reconnection",
+        description="Tests SSE stream disconnection and client reconnection (SEP-1699): the call takes about "
+        "half a second, long enough for the server to close the stream mid-call.",
+    )
+    async def reconnection() -> str:
+        # Closing the POST's SSE stream mid-call (priming event, retry, resume on GET with Last-Event-ID)
+        # is the Streamable HTTP transport's job; over stdio this is just a slow call.
+        await trio.sleep(0.5)
+        return (
+            "Reconnection test completed successfully. If you received this, the client properly reconnected "
+            "after stream closure."
+        )
+
+    @server.tool("test_sampling", description="Tests server-initiated sampling (LLM completion request)")
+    async def sampling(
+        prompt: Annotated[str, Field(description="The prompt to send to the LLM")], ctx: Context
+    ) -> str:
+        # Refused with McpError when the client did not declare sampling.
+        result = await ctx.sample(prompt, max_tokens=100)
+        return f"LLM response: {_sampled_text(result.content)}"
+
+    @server.tool("test_elicitation", description="Tests server-initiated elicitation (user input request)")
+    async def elicitation(
+        message: Annotated[str, Field(description="The message to show the user")], ctx: Context
+    ) -> str:
+        # Refused with McpError when the client did not declare elicitation.
+        result = await ctx.elicit(message, ELICITATION_SCHEMA)
+        return f"User response: action={result.action}, content={_dumps(result.content or {})}"
+
+    @server.tool("test_elicitation_sep1034_defaults", description="Tests elicitation with default values per SEP-1034")
+    async def elicitation_sep1034_defaults(ctx: Context) -> str:
+        result = await ctx.elicit("Please review and update the form fields with defaults", SEP1034_SCHEMA)
+        return f"Elicitation completed: action={result.action}, content={_dumps(result.content or {})}"
+
+    @server.tool(
+        "test_elicitation_sep1330_enums", description="Tests elicitation with enum schema improvements per SEP-1330"
+    )
+    async def elicitation_sep1330_enums(ctx: Context) -> str:
+        result = await ctx.elicit("Please select options from the enum fields", SEP1330_SCHEMA)
+        return f"Elicitation completed: action={result.action}, content={_dumps(result.content or {})}"
+
+    @server.tool(
+        "json_schema_2020_12_tool",
+        description="Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
+        input_schema=JSON_SCHEMA_2020_12,
+    )
+    async def json_schema_2020_12_tool(**arguments: Any) -> str:
+        return f"JSON Schema 2020-12 tool called with: {_dumps(arguments)}"
+
+    # ===== tools: 2026-07-28 diagnostics (server-stateless) ===============================================
+    # On a 2026-07-28 request (protocol version in _meta) trio_mcp takes everything from that request's
+    # envelope, and ctx.sample()/elicit()/list_roots() answer with an InputRequiredResult instead of sending
+    # a request; on the handshake revisions the same code sends the requests to the client.
+
+    @server.tool("test_missing_capability", description="Needs the client's sampling capability to run")
+    async def missing_capability(ctx: Context) -> str:
+        # Without sampling declared: -32021 with data.requiredCapabilities {"sampling": {}} on 2026-07-28,
+        # -32601 on the handshake revisions (both from ctx.sample()). HTTP 400 is the transport's part.
+        result = await ctx.sample("Reply with anything.", max_tokens=16, key="needs_sampling")
+        return f"Sampling capability was declared; the model said: {_sampled_text(result.content)}"
+
+    @server.tool("test_logging_tool", description="Logs one info message through the request's logger")
+    async def logging_tool(ctx: Context) -> str:
+        # 2026-07-28: sent only if this request's _meta carries a logLevel; before: the logging/setLevel level.
+        await ctx.info("test_logging_tool ran")
+        return "Logging tool executed."
+
+    @server.tool("test_streaming_elicitation", description="Asks the user for a value while the call is open")
+    async def streaming_elicitation(ctx: Context) -> str:
+        # 2026-07-28: an InputRequiredResult, never an elicitation/create request on the response stream.
+        result = await ctx.elicit("Provide a value.", _string_form("value"), key="stream_input")
+        if result.action != "accept" or result.content is None:
+            return f"No value received (action={result.action})."
+        return f"Received: {result.content['value']}"
+
+    async def dynamic() -> str:
+        return "A dynamic entry, registered and removed by the change triggers."
+
+    @server.tool("test_trigger_tool_change", description="Changes the tool list (adds and removes test_dynamic_tool)")
+    async def trigger_tool_change() -> str:
+        # list_changed goes to handshake sessions and to subscriptions/listen streams that asked for it.
+        server.add_tool(dynamic, name="test_dynamic_tool", description="Exists only while a trigger runs")
+        server.remove_tool("test_dynamic_tool")
+        return "Tool list change published."
+
+    @server.tool(
+        "test_trigger_prompt_change", description="Changes the prompt list (adds and removes test_dynamic_prompt)"
+    )
+    async def trigger_prompt_change() -> str:
+        server.add_prompt(dynamic, name="test_dynamic_prompt", description="Exists only while a trigger runs")
+        server.remove_prompt("test_dynamic_prompt")
+        return "Prompt list change published."
+
+    # ===== tools: 2026-07-28 multi round-trip requests (SEP-2322) =========================================
+    # Each ctx.elicit()/sample()/list_roots() with a `key` becomes inputRequests[key] of an InputRequiredResult;
+    # the answers come back as inputResponses, and those of earlier rounds in trio_mcp's HMAC-signed
+    # requestState (a tampered or foreign state is refused with -32602 before the tool runs).
+
+    @server.tool("test_input_required_result_elicitation", description="Asks for the user's name, then greets them")
+    async def irr_elicitation(ctx: Context) -> str:
+        result = await ctx.elicit("What is your name?", _string_form("name"), key="user_name")
+        if result.action != "accept" or result.content is None:
+            return f"No name given (action={result.action})."
+        return f"Hello, {result.content['name']}!"
+
+    @server.tool("test_input_required_result_sampling", description="Asks the client's model a question")
+    async def irr_sampling(ctx: Context) -> str:
+        result = await ctx.sample("What is the capital of France?", max_tokens=100, key="capital_question")
+        return f"The model answered: {_sampled_text(result.content)}"
+
+    @server.tool("test_input_required_result_list_roots", description="Asks the client for its roots")
+    async def irr_list_roots(ctx: Context) -> str:
+        roots = await ctx.list_roots(key="client_roots")
+        return f"Client roots ({len(roots)}): {', '.join(root.uri for root in roots) or 'none'}"
+
+    async def confirm(ctx: Context) -> str:
+        result = await ctx.elicit("Please confirm", _BOOLEAN_FORM, key="confirm")
+        ok = result.action == "accept" and bool(result.content and result.content.get("ok"))
+        if not ctx.stateless:
+            return f"Confirmed: {ok} (no request state before 2026-07-28)."
+        # Gap: Context cannot tell whether this retry echoed a requestState at all; one that was echoed
+        # passed trio_mcp's integrity check before this ran.
+        return f"state-ok: confirmed={ok}"
+
+    @server.tool(
+        "test_input_required_result_request_state", description="Round-trips integrity-protected request state"
+    )
+    async def irr_request_state(ctx: Context) -> str:
+        return await confirm(ctx)
+
+    @server.tool(
+        "test_input_required_result_tampered_state", description="Rejects request state that fails its integrity check"
+    )
+    async def irr_tampered_state(ctx: Context) -> str:
+        return await confirm(ctx)
+
+    @server.tool(
+        "test_input_required_result_multiple_inputs", description="Asks for a name, a greeting and the client's roots"
+    )
+    async def irr_multiple_inputs(ctx: Context) -> str:
+        # The scenario wants all three input requests in the first InputRequiredResult. trio_mcp puts one
+        # input request in each (the first ask that has no answer yet), so this takes three rounds and
+        # fails input-required-result-multiple-input-requests until it can ask for several at once.
+        name = await ctx.elicit("What is your name?", _string_form("name"), key="user_name")
+        greeting = await ctx.sample("Generate a greeting", max_tokens=50, key="greeting")
+        roots = await ctx.list_roots(key="client_roots")
+        who = name.content["name"] if name.action == "accept" and name.content else f"(action={name.action})"
+        return f"Name: {who}; greeting: {_sampled_text(greeting.content)}; roots: {len(roots)}"
+
+    @server.tool("test_input_required_result_multi_round", description="Asks two questions, one after the other")
+    async def irr_multi_round(ctx: Context) -> str:
+        # Round 2's InputRequiredResult carries step1's answer in its (new) requestState.
+        step1 = await ctx.elicit("Step 1: What is your name?", _string_form("name"), key="step1")
+        if step1.action != "accept" or step1.content is None:
+            return f"Stopped at step 1 (action={step1.action})."
+        step2 = await ctx.elicit("Step 2: What is your favorite color?", _string_form("color"), key="step2")
+        if step2.action != "accept" or step2.content is None:
+            return f"Stopped at step 2 (action={step2.action})."
+        return f"{step1.content['name']} likes {step2.content['color']}."
+
+    @server.tool(
+        "test_input_required_result_capabilities", description="Asks only for what the client declared it can answer"
+    )
+    async def irr_capabilities(ctx: Context) -> str:
+        # Only what this request's clientCapabilities allow (called with sampling only: no elicitation).
+        capabilities = ctx.client_capabilities
+        answers: list[str] = []
+        if capabilities.elicitation is not None:
+            result = await ctx.elicit("What is your name?", _string_form("name"), key="user_name")
+            answers.append(f"elicitation: {result.action}")
+        if capabilities.sampling is not None:
+            sampled = await ctx.sample("What is the capital of France?", max_tokens=100, key="capital_question")
+            answers.append(f"sampling: {_sampled_text(sampled.content)}")
+        if capabilities.roots is not None:
+            answers.append(f"roots: {len(await ctx.list_roots(key='client_roots'))}")
+        return "; ".join(answers) if answers else "The client declared no capability to ask it through."
+
+    # ===== resources ====================================================================================
+
+    @server.resource(
+        "test://static-text",
+        name="static-text",
+        title="Static Text Resource",
+        description="A static text resource for testing",
+        mime_type="text/plain",
+    )
+    async def static_text() -> str:
+        return "This is the content of the static text resource."
+
+    @server.resource(
+        "test://static-binary",
+        name="static-binary",
+        title="Static Binary Resource",
+        description="A static binary resource (image) for testing",
+        mime_type="image/png",
+    )
+    async def static_binary() -> bytes:
+        return base64.b64decode(IMG)
+
+    @server.resource(
+        "test://template/{id}/data",
+        name="template",
+        title="Resource Template",
+        description="A resource template with parameter substitution",
+        mime_type="application/json",
+    )
+    async def template_data(id: str) -> str:
+        return _dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
+
+    @server.resource(
+        "test://watched-resource",
+        name="watched-resource",
+        title="Watched Resource",
+        description="A resource that changes periodically; subscribers are notified",
+        mime_type="text/plain",
+    )
+    async def watched_resource() -> str:
+        return str(watched["content"])
+
+    # sep-2164-resource-not-found reads test://nonexistent-resource-for-conformance-testing: nothing is
+    # registered there on purpose, and trio_mcp answers -32002 (handshake revisions) or -32602 (2026-07-28)
+    # with data.uri.
+
+    # ===== prompts ======================================================================================
+
+    @server.prompt("test_simple_prompt", title="Simple Test Prompt", description="A simple prompt without arguments")
+    async def simple_prompt() -> str:
+        return "This is a simple prompt for testing."
+
+    @server.prompt(
+        "test_prompt_with_arguments", title="Prompt With Arguments", description="A prompt with required arguments"
+    )
+    async def prompt_with_arguments(
+        arg1: Annotated[str, Field(description="First test argument")],
+        arg2: Annotated[str, Field(description="Second test argument")],
+    ) -> str:
+        return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+    @server.prompt(
+        "test_prompt_with_embedded_resource",
+        title="Prompt With Embedded Resource",
+        description="A prompt that includes an embedded resource",
+    )
+    async def prompt_with_embedded_resource(
+        resourceUri: Annotated[str, Field(description="URI of the resource to embed")],
+    ) -> list[Any]:
+        return [
+            EmbeddedResource(
+                resource=TextResourceContents(
+                    uri=resourceUri, mime_type="text/plain", text="Embedded resource content for testing."
+                )
+            ),
+            "Please process the embedded resource above.",
+        ]
+
+    @server.prompt(
+        "test_prompt_with_image", title="Prompt With Image", description="A prompt that includes image content"
+    )
+    async def prompt_with_image() -> list[Any]:
+        return [ImageContent(data=IMG, mime_type="image/png"), "Please analyze the image above."]
+
+    @server.prompt(
+        "test_input_required_result_prompt", description="A prompt that first asks the user for context"
+    )
+    async def irr_prompt(ctx: Context) -> str:
+        # 2026-07-28: prompts/get answers with an InputRequiredResult (user_context) first.
+        result = await ctx.elicit("What context should the prompt use?", _string_form("context"), key="user_context")
+        if result.action != "accept" or result.content is None:
+            return "Answer without any particular context."
+        return f"Answer in this context: {result.content['context']}"
+
+    # ===== completion ===================================================================================
+
+    @server.completion()
+    async def complete(
+        ref: PromptReference | ResourceTemplateReference,
+        argument: CompletionArgument,
+        context: CompletionContext | None,
+    ) -> list[str]:
+        if isinstance(ref, PromptReference) and ref.name == "test_prompt_with_arguments":
+            candidates: Sequence[str] = PROMPT_ARGUMENT_SUGGESTIONS
+        elif isinstance(ref, ResourceTemplateReference) and argument.name == "id":
+            candidates = TEMPLATE_ID_SUGGESTIONS
+        else:
+            candidates = ()
+        return [value for value in candidates if value.startswith(argument.value)]
+
+    return server
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP only (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=3001, help="HTTP only (default 3001)")
+    parser.add_argument(
+        "--watched-interval",
+        type=float,
+        default=3.0,
+        help="seconds between updates of test://watched-resource (0: never; default 3)",
+    )
+    args = parser.parse_args(argv)
+    server = create_server(watched_interval=args.watched_interval or None)
+    if args.transport == "stdio":
+        trio.run(server.serve_stdio)
+        return
+    if not hasattr(server, "serve_http"):
+        sys.exit("everything_server: HTTP transport not available yet (trio_mcp.Server has no serve_http); "
+                 "use --transport stdio")
+    trio.run(server.serve_http, args.host, args.port)
+
+
+if __name__ == "__main__":
+    main()

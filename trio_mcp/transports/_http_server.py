@@ -1,0 +1,871 @@
+"""An HTTP/1.1 server on h11 and trio, small enough to read in one sitting and strict about its limits.
+
+It is the ground floor of the MCP HTTP transports, and knows nothing of MCP: it parses requests, calls one
+handler per request, and writes what the handler sends, either a whole response at once or a stream of chunks
+(Server-Sent Events). What it adds over the h11 example server:
+
+- **One nursery per TCP connection** (hypercorn's trio worker): a reader task that keeps reading the socket
+  for the whole life of the connection, and the request cycle, which runs the handler. Because the reader
+  never stops, a client that goes away mid-response is noticed at once and reported as state
+  (``HttpResponse.disconnected``), not at the next write.
+- **Explicit limits** (``HttpLimits``): header size and count (431), body size (413, checked against
+  Content-Length before the handler runs, and counted while a chunked body streams), timeouts for the head
+  (slowloris), the body, keep-alive idleness and every write (a client that stops reading is dropped), and a
+  cap on concurrent connections (see ``HttpLimits.max_connections``).
+- **Graceful stop**: cancelling ``serve_http`` closes the listeners first, closes idle keep-alive
+  connections, and gives in-flight requests ``graceful_shutdown_timeout`` seconds before they are cancelled.
+
+What it does not do: routing, content negotiation, compression, HTTP/2, protocol switching (an ``Upgrade``
+offer is declined by answering normally; ``CONNECT`` gets 501), pipelining (requests on one connection are handled one after
+another; bytes the client sends early are kept, not lost), and trailers.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import sys
+from http import HTTPStatus
+from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping, NoReturn, Sequence, TypeVar, Union
+from urllib.parse import parse_qs
+
+import attrs
+import h11
+import trio
+
+if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
+    from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
+
+__all__ = [
+    "ClientDisconnected",
+    "Handler",
+    "Headers",
+    "HeadersLike",
+    "HttpLimits",
+    "HttpRequest",
+    "HttpResponse",
+    "MalformedRequestBody",
+    "RequestBodyError",
+    "RequestBodyTimeout",
+    "RequestBodyTooLarge",
+    "serve_http",
+    "serve_http_listeners",
+]
+
+logger = logging.getLogger("trio_mcp.http")
+
+_READ_SIZE = 65536
+# After answering a request whose body we did not read (413, 400, ...), we keep reading and discarding for a
+# moment before closing: closing a socket with unread input makes the kernel send RST, and an RST can destroy
+# our error response in the client's receive buffer before the client has read it.
+_LINGER_SECONDS = 1.0
+_LINGER_BYTES = 4 * 1024 * 1024
+_REJECT_SECONDS = 1.0
+_ACCEPT_RESOURCE_ERRORS = {
+    getattr(errno, name) for name in ("EMFILE", "ENFILE", "ENOMEM", "ENOBUFS") if hasattr(errno, name)
+}
+_ACCEPT_BACKOFF = 0.1
+_BUSY_BODY = b"server busy: too many connections, retry shortly\n"
+_BUSY_RESPONSE = (
+    b"HTTP/1.1 503 Service Unavailable\r\n"
+    b"content-type: text/plain; charset=utf-8\r\n"
+    b"content-length: " + str(len(_BUSY_BODY)).encode() + b"\r\n"
+    b"retry-after: 1\r\n"
+    b"connection: close\r\n\r\n" + _BUSY_BODY
+)
+_NO_BODY_STATUSES = frozenset({204, 304})
+
+
+# --- headers -------------------------------------------------------------------------------------------------
+
+
+class Headers(Mapping[str, str]):
+    """Case-insensitive, read-only header fields in wire order; ``get_all`` keeps repeated fields apart.
+
+    ``headers[name]`` and ``get`` join repeated fields with ", " (RFC 9110 section 5.3); use ``get_all`` where
+    that is wrong (``Set-Cookie``) or where a repeat is itself an error to detect. Names are lower case, values
+    are decoded as ISO-8859-1 so that no byte is lost.
+    """
+
+    __slots__ = ("_items", "_index")
+
+    def __init__(self, items: Iterable[tuple[str, str]] = ()) -> None:
+        self._items = [(name.lower(), value) for name, value in items]
+        self._index: dict[str, list[str]] = {}
+        for name, value in self._items:
+            self._index.setdefault(name, []).append(value)
+
+    @classmethod
+    def _from_raw(cls, raw: Iterable[tuple[bytes, bytes]]) -> Headers:
+        return cls((name.decode("latin-1"), value.decode("latin-1")) for name, value in raw)
+
+    def __getitem__(self, name: str) -> str:
+        return ", ".join(self._index[name.lower()])
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def get_all(self, name: str) -> list[str]:
+        """Every value of field ``name`` in the order received; ``[]`` if absent."""
+        return list(self._index.get(name.lower(), ()))
+
+    def multi_items(self) -> list[tuple[str, str]]:
+        """All ``(name, value)`` pairs in wire order, repeats included."""
+        return list(self._items)
+
+    def __repr__(self) -> str:
+        return f"Headers({self._items!r})"
+
+
+HeadersLike = Union[Mapping[str, str], Iterable[tuple[Union[str, bytes], Union[str, bytes]]]]
+"""Headers a caller hands us: a mapping, or ``(name, value)`` pairs (repeats allowed), as ``str`` or ``bytes``."""
+
+
+def _encode_headers(headers: HeadersLike) -> list[tuple[bytes, bytes]]:
+    if isinstance(headers, Headers):
+        pairs: Iterable[tuple[str | bytes, str | bytes]] = headers.multi_items()
+    elif isinstance(headers, Mapping):
+        pairs = headers.items()
+    else:
+        pairs = headers
+    encoded: list[tuple[bytes, bytes]] = []
+    for name, value in pairs:
+        raw_name = name.encode("ascii") if isinstance(name, str) else bytes(name)
+        raw_value = value.encode("latin-1") if isinstance(value, str) else bytes(value)
+        encoded.append((raw_name.lower(), raw_value))
+    return encoded
+
+
+def _has_header(headers: list[tuple[bytes, bytes]], name: bytes) -> bool:
+    return any(key == name for key, _ in headers)
+
+
+# --- limits and errors ---------------------------------------------------------------------------------------
+
+
+def _positive(instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if not value > 0:
+        raise ValueError(f"{attribute.name} must be positive, not {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class HttpLimits:
+    """Every bound the server enforces; the defaults suit an MCP endpoint on a trusted network edge.
+
+    Timeouts are in seconds (``math.inf`` disables one). ``max_connections``: a connection over the cap is
+    accepted and answered at once with ``503 Service Unavailable`` (``Retry-After: 1``, ``Connection: close``)
+    rather than left waiting in the kernel's backlog, so clients learn why instead of timing out; rejected
+    connections are themselves capped at the same number, beyond which they are closed without a word.
+    """
+
+    #: Largest request head (request line plus headers), h11's ``max_incomplete_event_size``; over it: 431.
+    max_header_bytes: int = attrs.field(default=32 * 1024, validator=_positive)
+    #: Most header fields in one request; over it: 431.
+    max_header_count: int = attrs.field(default=100, validator=_positive)
+    #: Largest request body; a larger Content-Length gets 413 before the handler runs, a chunked body is counted.
+    max_body_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
+    #: The whole request head must arrive within this time of its first byte (slowloris); then 408 and close.
+    header_timeout: float = attrs.field(default=10.0, validator=_positive)
+    #: The whole body must arrive within this time of the handler's first ``read_body()``; then 408 and close.
+    body_timeout: float = attrs.field(default=30.0, validator=_positive)
+    #: How long an idle keep-alive connection waits for its next request before it is closed.
+    keep_alive_timeout: float = attrs.field(default=15.0, validator=_positive)
+    #: Longest a single write may wait for the client to read; then the connection is dropped.
+    write_timeout: float = attrs.field(default=30.0, validator=_positive)
+    #: Most connections served at once.
+    max_connections: int = attrs.field(default=1000, validator=_positive)
+    #: After ``serve_http`` is cancelled, how long in-flight requests and streams may take before cancellation.
+    graceful_shutdown_timeout: float = attrs.field(default=5.0, validator=attrs.validators.ge(0))
+
+
+class ClientDisconnected(Exception):
+    """The client went away (EOF, reset, or it stopped reading): nothing more can be sent on this response.
+
+    Raised at the call site (``write``, ``send``, ``read_body``); a handler may let it propagate, and the
+    server then closes the connection without logging an error.
+    """
+
+
+class RequestBodyError(Exception):
+    """``read_body()`` failed because of what the client sent; ``status`` is the answer the server gives.
+
+    If the handler lets it propagate, the server answers with ``status`` (unless a response has already
+    started) and closes the connection.
+    """
+
+    status = 400
+
+
+class RequestBodyTooLarge(RequestBodyError):
+    """The body is larger than ``HttpLimits.max_body_bytes`` (413)."""
+
+    status = 413
+
+
+class RequestBodyTimeout(RequestBodyError):
+    """The body did not arrive within ``HttpLimits.body_timeout`` (408)."""
+
+    status = 408
+
+
+class MalformedRequestBody(RequestBodyError):
+    """The body's framing is broken, e.g. a bad chunk header (400)."""
+
+    status = 400
+
+
+# --- request and response ------------------------------------------------------------------------------------
+
+
+class HttpRequest:
+    """One parsed request: its head as attributes, its body through ``await read_body()``.
+
+    ``target`` is the raw request-target; ``path`` and ``query`` are its two halves, still percent-encoded.
+    ``peer`` is the client's ``(host, port)`` when the transport is a TCP socket (possibly under TLS).
+    """
+
+    __slots__ = (
+        "method",
+        "target",
+        "path",
+        "query",
+        "http_version",
+        "headers",
+        "peer",
+        "_conn",
+        "_chunks",
+        "_received",
+        "_body",
+        "_body_error",
+        "_reading",
+        "_deadline",
+        "_continue_sent",
+        "_expects_continue",
+    )
+
+    def __init__(self, conn: _Connection, event: h11.Request, peer: tuple[str, int] | None) -> None:
+        self.method = event.method.decode("ascii")
+        self.target = event.target.decode("ascii")
+        path, _, query = self.target.partition("?")
+        self.path = path
+        self.query = query
+        self.http_version = event.http_version.decode("ascii")
+        self.headers = Headers._from_raw(event.headers)
+        self.peer = peer
+        self._conn = conn
+        self._chunks: list[bytes] = []
+        self._received = 0
+        self._body: bytes | None = None
+        self._body_error: Exception | None = None
+        self._reading = False
+        self._deadline: float | None = None
+        self._continue_sent = False
+        self._expects_continue = conn._h11.they_are_waiting_for_100_continue
+
+    @property
+    def query_params(self) -> dict[str, list[str]]:
+        """The query string decoded into ``{name: [values...]}`` (blank values kept)."""
+        return parse_qs(self.query, keep_blank_values=True)
+
+    async def read_body(self) -> bytes:
+        """The whole request body, read on first call (sending ``100 Continue`` if the client asked for it).
+
+        Bounded by ``max_body_bytes`` and ``body_timeout``. Later calls return the same bytes (or raise the
+        same error). Cancel-safe: a cancelled call keeps what it read, and the next call carries on.
+
+        Raises:
+            RequestBodyTooLarge, RequestBodyTimeout, MalformedRequestBody: the client's fault (413/408/400).
+            ClientDisconnected: the client went away before sending it all.
+        """
+        if self._body is not None:
+            return self._body
+        if self._body_error is not None:
+            raise self._body_error
+        if self._reading:
+            raise RuntimeError("read_body() is already running in another task")
+        self._reading = True
+        try:
+            self._body = await self._conn._read_body(self)
+        except (RequestBodyError, ClientDisconnected) as exc:
+            self._body_error = exc
+            raise
+        finally:
+            self._reading = False
+        return self._body
+
+    def __repr__(self) -> str:
+        return f"<HttpRequest {self.method} {self.target} from {self.peer}>"
+
+
+class HttpResponse:
+    """The handler's side of one response: ``send()`` once, or ``start()``, ``write()``... and ``finish()``.
+
+    Writes are serialised (several tasks may write one stream) and each is bounded by ``write_timeout``. A write
+    that is cancelled, times out or fails breaks the response and the connection is closed afterwards, as in
+    h11's own trio example; so write from a task whose cancellation should end the stream.
+    ``disconnected`` is set as soon as the client goes away before the response is complete.
+    """
+
+    __slots__ = ("disconnected", "_conn", "_request", "_started", "_finished", "status")
+
+    def __init__(self, conn: _Connection, request: HttpRequest) -> None:
+        #: Set when the client closes or resets the connection (or stops reading) mid-request.
+        self.disconnected = trio.Event()
+        #: The status sent, once started.
+        self.status: int | None = None
+        self._conn = conn
+        self._request = request
+        self._started = False
+        self._finished = False
+
+    @property
+    def started(self) -> bool:
+        """Whether a status line has been sent (after which an error can only close the connection)."""
+        return self._started
+
+    @property
+    def finished(self) -> bool:
+        """Whether the whole response has been sent."""
+        return self._finished
+
+    def _head(self, status: int, headers: HeadersLike) -> tuple[h11.Response, list[tuple[bytes, bytes]]]:
+        if self._started:
+            raise RuntimeError("the response has already been started")
+        if not 200 <= status <= 599:
+            raise ValueError(f"the status must be a final status in 200..599, not {status!r}")
+        raw = _encode_headers(headers)
+        if self._conn._server.shutting_down:
+            raw.append((b"connection", b"close"))
+        try:
+            reason = HTTPStatus(status).phrase.encode("ascii")
+        except ValueError:
+            reason = b""
+        return h11.Response(status_code=status, headers=raw, reason=reason), raw
+
+    async def send(self, status: int, headers: HeadersLike = (), body: bytes = b"") -> None:
+        """Send a complete response; ``Content-Length`` is added unless given. Raises ``ClientDisconnected``."""
+        if status in _NO_BODY_STATUSES and body:
+            raise ValueError(f"a {status} response cannot have a body")
+        response, raw = self._head(status, headers)
+        if status not in _NO_BODY_STATUSES and not _has_header(raw, b"content-length"):
+            raw.append((b"content-length", str(len(body)).encode("ascii")))
+            response = h11.Response(status_code=status, headers=raw, reason=response.reason)
+        events: list[h11.Event] = [response]
+        if body and self._request.method != "HEAD":
+            events.append(h11.Data(data=body))
+        events.append(h11.EndOfMessage())
+        self._started = True
+        self.status = status
+        await self._conn._send(events)
+        self._finished = True
+
+    async def start(self, status: int, headers: HeadersLike = ()) -> None:
+        """Send the head of a streamed response now (chunked, or close-delimited for HTTP/1.0 clients)."""
+        response, _ = self._head(status, headers)
+        self._started = True
+        self.status = status
+        await self._conn._send([response])
+
+    async def write(self, data: bytes) -> None:
+        """Send one piece of a started response (e.g. one SSE event). Raises ``ClientDisconnected``."""
+        if not self._started:
+            raise RuntimeError("start() the response before write()")
+        if self._finished:
+            raise RuntimeError("the response is already finished")
+        if data and self._request.method != "HEAD":
+            await self._conn._send([h11.Data(data=bytes(data))])
+
+    async def finish(self) -> None:
+        """End a started response. Raises ``ClientDisconnected``."""
+        if not self._started:
+            raise RuntimeError("start() the response before finish()")
+        if self._finished:
+            return
+        await self._conn._send([h11.EndOfMessage()])
+        self._finished = True
+
+
+Handler = Callable[[HttpRequest, HttpResponse], Awaitable[None]]
+"""``async def handler(request, response) -> None``: called once per request, must respond."""
+
+
+# --- one connection ------------------------------------------------------------------------------------------
+
+
+def _peer_of(stream: trio.abc.Stream) -> tuple[str, int] | None:
+    inner: object = stream
+    while isinstance(inner, trio.SSLStream):
+        inner = inner.transport_stream
+    if isinstance(inner, trio.SocketStream):
+        try:
+            address = inner.socket.getpeername()
+        except OSError:
+            return None
+        if isinstance(address, tuple) and len(address) >= 2:
+            return (str(address[0]), int(address[1]))
+    return None
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for child in exc.exceptions for leaf in _leaves(child)]
+    return [exc]
+
+
+def _declared_length(event: h11.Request) -> int | None:
+    length = None
+    for name, value in event.headers:
+        if name == b"transfer-encoding":
+            return None
+        if name == b"content-length":
+            length = int(value)  # h11 has validated it
+    return length
+
+
+class _Connection:
+    """Serves the requests of one TCP connection, one after another."""
+
+    def __init__(self, server: _Server, stream: trio.abc.Stream) -> None:
+        limits = server.limits
+        self._server = server
+        self._limits = limits
+        self._stream = stream
+        self._h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.max_header_bytes)
+        self.peer = _peer_of(stream)
+        # The reader stops reading while this much is buffered and unparsed (more than a maximal head, so
+        # that h11 can still see that a head is too large).
+        self._read_cap = limits.max_header_bytes + _READ_SIZE
+        self._data_arrived = trio.Event()
+        self._room = trio.Event()
+        self._peer_gone = False
+        self._send_lock = trio.StrictFIFOLock()
+        self._send_broken: str | None = None
+        self._request_method: str | None = None
+        self._response: HttpResponse | None = None
+
+    # -- reading --------------------------------------------------------------------------------------------
+
+    def _buffered(self) -> int:
+        return len(self._h11.trailing_data[0])
+
+    def _wake(self) -> None:
+        self._data_arrived.set()
+        self._data_arrived = trio.Event()
+
+    async def _reader(self) -> None:
+        """Owns every receive on the socket, for the whole connection; EOF and resets become ``_peer_gone``."""
+        while True:
+            while self._buffered() >= self._read_cap:
+                room = self._room = trio.Event()
+                await room.wait()
+            try:
+                data = await self._stream.receive_some(_READ_SIZE)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                data = b""
+            self._h11.receive_data(data if isinstance(data, bytes) else bytes(data))
+            if not data:
+                self._peer_gone = True
+                self._mark_disconnected()
+            self._wake()
+            if not data:
+                return
+
+    def _mark_disconnected(self) -> None:
+        if self._response is not None and not self._response.finished:
+            self._response.disconnected.set()
+
+    async def _next_event(self) -> h11.Event:
+        """The next h11 event, reading as needed. Raises ``h11.RemoteProtocolError``."""
+        while True:
+            event = self._h11.next_event()
+            self._room.set()
+            if event is h11.NEED_DATA:
+                await self._data_arrived.wait()
+                continue
+            if event is h11.PAUSED:
+                raise RuntimeError("h11 paused while a request was being read")  # pragma: no cover
+            assert isinstance(event, h11.Event)
+            return event
+
+    # -- writing --------------------------------------------------------------------------------------------
+
+    async def _send(self, events: Sequence[h11.Event]) -> None:
+        async with self._send_lock:
+            if self._send_broken is not None:
+                raise ClientDisconnected(self._send_broken)
+            try:
+                data = b"".join(self._h11.send(event) or b"" for event in events)
+            except h11.LocalProtocolError as exc:
+                # h11 has moved our side to ERROR: nothing more can be sent on this connection.
+                self._send_broken = f"the response broke HTTP/1.1 framing: {exc}"
+                raise
+            try:
+                with trio.fail_after(self._limits.write_timeout):
+                    await self._stream.send_all(data)
+            except trio.TooSlowError:
+                self._send_failed(f"the client did not read for {self._limits.write_timeout:g} s")
+                raise ClientDisconnected(self._send_broken) from None
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self._send_failed("the client closed the connection")
+                raise ClientDisconnected(self._send_broken) from None
+            except BaseException:
+                self._send_failed("a write was interrupted")
+                raise
+
+    def _send_failed(self, reason: str) -> None:
+        self._h11.send_failed()
+        self._send_broken = reason
+        self._mark_disconnected()
+
+    async def _send_error(self, status: int, message: str, *, close: bool = True) -> None:
+        """Answer with a short text/plain error if a response can still be sent; never raises for the peer."""
+        if self._send_broken is not None or self._h11.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            return
+        body = (message + "\n").encode("utf-8")
+        headers = [
+            (b"content-type", b"text/plain; charset=utf-8"),
+            (b"content-length", str(len(body)).encode("ascii")),
+        ]
+        if close or self._server.shutting_down:
+            headers.append((b"connection", b"close"))
+        try:
+            reason = HTTPStatus(status).phrase.encode("ascii")
+        except ValueError:  # pragma: no cover - we only send known statuses
+            reason = b""
+        events: list[h11.Event] = [h11.Response(status_code=status, headers=headers, reason=reason)]
+        if self._request_method != "HEAD":
+            events.append(h11.Data(data=body))
+        events.append(h11.EndOfMessage())
+        try:
+            await self._send(events)
+        except (ClientDisconnected, h11.LocalProtocolError):
+            pass
+        if self._response is not None:
+            self._response._started = self._response._finished = True
+            self._response.status = status
+
+    # -- the request cycle ----------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._reader)
+                try:
+                    await self._serve()
+                finally:
+                    nursery.cancel_scope.cancel()
+            if not self._peer_gone and self._h11.their_state not in (h11.DONE, h11.CLOSED, h11.MUST_CLOSE):
+                if self._h11.their_state is not h11.IDLE or self._buffered():
+                    await self._linger()
+        finally:
+            await trio.aclose_forcefully(self._stream)
+
+    async def _linger(self) -> None:
+        """Half-close, then read and drop what the client still sends, briefly (see ``_LINGER_SECONDS``)."""
+        with trio.move_on_after(_LINGER_SECONDS):
+            try:
+                if isinstance(self._stream, trio.abc.HalfCloseableStream):
+                    await self._stream.send_eof()
+                discarded = 0
+                while discarded < _LINGER_BYTES:
+                    data = await self._stream.receive_some(_READ_SIZE)
+                    if not data:
+                        break
+                    discarded += len(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+
+    async def _serve(self) -> None:
+        first = True
+        while True:
+            event = await self._read_head(first)
+            if event is None:
+                return
+            first = False
+            if not await self._handle(event):
+                return
+            try:
+                self._h11.start_next_cycle()
+            except h11.LocalProtocolError:  # pragma: no cover - _handle checked both sides are DONE
+                return
+
+    async def _read_head(self, first: bool) -> h11.Request | None:
+        limits = self._limits
+        self._request_method = None
+        if not first:
+            # Keep-alive: wait for the first byte of the next request (it may already be here).
+            with trio.move_on_after(limits.keep_alive_timeout):
+                while not self._buffered() and not self._peer_gone and not self._server.shutting_down:
+                    await self._data_arrived.wait()
+            if not self._buffered():
+                return None
+        with trio.move_on_after(limits.header_timeout) as timer:
+            try:
+                event = await self._next_event()
+            except h11.RemoteProtocolError as exc:
+                if not self._peer_gone:
+                    status = exc.error_status_hint
+                    if status == 431:
+                        message = f"request head larger than {limits.max_header_bytes} bytes"
+                    else:
+                        message = f"malformed request: {exc}"
+                    await self._send_error(status, message)
+                return None
+        if timer.cancelled_caught:
+            if self._buffered():
+                await self._send_error(408, f"request head not received within {limits.header_timeout:g} s")
+            return None
+        if isinstance(event, h11.ConnectionClosed):
+            return None
+        assert isinstance(event, h11.Request), event
+        self._request_method = event.method.decode("ascii")
+        if len(event.headers) > limits.max_header_count:
+            await self._send_error(431, f"more than {limits.max_header_count} header fields")
+            return None
+        if not event.http_version.startswith(b"1."):
+            await self._send_error(505, "only HTTP/1.x is supported")
+            return None
+        if event.method == b"CONNECT":
+            await self._send_error(501, "CONNECT is not supported")
+            return None
+        # An Upgrade offer (h2c, websocket) is simply declined by answering normally, as RFC 9110 allows.
+        return event
+
+    async def _handle(self, event: h11.Request) -> bool:
+        """Run one request to completion; True if the connection can carry another."""
+        request = HttpRequest(self, event, self.peer)
+        response = HttpResponse(self, request)
+        self._response = response
+        if self._peer_gone:
+            response.disconnected.set()
+        try:
+            declared = _declared_length(event)
+            if declared is not None and declared > self._limits.max_body_bytes:
+                await self._send_error(
+                    413, f"request body of {declared} bytes is over the {self._limits.max_body_bytes}-byte limit"
+                )
+                return False
+            await self._run_handler(request, response)
+            if not response.finished or self._send_broken is not None or self._server.shutting_down:
+                return False
+            if self._h11.their_state is h11.SEND_BODY:
+                # The handler answered without reading the whole body: read and drop the rest (bounded by the
+                # same limits), unless the client is still waiting for a 100 Continue it will never get.
+                if request._expects_continue and not request._continue_sent:
+                    return False
+                try:
+                    await request.read_body()
+                except (RequestBodyError, ClientDisconnected):
+                    return False
+            return self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE
+        finally:
+            self._response = None
+
+    async def _run_handler(self, request: HttpRequest, response: HttpResponse) -> None:
+        try:
+            await self._server.handler(request, response)
+        except BaseException as exc:
+            leaves = _leaves(exc)
+            if not all(isinstance(leaf, Exception) for leaf in leaves):
+                raise  # Cancelled, KeyboardInterrupt and friends are not ours to absorb
+            if all(isinstance(leaf, ClientDisconnected) for leaf in leaves):
+                return
+            body_errors = [leaf for leaf in leaves if isinstance(leaf, RequestBodyError)]
+            if body_errors and all(isinstance(leaf, (RequestBodyError, ClientDisconnected)) for leaf in leaves):
+                if not response.started:
+                    await self._send_error(body_errors[0].status, str(body_errors[0]))
+                return
+            logger.error("HTTP handler failed on %s %s from %s", request.method, request.target, self.peer, exc_info=exc)
+            if not response.started:
+                await self._send_error(500, "internal server error", close=False)
+            return
+        if not response.started:
+            if response.disconnected.is_set():
+                return  # the client left and the handler gave up: nothing to answer, nothing wrong
+            logger.error(
+                "HTTP handler returned without responding to %s %s; sent 500", request.method, request.target
+            )
+            await self._send_error(500, "internal server error: the handler did not respond", close=False)
+        elif not response.finished:
+            try:
+                await response.finish()
+            except ClientDisconnected:
+                pass
+
+    async def _read_body(self, request: HttpRequest) -> bytes:
+        limits = self._limits
+        if request._deadline is None:
+            request._deadline = trio.current_time() + limits.body_timeout
+        if self._h11.they_are_waiting_for_100_continue and not request._continue_sent:
+            request._continue_sent = True
+            await self._send([h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")])
+        with trio.move_on_at(request._deadline):
+            while True:
+                try:
+                    event = await self._next_event()
+                except h11.RemoteProtocolError as exc:
+                    if self._peer_gone:
+                        raise ClientDisconnected("the client went away before sending the whole body") from None
+                    raise MalformedRequestBody(f"malformed request body: {exc}") from None
+                if isinstance(event, h11.Data):
+                    request._received += len(event.data)
+                    if request._received > limits.max_body_bytes:
+                        raise RequestBodyTooLarge(f"request body over the {limits.max_body_bytes}-byte limit")
+                    request._chunks.append(bytes(event.data))
+                elif isinstance(event, h11.EndOfMessage):
+                    body = b"".join(request._chunks)
+                    request._chunks = []
+                    return body
+                else:  # pragma: no cover - h11 yields only Data/EndOfMessage in SEND_BODY
+                    raise RuntimeError(f"unexpected {event!r} in a request body")
+        raise RequestBodyTimeout(f"request body not received within {limits.body_timeout:g} s")
+
+
+# --- the server ----------------------------------------------------------------------------------------------
+
+
+class _Server:
+    def __init__(self, handler: Handler, limits: HttpLimits) -> None:
+        self.handler = handler
+        self.limits = limits
+        self.shutting_down = False
+        self.active = 0
+        self.rejecting = 0
+        self.connections: set[_Connection] = set()
+        self._shutdown = trio.Event()
+        self._connections_scope = trio.CancelScope(shield=True)
+
+    async def own_connections(self, *, task_status: trio.TaskStatus[trio.Nursery]) -> None:
+        # Shielded, so that cancelling serve_http does not cancel the connections at once: begin_shutdown()
+        # gives them a deadline instead.
+        with self._connections_scope:
+            async with trio.open_nursery() as nursery:
+                task_status.started(nursery)
+                await self._shutdown.wait()
+
+    def begin_shutdown(self) -> None:
+        self.shutting_down = True
+        self._shutdown.set()
+        self._connections_scope.deadline = trio.current_time() + self.limits.graceful_shutdown_timeout
+        for conn in list(self.connections):
+            conn._wake()  # idle keep-alive connections notice and close
+
+    async def accept_loop(self, listener: trio.abc.Listener[Any], nursery: trio.Nursery) -> None:
+        async with listener:
+            while True:
+                try:
+                    stream = await listener.accept()
+                except OSError as exc:
+                    if exc.errno not in _ACCEPT_RESOURCE_ERRORS:
+                        raise
+                    logger.error("accept() failed (%s); sleeping %g s", exc, _ACCEPT_BACKOFF)
+                    await trio.sleep(_ACCEPT_BACKOFF)
+                    continue
+                if self.active < self.limits.max_connections:
+                    self.active += 1
+                    nursery.start_soon(self.serve_connection, stream)
+                elif self.rejecting < self.limits.max_connections:
+                    self.rejecting += 1
+                    nursery.start_soon(self.reject, stream)
+                else:
+                    nursery.start_soon(trio.aclose_forcefully, stream)
+
+    async def serve_connection(self, stream: trio.abc.Stream) -> None:
+        conn = _Connection(self, stream)
+        self.connections.add(conn)
+        try:
+            await conn.run()
+        except Exception:
+            # A bug in this module, not the peer's doing (peer behaviour is state): keep serving the others.
+            logger.exception("internal error on the HTTP connection from %s", conn.peer)
+        finally:
+            self.connections.discard(conn)
+            self.active -= 1
+
+    async def reject(self, stream: trio.abc.Stream) -> None:
+        try:
+            with trio.move_on_after(_REJECT_SECONDS):
+                await stream.send_all(_BUSY_RESPONSE)
+                if isinstance(stream, trio.abc.HalfCloseableStream):
+                    await stream.send_eof()
+                discarded = 0
+                while discarded < _LINGER_BYTES:
+                    data = await stream.receive_some(_READ_SIZE)
+                    if not data:
+                        break
+                    discarded += len(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        finally:
+            self.rejecting -= 1
+            await trio.aclose_forcefully(stream)
+
+
+_ListenerT = TypeVar("_ListenerT", bound="trio.abc.Listener[Any]")
+
+
+async def serve_http_listeners(
+    handler: Handler,
+    listeners: list[_ListenerT],
+    *,
+    limits: HttpLimits = HttpLimits(),
+    handler_nursery: trio.Nursery | None = None,
+    task_status: trio.TaskStatus[list[_ListenerT]] = trio.TASK_STATUS_IGNORED,
+) -> NoReturn:
+    """Serve HTTP/1.1 on listeners you opened (TCP, ``trio.SSLListener`` for HTTPS, or in-memory ones).
+
+    Runs until cancelled; ``task_status.started(listeners)``. Each connection gets its own nursery; ``handler``
+    is awaited once per request.
+
+    Resource handling:
+        The listeners are closed when this returns. On cancellation it stops accepting, closes idle keep-alive
+        connections, lets in-flight requests finish for ``limits.graceful_shutdown_timeout`` seconds (their
+        responses carry ``Connection: close``), then cancels what is left and closes every connection. With
+        ``handler_nursery``, connection tasks run in your nursery instead: they are still told to finish, but
+        when they are cancelled is up to you.
+
+    Error handling:
+        A handler exception is logged and answered with 500 (or closes the connection if the response had
+        started); the server keeps serving. ``ClientDisconnected`` and ``RequestBodyError`` are expected and
+        not logged. ``accept()`` running out of file descriptors is logged and retried after a short sleep;
+        other listener errors propagate.
+    """
+    server = _Server(handler, limits)
+    async with trio.open_nursery() as outer:
+        connections = handler_nursery if handler_nursery is not None else await outer.start(server.own_connections)
+        try:
+            async with trio.open_nursery() as accepting:
+                for listener in listeners:
+                    accepting.start_soon(server.accept_loop, listener, connections)
+                task_status.started(listeners)
+        finally:
+            server.begin_shutdown()
+    raise RuntimeError("the HTTP accept loops stopped")  # pragma: no cover - they only ever raise
+
+
+async def serve_http(
+    handler: Handler,
+    host: str | None = "127.0.0.1",
+    port: int = 0,
+    *,
+    limits: HttpLimits = HttpLimits(),
+    handler_nursery: trio.Nursery | None = None,
+    task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
+) -> NoReturn:
+    """Listen on ``host:port`` (port 0 picks a free one) and serve HTTP/1.1 until cancelled.
+
+    ``task_status.started(listeners)`` hands back the bound ``trio.SocketListener`` objects, so
+    ``listeners[0].socket.getsockname()[1]`` is the port. The default host is loopback only; pass ``None``
+    for every interface. See ``serve_http_listeners`` for resource and error handling.
+    """
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    await serve_http_listeners(
+        handler, listeners, limits=limits, handler_nursery=handler_nursery, task_status=task_status
+    )
+
