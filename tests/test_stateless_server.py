@@ -291,3 +291,43 @@ async def test_both_eras_on_one_connection(nursery: trio.Nursery) -> None:
     assert "resultType" not in tools["result"]  # legacy results carry no modern envelope
     modern = await call(peer, request(4, "tools/list"))
     assert modern["result"]["resultType"] == "complete"
+
+
+async def test_concurrent_asks_become_one_result_with_several_input_requests(nursery: trio.Nursery) -> None:
+    server = Server("multi")
+
+    @server.tool()
+    async def everything(ctx: Context) -> str:
+        """Ask for three inputs at once."""
+        answers: dict[str, str] = {}
+
+        async def name() -> None:
+            result = await ctx.elicit("Name?", {"type": "object", "properties": {"n": {"type": "string"}}}, key="name")
+            answers["name"] = str((result.content or {}).get("n"))
+
+        async def model() -> None:
+            result = await ctx.sample("Hi?", max_tokens=5, key="model")
+            answers["model"] = getattr(result.content, "text", "?")
+
+        async def roots() -> None:
+            answers["roots"] = ",".join(root.uri for root in await ctx.list_roots(key="roots"))
+
+        async with trio.open_nursery() as inner:
+            for ask in (name, model, roots):
+                inner.start_soon(ask)
+        return f"{answers['name']}/{answers['model']}/{answers['roots']}"
+
+    peer = await start(nursery, server)
+    caps = {"elicitation": {}, "sampling": {}, "roots": {}}
+    first = (await call(peer, request(1, "tools/call", {"name": "everything"}, capabilities=caps)))["result"]
+    assert first["resultType"] == "input_required"
+    assert {key: value["method"] for key, value in first["inputRequests"].items()} == {
+        "name": "elicitation/create", "model": "sampling/createMessage", "roots": "roots/list"}
+    responses = {
+        "name": {"action": "accept", "content": {"n": "Ada"}},
+        "model": {"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"},
+        "roots": {"roots": [{"uri": "file:///a"}]},
+    }
+    second = (await call(peer, request(2, "tools/call", {"name": "everything", "inputResponses": responses,
+                                                          "requestState": first["requestState"]}, capabilities=caps)))
+    assert second["result"]["content"][0]["text"] == "Ada/hello/file:///a"

@@ -189,7 +189,7 @@ class ServerConnection:
                 raise
             result = {
                 "resultType": RESULT_INPUT_REQUIRED,
-                "inputRequests": {needed.key: needed.request},
+                "inputRequests": {item.key: item.request for item in needed},
                 "requestState": self.server.request_states.sign(params_digest(method, params), modern.answers),
             }
         return self.server.decorate_modern_result(method, result, cacheable=not retried)

@@ -106,14 +106,25 @@ class InputRequired(BaseException):
         self.request = request
 
 
-def find_input_required(error: BaseException) -> InputRequired | None:
-    """The ``InputRequired`` in ``error`` (possibly inside nested exception groups), if that is all it is."""
-    while isinstance(error, BaseExceptionGroup):
-        inner = [e for e in error.exceptions if not _is_cancelled(e)]
-        if len(inner) != 1:
+def find_input_required(error: BaseException) -> list[InputRequired] | None:
+    """The ``InputRequired`` exceptions ``error`` consists of, or None if it holds anything else.
+
+    A handler that asks for several inputs at once (concurrent asks in a nursery) raises a group of them;
+    all become ``inputRequests`` of one result. Cancellations of sibling tasks are ignored.
+    """
+    if isinstance(error, InputRequired):
+        return [error]
+    if not isinstance(error, BaseExceptionGroup):
+        return None
+    found: list[InputRequired] = []
+    for inner in error.exceptions:
+        if _is_cancelled(inner):
+            continue
+        nested = find_input_required(inner)
+        if nested is None:
             return None
-        error = inner[0]
-    return error if isinstance(error, InputRequired) else None
+        found += nested
+    return found or None
 
 
 def _is_cancelled(error: BaseException) -> bool:
