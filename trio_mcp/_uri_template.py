@@ -41,6 +41,7 @@ expansion is not injective, so matching picks one reading by these rules:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Generic, TypeVar, Union
 from urllib.parse import quote, unquote_to_bytes
@@ -74,6 +75,9 @@ _RESERVED = ":/?#[]@!$&'()*+,;="
 # Characters RFC 6570 section 2.1 excludes from literals (besides CTL, which is checked by code point).
 _LITERAL_FORBIDDEN = frozenset(" \"'<>\\^`{|}")
 _FUTURE_OPERATORS = frozenset("=,!@|")
+# A "%" not followed by two hex digits.  Fixed width, so the scan is linear: this is a tokenizer check,
+# not part of matching.
+_MALFORMED_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 @attrs.frozen
@@ -152,14 +156,10 @@ def _encode(value: str, allow_reserved: bool) -> str:
 
 def _decode(raw: str) -> str | None:
     """Percent-decode as UTF-8, or None for a malformed escape or invalid UTF-8."""
-    i = raw.find("%")
-    if i < 0:
+    if "%" not in raw:
         return raw
-    n = len(raw)
-    while i >= 0:
-        if i + 2 >= n or raw[i + 1] not in _HEX or raw[i + 2] not in _HEX:
-            return None
-        i = raw.find("%", i + 3)
+    if _MALFORMED_ESCAPE.search(raw):
+        return None
     try:
         return unquote_to_bytes(raw).decode("utf-8")
     except UnicodeError:
@@ -404,6 +404,8 @@ def _capture(group: _Group, region: str, result: MatchedVariables, reject_traver
         return all(_put(result, name, values) for name, values in lists.items())
 
     items = content.split(op.sep)
+    # Fast path for long exploded lists: nothing to decode and nothing a traversal check could find.
+    plain = "%" not in content and not (reject_traversal and ("\x00" in content or ".." in content))
     specs = group.specs
     count = len(items)
     i = 0
@@ -414,12 +416,13 @@ def _capture(group: _Group, region: str, result: MatchedVariables, reject_traver
         after = len(specs) - index - 1
         if spec.explode:
             take = max(1, remaining - after)
-            values: list[str] = []
-            for raw in items[i : i + take]:
-                value = value_of(raw, spec)
-                if value is None:
-                    return False
-                values.append(value)
+            values: list[str] = items[i : i + take] if plain else []
+            if not plain:
+                for raw in items[i : i + take]:
+                    value = value_of(raw, spec)
+                    if value is None:
+                        return False
+                    values.append(value)
             i += take
             if not _put(result, spec.name, values):
                 return False
@@ -634,7 +637,10 @@ class TemplateRouter(Generic[K]):
         return parsed
 
     def match(self, uri: str, *, reject_traversal: bool = True) -> tuple[K, MatchedVariables] | None:
-        """``(key, variables)`` of the first registered template matching ``uri``, or None."""
+        """``(key, variables)`` of the first registered template matching ``uri``, or None.
+
+        Templates are tried in order; one whose leading literal differs fails on that comparison, so a lookup
+        costs the total template size plus one linear scan per template that gets past its prefix."""
         if len(uri) > MAX_URI_LENGTH:
             return None
         for key, template in self._entries:

@@ -1,6 +1,33 @@
-"""Talking to MCP servers: the ``Client`` and the ways to open one."""
+"""Talking to MCP servers: the ``Client``, the ways to open one, and ``ClientGroup`` for several at once."""
 
-from ._client import Client
+from ._client import (
+    Client,
+    ElicitationHandler,
+    ProgressHandler,
+    RootsHandler,
+    SamplingHandler,
+    report_progress,
+)
+from ._connect import connect_client, open_client
+from ._elicitation import fill_elicitation_defaults
+from ._group import ClientGroup
+from ._pages import DEFAULT_MAX_PAGES
 from ._stdio import connect_stdio_client, open_stdio_client
+from ._tools import StructuredContentError
 
-__all__ = ["Client", "open_stdio_client", "connect_stdio_client"]
+__all__ = [
+    "Client",
+    "ClientGroup",
+    "open_client",
+    "connect_client",
+    "open_stdio_client",
+    "connect_stdio_client",
+    "fill_elicitation_defaults",
+    "report_progress",
+    "StructuredContentError",
+    "DEFAULT_MAX_PAGES",
+    "RootsHandler",
+    "SamplingHandler",
+    "ElicitationHandler",
+    "ProgressHandler",
+]

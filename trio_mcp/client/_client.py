@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import logging
-from typing import Any, Awaitable, Callable, Final, Sequence, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, Final, Sequence, TypeVar
 
+import attrs
 import trio
 
 from .._core.lifecycle import HandshakeEvent, Lifecycle
 from .._session import InboundRequest, Session
 from .._version import __version__
 from .._wire.convert import WireFormatError, from_wire, params_from_wire
-from .._wire.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION
+from .._schema import validate
+from .._wire.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, V2025_03_26, V2025_06_18, V2025_11_25
 from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, McpError, RemoteProtocolError
 from ..transports._base import MessageStream
 from ..types import (
@@ -37,12 +40,25 @@ from ..types import (
     LoggingMessageNotificationParams,
     ListToolsResult,
     ProgressNotificationParams,
+    Prompt,
+    Resource,
+    ResourceTemplate,
     Root,
     ServerCapabilities,
+    Tool,
 )
 from .._wire.convert import to_wire
+from ._pages import DEFAULT_MAX_PAGES, ItemPages
+from ._tools import StructuredContentError, tool_problem
 
-__all__ = ["Client", "ProgressHandler", "RootsHandler", "SamplingHandler", "ElicitationHandler"]
+__all__ = [
+    "Client",
+    "ProgressHandler",
+    "RootsHandler",
+    "SamplingHandler",
+    "ElicitationHandler",
+    "report_progress",
+]
 
 logger = logging.getLogger("trio_mcp.client")
 
@@ -84,7 +100,9 @@ class Client:
     Get one from ``open_stdio_client()`` (or another ``open_*``/``connect_*`` function); they run the
     handshake before handing it over. Every call raises ``McpError`` for an error answer,
     ``RequestTimeout`` when the server is too slow, and ``ConnectionClosed`` once the connection is gone.
-    Cancelling the scope around a call sends ``notifications/cancelled`` for it.
+    Cancelling the scope around a call sends ``notifications/cancelled`` for it. ``iter_tools()`` and
+    friends page through whole listings; ``call_tool`` checks structured results against the listed
+    ``outputSchema`` (``StructuredContentError``).
     """
 
     def __init__(
@@ -102,6 +120,7 @@ class Client:
         on_log: Callable[[LoggingMessageNotificationParams], Any] | None = None,
         on_resource_updated: Callable[[str], Any] | None = None,
         on_list_changed: Callable[[str], Any] | None = None,
+        max_pages: int = DEFAULT_MAX_PAGES,
     ) -> None:
         """Args:
         stream: the transport; usually an ``open_*`` function builds it.
@@ -114,12 +133,25 @@ class Client:
         on_log: receives each ``notifications/message``.
         on_resource_updated: receives the URI of each ``notifications/resources/updated``.
         on_list_changed: receives "tools", "resources" or "prompts" for each ``list_changed``.
+        max_pages: how many pages an ``iter_*`` method fetches before deciding the server loops.
+
+        Callbacks answering server requests (roots, sampling, elicitation) run in their own task, inside the
+        request's cancel scope: the server's ``notifications/cancelled`` cancels them. If one raises, the
+        server gets a JSON-RPC error (the ``McpError`` raised, or -32603 with the message) and the session
+        carries on. ``report_progress()`` inside one tells the server how far along it is.
 
         Notification callbacks run in the session's reader in arrival order (they may be async): keep them
         short, and hand long work to a task. Their exceptions are logged, never raised.
         """
         if protocol_version not in HANDSHAKE_VERSIONS:
             raise ValueError(f"protocol_version must be one of {', '.join(HANDSHAKE_VERSIONS)}")
+        if max_pages < 1:
+            raise ValueError("max_pages must be at least 1")
+        self.max_pages = max_pages
+        #: outputSchema of each tool seen in the latest listings (None: the tool declared none).
+        self._output_schemas: dict[str, dict[str, Any] | None] = {}
+        #: The capabilities sent in ``initialize``; server requests are served only within them.
+        self._declared: dict[str, Any] = {}
         self._stream = stream
         self.roots_handler = roots
         self.sampling_handler = sampling
@@ -160,9 +192,10 @@ class Client:
                 await callback()
 
     async def _initialize(self) -> None:
+        self._declared = self._capabilities_wire()
         params = {
             "protocolVersion": self._requested_version,
-            "capabilities": self._capabilities_wire(),
+            "capabilities": self._declared,
             "clientInfo": {"name": self.client_info.name, "version": self.client_info.version},
         }
         self.lifecycle.handle(HandshakeEvent.INITIALIZE_REQUEST)
@@ -183,20 +216,28 @@ class Client:
         self.lifecycle.handle(HandshakeEvent.INITIALIZED_NOTIFICATION)
 
     def _capabilities_wire(self) -> dict[str, Any]:
-        """Capabilities follow from the callbacks registered: nothing is declared that cannot be served."""
+        """Capabilities follow from the callbacks registered: nothing is declared that cannot be served.
+
+        Sub-capabilities are declared only in the revision asked for that defines them (elicitation from
+        2025-06-18; ``sampling.tools`` and elicitation ``form``/``url`` from 2025-11-25).
+        """
+        version = self._requested_version
         capabilities: dict[str, Any] = {}
         if self.roots_handler is not None:
             capabilities["roots"] = {"listChanged": True}
         if self.sampling_handler is not None:
-            capabilities["sampling"] = {"tools": {}} if self.sampling_tools else {}
-        if self.elicitation_handler is not None:
-            capabilities["elicitation"] = {"form": {}, "url": {}} if self.elicitation_url else {}
+            capabilities["sampling"] = {"tools": {}} if self.sampling_tools and version >= V2025_11_25 else {}
+        if self.elicitation_handler is not None and version >= V2025_06_18:
+            if self.elicitation_url and version >= V2025_11_25:
+                capabilities["elicitation"] = {"form": {}, "url": {}}
+            else:
+                capabilities["elicitation"] = {}
         return capabilities
 
     async def notify_roots_changed(self) -> None:
         """Tell the server the roots changed (``notifications/roots/list_changed``)."""
-        if self.roots_handler is None:
-            raise RuntimeError("no roots handler is registered, so no roots capability was declared")
+        if "roots" not in self._declared:
+            raise RuntimeError("no roots handler was registered, so no roots capability was declared")
         await self.session.notify("notifications/roots/list_changed")
 
     # -- what the handshake told us ---------------------------------------------------------------
@@ -269,9 +310,40 @@ class Client:
         await self.request("ping", timeout=timeout)
 
     async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
-        """One page of the server's tools; pass ``next_cursor`` back for the next page."""
+        """One page of the server's tools; pass ``next_cursor`` back for the next page (or use ``iter_tools``).
+
+        Tools the client must not use are left out, with a warning on the ``trio_mcp.client`` logger naming
+        the tool and the reason: an invalid ``x-mcp-header`` annotation (the spec says to drop them), or a
+        schema too large or too deeply nested to handle safely. The ``outputSchema`` of each tool kept is
+        remembered, so that ``call_tool`` can check structured results against it.
+        """
         raw = await self.request("tools/list", _cursor(cursor))
-        return self._parse(raw, ListToolsResult, "tools/list")
+        result = self._parse(raw, ListToolsResult, "tools/list")
+        kept: list[Tool] = []
+        for tool in result.tools:
+            problem = tool_problem(tool)
+            if problem is not None:
+                logger.warning("dropping tool %r from the tools/list result: %s", tool.name, problem)
+                self._output_schemas.pop(tool.name, None)
+                continue
+            kept.append(tool)
+            self._output_schemas[tool.name] = tool.output_schema
+        if len(kept) == len(result.tools):
+            return result
+        return attrs.evolve(result, tools=kept)
+
+    def iter_tools(self, *, max_pages: int | None = None) -> AsyncIterator[Tool]:
+        """Every tool, fetching pages as the loop needs them: ``async for tool in client.iter_tools():``.
+
+        Raises ``RemoteProtocolError`` if the server repeats a cursor or needs more than ``max_pages`` pages
+        (default: the client's ``max_pages``).
+        """
+
+        async def fetch(cursor: str | None) -> tuple[Sequence[Tool], str | None]:
+            page = await self.list_tools(cursor)
+            return page.tools, page.next_cursor
+
+        return ItemPages("tools/list", fetch, max_pages=self.max_pages if max_pages is None else max_pages)
 
     async def call_tool(
         self,
@@ -282,10 +354,16 @@ class Client:
         on_progress: ProgressHandler | None = None,
         max_total_timeout: float | None = None,
         meta: dict[str, Any] | None = None,
+        validate_output: bool = True,
     ) -> CallToolResult:
         """Call a tool. A tool that fails returns a result with ``is_error=True``; it does not raise.
 
         ``on_progress`` receives the server's progress updates; each one restarts the timeout.
+
+        When the latest listing showed this tool with an ``outputSchema``, a successful result must carry
+        ``structuredContent`` that matches it, or ``StructuredContentError`` is raised (the result rides on
+        the exception); ``validate_output=False`` skips the check. A tool never listed is not checked: the
+        client does not list tools behind your back.
         """
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
@@ -295,16 +373,45 @@ class Client:
         raw = await self.request(
             "tools/call", params, timeout=timeout, on_progress=on_progress, max_total_timeout=max_total_timeout
         )
-        return self._parse(raw, CallToolResult, "tools/call")
+        result = self._parse(raw, CallToolResult, "tools/call")
+        if validate_output and result.is_error is not True:
+            schema = self._output_schemas.get(name)
+            if schema is not None:
+                if result.structured_content is None:
+                    raise StructuredContentError(
+                        name, ["the tool declares an outputSchema but returned no structuredContent"], result
+                    )
+                errors = validate(result.structured_content, schema)
+                if errors:
+                    raise StructuredContentError(name, errors, result)
+        return result
 
     async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
         """One page of the server's resources."""
         return self._parse(await self.request("resources/list", _cursor(cursor)), ListResourcesResult, "resources/list")
 
+    def iter_resources(self, *, max_pages: int | None = None) -> AsyncIterator[Resource]:
+        """Every resource, page by page as the loop needs them; guarded like ``iter_tools``."""
+
+        async def fetch(cursor: str | None) -> tuple[Sequence[Resource], str | None]:
+            page = await self.list_resources(cursor)
+            return page.resources, page.next_cursor
+
+        return ItemPages("resources/list", fetch, max_pages=self.max_pages if max_pages is None else max_pages)
+
     async def list_resource_templates(self, cursor: str | None = None) -> ListResourceTemplatesResult:
         """One page of the server's resource templates."""
         raw = await self.request("resources/templates/list", _cursor(cursor))
         return self._parse(raw, ListResourceTemplatesResult, "resources/templates/list")
+
+    def iter_resource_templates(self, *, max_pages: int | None = None) -> AsyncIterator[ResourceTemplate]:
+        """Every resource template, page by page as the loop needs them; guarded like ``iter_tools``."""
+
+        async def fetch(cursor: str | None) -> tuple[Sequence[ResourceTemplate], str | None]:
+            page = await self.list_resource_templates(cursor)
+            return page.resource_templates, page.next_cursor
+
+        return ItemPages("resources/templates/list", fetch, max_pages=self.max_pages if max_pages is None else max_pages)
 
     async def read_resource(self, uri: str, *, timeout: float | None = _UNSET) -> ReadResourceResult:
         """Read one resource; a missing one raises ``McpError`` (-32002, or -32602 on 2026-07-28)."""
@@ -322,6 +429,15 @@ class Client:
     async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
         """One page of the server's prompts."""
         return self._parse(await self.request("prompts/list", _cursor(cursor)), ListPromptsResult, "prompts/list")
+
+    def iter_prompts(self, *, max_pages: int | None = None) -> AsyncIterator[Prompt]:
+        """Every prompt, page by page as the loop needs them; guarded like ``iter_tools``."""
+
+        async def fetch(cursor: str | None) -> tuple[Sequence[Prompt], str | None]:
+            page = await self.list_prompts(cursor)
+            return page.prompts, page.next_cursor
+
+        return ItemPages("prompts/list", fetch, max_pages=self.max_pages if max_pages is None else max_pages)
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = _UNSET
@@ -357,6 +473,24 @@ class Client:
             raise RemoteProtocolError(f"server sent an invalid {method} result: {exc}") from None
 
 
+_serving: contextvars.ContextVar[tuple[InboundRequest, Client] | None] = contextvars.ContextVar(
+    "trio_mcp_client_serving", default=None
+)
+
+
+async def report_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
+    """From inside a roots, sampling or elicitation callback: tell the server how far along the answer is.
+
+    A no-op unless the server's request carried a ``progressToken``; ``progress`` must increase with each
+    call. Outside such a callback it raises ``RuntimeError``.
+    """
+    serving = _serving.get()
+    if serving is None:
+        raise RuntimeError("report_progress() only works inside a callback that answers a server request")
+    request, client = serving
+    await request.report_progress(progress, total, message if client.protocol_version >= V2025_03_26 else None)
+
+
 def _cursor(cursor: str | None) -> dict[str, Any] | None:
     return {"cursor": cursor} if cursor is not None else None
 
@@ -384,15 +518,20 @@ class _ClientHandler:
         method = request.method
         if method == "ping":
             return {}
-        if method == "roots/list" and client.roots_handler is not None:
+        # This task serves only this request, so the variable is seen by this callback alone.
+        _serving.set((request, client))
+        declared = client._declared
+        if method == "roots/list" and client.roots_handler is not None and "roots" in declared:
             roots = await client.roots_handler()
             return {"roots": [to_wire(root) for root in roots]}
-        if method == "sampling/createMessage" and client.sampling_handler is not None:
-            sampled = await client.sampling_handler(params_from_wire(request.params, CreateMessageRequestParams))
-            return to_wire(sampled)
-        if method == "elicitation/create" and client.elicitation_handler is not None:
+        if method == "sampling/createMessage" and client.sampling_handler is not None and "sampling" in declared:
+            sampling = params_from_wire(request.params, CreateMessageRequestParams)
+            if (sampling.tools is not None or sampling.tool_choice is not None) and "tools" not in declared["sampling"]:
+                raise McpError(INVALID_PARAMS, "Invalid params: this client did not declare sampling with tools")
+            return to_wire(await client.sampling_handler(sampling))
+        if method == "elicitation/create" and client.elicitation_handler is not None and "elicitation" in declared:
             params: Any = params_from_wire(request.params, ElicitRequestParams)
-            if isinstance(params, ElicitRequestURLParams) and not client.elicitation_url:
+            if isinstance(params, ElicitRequestURLParams) and "url" not in declared["elicitation"]:
                 raise McpError(INVALID_PARAMS, "Invalid params: this client did not declare URL-mode elicitation")
             return to_wire(await client.elicitation_handler(params))
         raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -411,6 +550,8 @@ class _ClientHandler:
                 result = client.on_resource_updated(uri)
         elif method.startswith("notifications/") and method.endswith("/list_changed"):
             kind = method[len("notifications/") : -len("/list_changed")]
+            if kind == "tools":
+                client._output_schemas.clear()  # stale schemas would fail good results; re-list to check again
             if client.on_list_changed is not None and kind in ("tools", "resources", "prompts"):
                 result = client.on_list_changed(kind)
         if inspect.isawaitable(result):

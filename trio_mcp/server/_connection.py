@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import inspect
 import logging
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Final
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Final, Iterator
 
 import trio
 
@@ -290,6 +291,16 @@ class ServerConnection:
 
         self._trio_token.run_sync_soon(enqueue)
 
+    @contextlib.contextmanager
+    def _context(self, request: InboundRequest, modern: ModernRequest | None) -> Iterator[Context]:
+        """The handler's ``Context``, also visible to the stdlib logging bridge while the handler runs."""
+        context = Context(request, self, modern)
+        token = current_context.set(context)
+        try:
+            yield context
+        finally:
+            current_context.reset(token)
+
     # -- tools ------------------------------------------------------------------------------------
 
     async def _list_tools(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
@@ -300,20 +311,17 @@ class ServerConnection:
         tool = self.server.tools.get(params.name)
         if tool is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
-        context = Context(request, self, modern)
-        token = current_context.set(context)
-        try:
-            value = await tool.call(params.arguments, context)
-            result = tool_result_from_value(tool, value)
-        except ArgumentError as exc:
-            result = argument_error_result(tool, exc)
-        except McpError:
-            raise
-        except Exception as exc:
-            logger.info("tool %s raised %s: %s", tool.name, type(exc).__name__, exc)
-            result = error_result(f"Error executing tool {tool.name}: {exc or type(exc).__name__}")
-        finally:
-            current_context.reset(token)
+        with self._context(request, modern) as context:
+            try:
+                value = await tool.call(params.arguments, context)
+                result = tool_result_from_value(tool, value)
+            except ArgumentError as exc:
+                result = argument_error_result(tool, exc)
+            except McpError:
+                raise
+            except Exception as exc:
+                logger.info("tool %s raised %s: %s", tool.name, type(exc).__name__, exc)
+                result = error_result(f"Error executing tool {tool.name}: {exc or type(exc).__name__}")
         wire = to_wire(result)
         version = context.protocol_version
         wire["content"] = [content_for_revision(block, version) for block in wire["content"]]
@@ -335,14 +343,11 @@ class ServerConnection:
         if found is None:
             raise self._not_found(params.uri, modern)
         definition, variables = found
-        context = Context(request, self, modern)
-        token = current_context.set(context)
-        try:
-            contents = await definition.read(params.uri, variables, context)
-        except ArgumentError as exc:
-            raise McpError(INVALID_PARAMS, f"Invalid params: {exc}", {"uri": params.uri}) from None
-        finally:
-            current_context.reset(token)
+        with self._context(request, modern) as context:
+            try:
+                contents = await definition.read(params.uri, variables, context)
+            except ArgumentError as exc:
+                raise McpError(INVALID_PARAMS, f"Invalid params: {exc}", {"uri": params.uri}) from None
         return {"contents": contents}
 
     def _not_found(self, uri: str, modern: ModernRequest | None) -> McpError:
@@ -373,14 +378,11 @@ class ServerConnection:
         prompt = self.server.prompts.get(params.name)
         if prompt is None:
             raise McpError(INVALID_PARAMS, f"Invalid params: unknown prompt {params.name!r}")
-        context = Context(request, self, modern)
-        token = current_context.set(context)
-        try:
-            return await prompt.render(params.arguments, context, context.protocol_version)
-        except ArgumentError as exc:
-            raise McpError(INVALID_PARAMS, f"Invalid params for prompt {params.name}: {exc}") from None
-        finally:
-            current_context.reset(token)
+        with self._context(request, modern) as context:
+            try:
+                return await prompt.render(params.arguments, context, context.protocol_version)
+            except ArgumentError as exc:
+                raise McpError(INVALID_PARAMS, f"Invalid params for prompt {params.name}: {exc}") from None
 
     # -- completion -------------------------------------------------------------------------------
 
