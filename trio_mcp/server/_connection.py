@@ -21,7 +21,6 @@ from .._wire.versions import (
     LATEST_HANDSHAKE_VERSION,
     V2025_06_18,
     allows_batches,
-    is_handshake,
 )
 from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, McpError
 from ..transports._base import MessageStream

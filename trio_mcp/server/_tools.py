@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections.abc
 import functools
-import inspect
 import json
 import logging
 import re
@@ -13,7 +12,6 @@ import typing
 from typing import Any, Callable, Mapping, Sequence
 
 import attrs
-import trio
 
 from .._core.mcp_headers import header_paths
 from .._schema import ArgumentError, FunctionSchema, describe_function

@@ -25,10 +25,9 @@ from __future__ import annotations
 
 import collections
 import functools
-import json
 import logging
 import secrets
-from typing import Any, Awaitable, Callable, Final, Literal, Mapping, NoReturn, Protocol, Sequence
+from typing import Any, Awaitable, Callable, Final, Mapping, NoReturn, Protocol, Sequence
 from urllib.parse import urlsplit
 
 import attrs
