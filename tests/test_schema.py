@@ -881,15 +881,19 @@ def test_headers_declared_in_an_explicit_input_schema_are_checked() -> None:
     ok = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}
     assert describe_function(tool, input_schema=ok).headers == {"Region": "region"}
     for prop, message in [
-        ({"type": "number", "x-mcp-header": "N"}, "needs a str, int or bool"),
+        ({"type": "number", "x-mcp-header": "N"}, "only integer, string or boolean"),
         ({"type": "string", "x-mcp-header": "bad name"}, "RFC 9110 token"),
     ]:
         with pytest.raises(TypeError, match=message):
             describe_function(tool, input_schema={"type": "object", "properties": {"p": prop}})
     twice = {"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "X"},
                                               "b": {"type": "string", "x-mcp-header": "x"}}}
-    with pytest.raises(TypeError, match="already used"):
+    with pytest.raises(TypeError, match="used twice"):
         describe_function(tool, input_schema=twice)
+    nested = {"type": "object", "properties": {"list": {"type": "array", "items": {
+        "type": "string", "x-mcp-header": "Item"}}}}
+    with pytest.raises(TypeError, match="reachable through 'properties' alone"):
+        describe_function(tool, input_schema=nested)
 
 
 # -- hand-written schemas ----------------------------------------------------------------------------------------

@@ -9,9 +9,19 @@ import logging as _logging
 
 from ._schema import Field
 from ._version import __version__
-from .client import Client, connect_stdio_client, open_stdio_client
-from .errors import ConnectionClosed, McpError, RequestTimeout, TrioMcpError
-from .server import Context, Server
+from .client import (
+    Client,
+    ClientGroup,
+    StructuredContentError,
+    connect_client,
+    connect_stdio_client,
+    fill_elicitation_defaults,
+    open_client,
+    open_stdio_client,
+)
+from .errors import ConnectionClosed, McpError, RemoteProtocolError, RequestTimeout, TrioMcpError
+from .server import Context, McpLogHandler, Server
+from .transports.streamable_http import HttpTransportOptions
 
 _logging.getLogger("trio_mcp").addHandler(_logging.NullHandler())
 
@@ -20,11 +30,19 @@ __all__ = [
     "Server",
     "Context",
     "Field",
+    "McpLogHandler",
+    "HttpTransportOptions",
     "Client",
+    "ClientGroup",
+    "open_client",
+    "connect_client",
     "open_stdio_client",
     "connect_stdio_client",
+    "fill_elicitation_defaults",
     "McpError",
     "RequestTimeout",
     "ConnectionClosed",
+    "RemoteProtocolError",
+    "StructuredContentError",
     "TrioMcpError",
 ]

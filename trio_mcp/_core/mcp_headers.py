@@ -8,6 +8,7 @@ space, or text that already looks like the sentinel) is sent as ``=?base64?<base
 from __future__ import annotations
 
 import base64
+import collections
 import binascii
 import re
 from typing import Any, Final, Mapping
@@ -19,12 +20,14 @@ __all__ = [
     "header_paths",
     "HeaderRuleError",
     "SAFE_INTEGER",
+    "TOKEN",
 ]
 
 _PREFIX: Final = "=?base64?"
 _SUFFIX: Final = "?="
 _PLAIN: Final = re.compile(r"^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$")
-_TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+#: An RFC 9110 token: what an ``x-mcp-header`` name must be.
+TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 #: JavaScript's safe-integer bound: x-mcp-header integers must stay within it.
 SAFE_INTEGER: Final = 2**53 - 1
 
@@ -77,63 +80,69 @@ def header_matches(raw: str, expected: Any) -> bool:
     return isinstance(expected, str) and text == expected
 
 
-def header_paths(input_schema: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
-    """``{header name (lower case): property path}`` for every ``x-mcp-header`` in a tool's input schema.
+#: Keywords whose value is one subschema (``items`` may also be a list of them).
+_SUBSCHEMA: Final = ("additionalProperties", "unevaluatedProperties", "additionalItems", "unevaluatedItems",
+                     "items", "contains", "propertyNames", "not", "if", "then", "else")
+#: Keywords whose value is a list of subschemas.
+_SUBSCHEMA_LISTS: Final = ("prefixItems", "allOf", "anyOf", "oneOf", "items")
+#: Keywords whose value maps names to subschemas (``properties`` is handled on its own: it alone is reachable).
+_SUBSCHEMA_MAPS: Final = ("patternProperties", "$defs", "definitions", "dependentSchemas")
+_HEADER_TYPES: Final = frozenset({"integer", "string", "boolean"})
 
-    Raises ``HeaderRuleError`` when an annotation breaks the rules of 2026-07-28: an empty or non-token name,
-    a duplicate (ignoring case), a property that is not integer/string/boolean, or one not reachable from the
-    root through ``properties`` keys alone.
+
+def header_paths(input_schema: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """``{header name: property path}`` for every ``x-mcp-header`` in a tool's input schema.
+
+    Raises ``HeaderRuleError`` naming the first rule of 2026-07-28 an annotation breaks: an empty or non-token
+    name, a duplicate (ignoring case), a property that is not integer/string/boolean (a ``null`` beside the
+    type is allowed: a null value leaves the header out), or one not reachable from the root through
+    ``properties`` keys alone. The walk visits schema positions only, so a property *named* ``x-mcp-header``
+    or a key inside a ``default`` is not taken for an annotation; it is iterative, so depth costs no stack.
     """
     found: dict[str, tuple[str, ...]] = {}
-    reachable: set[int] = set()
-
-    def walk(schema: Any, path: tuple[str, ...]) -> None:
-        if not isinstance(schema, Mapping):
-            return
-        reachable.add(id(schema))
-        name = schema.get("x-mcp-header")
-        if name is not None:
-            _check_annotation(name, schema, path, found)
-            found[name.lower()] = path
-        properties = schema.get("properties")
+    queue: collections.deque[tuple[Any, tuple[str, ...], bool]] = collections.deque([(input_schema, (), True)])
+    while queue:
+        node, path, reachable = queue.popleft()
+        if not isinstance(node, Mapping):
+            continue
+        if "x-mcp-header" in node:
+            _check_annotation(node["x-mcp-header"], node, path, reachable, found)
+            found[node["x-mcp-header"]] = path
+        properties = node.get("properties")
         if isinstance(properties, Mapping):
             for key, child in properties.items():
-                walk(child, (*path, key))
-
-    walk(input_schema, ())
-    stray = _stray_annotation(input_schema, reachable)
-    if stray is not None:
-        raise HeaderRuleError(f"x-mcp-header {stray!r} is not reachable through 'properties' alone")
+                queue.append((child, (*path, str(key)), reachable))
+        for keyword in _SUBSCHEMA:
+            child = node.get(keyword)
+            if isinstance(child, Mapping):
+                queue.append((child, (*path, keyword), False))
+        for keyword in _SUBSCHEMA_LISTS:
+            children = node.get(keyword)
+            if isinstance(children, list):
+                queue.extend((child, (*path, keyword, str(index)), False) for index, child in enumerate(children))
+        for keyword in _SUBSCHEMA_MAPS:
+            children = node.get(keyword)
+            if isinstance(children, Mapping):
+                queue.extend((child, (*path, keyword, str(key)), False) for key, child in children.items())
     return found
 
 
-def _check_annotation(name: Any, schema: Mapping[str, Any], path: tuple[str, ...], found: Mapping[str, Any]) -> None:
-    where = ".".join(path) or "<root>"
-    if not isinstance(name, str) or not name or not _TOKEN.match(name):
-        raise HeaderRuleError(f"x-mcp-header on {where} must be a non-empty HTTP token, not {name!r}")
-    if name.lower() in found:
-        raise HeaderRuleError(f"x-mcp-header {name!r} is used twice (names are compared ignoring case)")
-    kind = schema.get("type")
-    if kind not in ("string", "integer", "boolean"):
-        raise HeaderRuleError(f"x-mcp-header {name!r} on {where}: only string, integer and boolean are allowed")
-    if not path:
-        raise HeaderRuleError(f"x-mcp-header {name!r} cannot annotate the schema root")
-
-
-def _stray_annotation(schema: Any, reachable: set[int], depth: int = 0) -> str | None:
-    """An ``x-mcp-header`` found anywhere the static walk did not reach (under items, anyOf, $defs...)."""
-    if depth > 64:
-        return None
-    if isinstance(schema, Mapping):
-        if "x-mcp-header" in schema and id(schema) not in reachable:
-            return str(schema["x-mcp-header"])
-        children: Any = schema.values()
-    elif isinstance(schema, list):
-        children = schema
-    else:
-        return None
-    for child in children:
-        stray = _stray_annotation(child, reachable, depth + 1)
-        if stray is not None:
-            return stray
-    return None
+def _check_annotation(
+    name: Any, schema: Mapping[str, Any], path: tuple[str, ...], reachable: bool, found: Mapping[str, Any]
+) -> None:
+    where = "/".join(path) or "the schema root"
+    if not reachable or not path:
+        raise HeaderRuleError(f"x-mcp-header at {where} is not on a property reachable through 'properties' alone")
+    if not isinstance(name, str) or not name:
+        raise HeaderRuleError(f"x-mcp-header at {where} is {name!r}; it must be a non-empty string")
+    if not TOKEN.match(name):
+        raise HeaderRuleError(f"x-mcp-header {name!r} at {where} is not an RFC 9110 token")
+    if name.lower() in {seen.lower() for seen in found}:
+        raise HeaderRuleError(f"x-mcp-header {name!r} at {where} is used twice (names are compared ignoring case)")
+    declared = schema.get("type")
+    kinds = [kind for kind in declared if kind != "null"] if isinstance(declared, list) else [declared]
+    if len(kinds) != 1 or kinds[0] not in _HEADER_TYPES:
+        raise HeaderRuleError(
+            f"x-mcp-header {name!r} at {where} is on a property of type {declared!r}; "
+            "only integer, string or boolean properties may carry one"
+        )

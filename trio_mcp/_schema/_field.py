@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Final
+
+from .._core.mcp_headers import SAFE_INTEGER, TOKEN
 
 __all__ = ["Field", "HEADER_TOKEN", "JS_SAFE_INTEGER"]
 
 #: RFC 9110 section 5.1 ``token``: the only spelling an ``x-mcp-header`` name may have.
-HEADER_TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
+HEADER_TOKEN: Final = TOKEN
 #: The integers JavaScript represents exactly; ``x-mcp-header`` integers must stay inside this range.
-JS_SAFE_INTEGER: Final = 2**53 - 1
+JS_SAFE_INTEGER: Final = SAFE_INTEGER
 
 
 class Field:

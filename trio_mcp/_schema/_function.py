@@ -14,7 +14,8 @@ import attrs
 
 from ._compile import Compiler, resolve_hints
 from ._docstrings import parse_docstring
-from ._field import HEADER_TOKEN, JS_SAFE_INTEGER, Field
+from .._core.mcp_headers import HeaderRuleError, header_paths
+from ._field import JS_SAFE_INTEGER, Field
 from ._nodes import FAIL, NO_DEFAULT, AnnotatedNode, Node, Run, SchemaContext, dump_any, property_schema, suggest
 from ._util import Abort, Err, expected_message, render
 from ._validator import check_schema_bounded, validate_errors
@@ -295,15 +296,11 @@ def describe_function(
         params.append(_Param(param.name, node, param.default is _EMPTY, default))
 
     if input_schema is not None:
-        declared = input_schema.get("properties")
-        for prop_name, prop in (declared.items() if isinstance(declared, dict) else ()):
-            if isinstance(prop, dict) and "x-mcp-header" in prop:
-                where = f"{name}: input_schema property {prop_name!r}"
-                header = prop["x-mcp-header"]
-                if not isinstance(header, str) or not HEADER_TOKEN.match(header):
-                    raise TypeError(f"{where}: x-mcp-header {header!r} is not an RFC 9110 token")
-                _check_header(where, header, prop, seen_headers, prop_name)
-                headers[header] = prop_name
+        try:
+            for header, path in header_paths(input_schema).items():
+                headers[header] = ".".join(path)
+        except HeaderRuleError as exc:
+            raise TypeError(f"{name}: input_schema: {exc}") from None
     else:
         root: dict[str, Any] = {"type": "object", "properties": properties}
         required = [param.name for param in params if param.required]

@@ -20,7 +20,6 @@ from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, McpError
 from ..transports._base import MessageStream
 from ..types import (
     CallToolResult,
-    ClientCapabilities,
     CompleteResult,
     CompletionArgument,
     CompletionContext,

@@ -80,7 +80,7 @@ class ToolDefinition:
 
     @functools.cached_property
     def header_paths(self) -> dict[str, tuple[str, ...]]:
-        """``x-mcp-header`` names (lower case) and the argument path each mirrors (2026-07-28 HTTP)."""
+        """``x-mcp-header`` names and the argument path each mirrors (2026-07-28 HTTP)."""
         return header_paths(self.schema.input_schema)
 
     def wire(self, version: str) -> dict[str, Any]:
