@@ -66,11 +66,11 @@ TRANSPORTS = pytest.mark.parametrize("transport", ["memory", "stdio"])
 async def connect(transport: str, *, page_size: int | None = None, **options: Any) -> AsyncIterator[Client]:
     """A client of the test server, in memory or over stdio."""
     if transport == "memory":
-        async with open_in_memory(test_server.make_server(page_size), **options) as client:
+        async with open_in_memory(test_server.make_server(page_size), **options, protocol_version="2025-11-25") as client:
             yield client
     else:
         command = [sys.executable, str(SERVER_SCRIPT)] + (["--page-size", str(page_size)] if page_size else [])
-        async with trio_mcp.open_stdio_client(command, **options) as client:
+        async with trio_mcp.open_stdio_client(command, **options, protocol_version="2025-11-25") as client:
             yield client
 
 
@@ -230,7 +230,7 @@ async def test_every_typed_method(transport: str) -> None:
 async def test_readme_client_still_works() -> None:
     updates: list[float] = []
     with trio.fail_after(10):
-        async with trio_mcp.open_stdio_client([sys.executable, "-m", "trio_mcp.examples.bookshop"]) as client:
+        async with trio_mcp.open_stdio_client([sys.executable, "-m", "trio_mcp.examples.bookshop"], protocol_version="2025-11-25") as client:
             names = [tool.name for tool in (await client.list_tools()).tools]
             assert "search_books" in names
             with trio.move_on_after(5):
@@ -640,7 +640,7 @@ async def test_a_cancelled_call_sends_notifications_cancelled_and_returns_at_onc
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     with trio.fail_after(30):
-        async with open_in_memory(test_server.make_server()) as client:
+        async with open_in_memory(test_server.make_server(), protocol_version="2025-11-25") as client:
             start = trio.current_time()
             with trio.move_on_after(1) as scope:
                 await client.call_tool("nap", {"seconds": 60})
@@ -679,7 +679,7 @@ async def test_cancel_and_late_response_against_a_raw_peer() -> None:
 async def test_timeouts_reset_on_progress_up_to_the_total(autojump_clock: trio.testing.MockClock) -> None:
     updates: list[ProgressNotificationParams] = []
     with trio.fail_after(100):
-        async with open_in_memory(test_server.make_server()) as client:
+        async with open_in_memory(test_server.make_server(), protocol_version="2025-11-25") as client:
             # 10 updates 0.5 s apart: a 1 s timeout survives because each update restarts it.
             result = await client.call_tool(
                 "progress", {"steps": 10, "interval": 0.5}, timeout=1, on_progress=updates.append
@@ -714,7 +714,7 @@ async def test_timeouts_reset_on_progress_up_to_the_total(autojump_clock: trio.t
 
 async def test_per_client_and_per_call_timeouts(autojump_clock: trio.testing.MockClock) -> None:
     with trio.fail_after(100):
-        async with open_in_memory(test_server.make_server(), request_timeout=2) as client:
+        async with open_in_memory(test_server.make_server(), request_timeout=2, protocol_version="2025-11-25") as client:
             start = trio.current_time()
             with pytest.raises(RequestTimeout):
                 await client.call_tool("nap", {"seconds": 10})
@@ -728,7 +728,7 @@ async def test_per_client_and_per_call_timeouts(autojump_clock: trio.testing.Moc
 async def test_closing_fails_pending_calls_at_once(autojump_clock: trio.testing.MockClock) -> None:
     errors: list[BaseException] = []
     with trio.fail_after(30):
-        async with open_in_memory(test_server.make_server()) as client:
+        async with open_in_memory(test_server.make_server(), protocol_version="2025-11-25") as client:
             async with trio.open_nursery() as nursery:
 
                 async def call(seconds: float) -> None:

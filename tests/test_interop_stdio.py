@@ -241,10 +241,34 @@ async def test_official_server_asks_our_client_for_roots() -> None:
         return [Root(uri="file:///tmp/a", name="a"), Root(uri="file:///tmp/b")]
 
     with trio.fail_after(30):
-        async with trio_mcp.open_stdio_client(OFFICIAL_SERVER, stderr="capture", roots=roots) as client:
+        # Server-initiated requests need the handshake era's back channel: pin it.
+        async with trio_mcp.open_stdio_client(
+            OFFICIAL_SERVER, stderr="capture", roots=roots, protocol_version="2025-11-25"
+        ) as client:
             result = await client.call_tool("list_roots", {})
             assert not result.is_error, texts(result)
             assert texts(result) == ["file:///tmp/a,file:///tmp/b"]
+
+
+async def test_our_client_probes_the_official_server_into_the_stateless_era() -> None:
+    """mcp 2.3.0 speaks 2026-07-28 too: our default probe (server/discover) must find that and use it."""
+    with trio.fail_after(30):
+        async with trio_mcp.open_stdio_client(OFFICIAL_SERVER, stderr="capture") as client:
+            assert client.era == "modern" and client.protocol_version == "2026-07-28"
+            assert client.server_info.name == "official-stdio-server"
+            assert client.server_capabilities.tools is not None
+            result = await client.call_tool("add", {"a": 2, "b": 40})
+            assert result.structured_content == {"result": 42}
+            updates: list[ProgressNotificationParams] = []
+            result = await client.call_tool("slow", {"seconds": 0.5}, on_progress=updates.append)
+            assert texts(result) == ["slept 0.5"] and updates
+            await client.ping()  # server/discover stands in for ping on 2026-07-28
+
+
+async def test_our_client_falls_back_to_initialize_with_server_everything() -> None:
+    with trio.fail_after(30):
+        async with trio_mcp.open_stdio_client(EVERYTHING, stderr="capture") as client:
+            assert client.era == "legacy" and client.protocol_version == "2025-11-25"
 
 
 # -- the official Python SDK's client against our server ------------------------------------------------------------

@@ -135,7 +135,7 @@ async def test_tool_listing_follows_the_revision(version: str) -> None:
 
 async def test_tool_calls_validate_convert_and_structure() -> None:
     with trio.fail_after(5):
-        async with open_in_memory(make_tool_server()) as client:
+        async with open_in_memory(make_tool_server(), protocol_version="2025-11-25") as client:
             result = await client.call_tool("forecast", {"city": "Oslo"})
             assert result.structured_content == {"city": "Oslo", "celsius": 21.5}
             assert text(result.content[0]) == '{"city":"Oslo","celsius":21.5}'
@@ -171,7 +171,7 @@ async def test_content_types_are_downgraded_for_older_revisions(version: str) ->
 async def test_sync_tools_run_in_threads_and_do_not_block_others() -> None:
     finished: list[str] = []
     with trio.fail_after(5):
-        async with open_in_memory(make_tool_server()) as client:
+        async with open_in_memory(make_tool_server(), protocol_version="2025-11-25") as client:
 
             async def slow() -> None:
                 await client.call_tool("blocking", {"seconds": 0.5})
@@ -192,7 +192,7 @@ async def test_adding_and_removing_tools_notifies_clients() -> None:
     server = make_tool_server()
     changes: list[str] = []
     with trio.fail_after(5):
-        async with open_in_memory(server, on_list_changed=changes.append) as client:
+        async with open_in_memory(server, on_list_changed=changes.append, protocol_version="2025-11-25") as client:
 
             async def extra() -> str:
                 """Added later."""
@@ -223,7 +223,7 @@ async def test_peer_cancel_is_visible_in_the_context() -> None:
         return "unreachable"
 
     with trio.fail_after(5):
-        async with open_in_memory(server) as client:
+        async with open_in_memory(server, protocol_version="2025-11-25") as client:
             with trio.move_on_after(0.2):
                 await client.call_tool("wait")
             await client.ping()
@@ -292,7 +292,7 @@ async def test_resources_list_and_read(version: str) -> None:
 
 async def test_template_arguments_are_typed_and_traversal_is_rejected() -> None:
     with trio.fail_after(5):
-        async with open_in_memory(make_resource_server()) as client:
+        async with open_in_memory(make_resource_server(), protocol_version="2025-11-25") as client:
             with pytest.raises(trio_mcp.McpError) as info:
                 await client.read_resource("users://abc/profile")
             assert info.value.code == -32602 and "user_id" in info.value.message
@@ -306,7 +306,7 @@ async def test_subscriptions_deliver_updates_until_unsubscribed() -> None:
     server = make_resource_server()
     updates: list[str] = []
     with trio.fail_after(5):
-        async with open_in_memory(server, on_resource_updated=updates.append) as client:
+        async with open_in_memory(server, on_resource_updated=updates.append, protocol_version="2025-11-25") as client:
             await client.subscribe_resource("test://static-text")
             server.notify_resource_updated("test://static-text")
             server.notify_resource_updated("test://static-binary")  # not subscribed
@@ -365,7 +365,7 @@ def make_prompt_server() -> Server:
 
 async def test_prompts_list_and_get() -> None:
     with trio.fail_after(5):
-        async with open_in_memory(make_prompt_server()) as client:
+        async with open_in_memory(make_prompt_server(), protocol_version="2025-11-25") as client:
             prompts = {p.name: p for p in (await client.list_prompts()).prompts}
             review = prompts["review"]
             assert review.description == "Review some code."
@@ -439,7 +439,7 @@ async def test_logging_levels_filter_and_the_stdlib_bridge() -> None:
     messages: list[LoggingMessageNotificationParams] = []
     try:
         with trio.fail_after(5):
-            async with open_in_memory(server, on_log=messages.append) as client:
+            async with open_in_memory(server, on_log=messages.append, protocol_version="2025-11-25") as client:
                 await client.call_tool("chatty")  # default level info: debug is filtered
                 await client.call_tool("chatty_sync")
                 await trio.testing.wait_all_tasks_blocked()
@@ -476,7 +476,7 @@ async def test_log_flood_is_rate_limited() -> None:
 
     messages: list[LoggingMessageNotificationParams] = []
     with trio.fail_after(5):
-        async with open_in_memory(server, on_log=messages.append) as client:
+        async with open_in_memory(server, on_log=messages.append, protocol_version="2025-11-25") as client:
             await client.call_tool("flood")
     assert 150 <= len(messages) <= 400
 
@@ -489,7 +489,7 @@ async def test_list_pagination_with_tamper_evident_cursors() -> None:
     for n in range(5):
         server.add_tool(lambda: "x", name=f"tool_{n}", description=f"tool {n}")
     with trio.fail_after(5):
-        async with open_in_memory(server) as client:
+        async with open_in_memory(server, protocol_version="2025-11-25") as client:
             names: list[str] = []
             cursor = None
             pages = 0
@@ -556,7 +556,7 @@ async def test_context_requests_reach_client_callbacks() -> None:
     with trio.fail_after(5):
         async with open_in_memory(
             make_context_server(), sampling=sampling, elicitation=elicitation, roots=roots
-        ) as client:
+        , protocol_version="2025-11-25") as client:
             assert text((await client.call_tool("ask_model", {"question": "meaning?"})).content[0]) == "42"
             assert text((await client.call_tool("ask_user")).content[0]) == "accept:Ada"
             assert text((await client.call_tool("where")).content[0]) == "file:///src"
@@ -568,7 +568,7 @@ async def test_context_requests_reach_client_callbacks() -> None:
 
 async def test_context_requests_are_refused_without_the_capability() -> None:
     with trio.fail_after(5):
-        async with open_in_memory(make_context_server()) as client:
+        async with open_in_memory(make_context_server(), protocol_version="2025-11-25") as client:
             for tool in ("ask_model", "ask_user", "where"):
                 with pytest.raises(trio_mcp.McpError, match="did not declare") as info:
                     await client.call_tool(tool, {"question": "q"} if tool == "ask_model" else None)
@@ -585,7 +585,7 @@ async def test_elicitation_answer_must_match_the_schema() -> None:
         return ElicitResult(action="accept", content={"name": 7})
 
     with trio.fail_after(5):
-        async with open_in_memory(make_context_server(), elicitation=elicitation) as client:
+        async with open_in_memory(make_context_server(), elicitation=elicitation, protocol_version="2025-11-25") as client:
             with pytest.raises(trio_mcp.McpError, match="does not match the requested schema"):
                 await client.call_tool("ask_user")
 
@@ -608,7 +608,7 @@ async def test_lifespan_runs_once_around_serving() -> None:
 
     with trio.fail_after(5):
         async with server.running():
-            async with open_in_memory(server) as first, open_in_memory(server) as second:
+            async with open_in_memory(server, protocol_version="2025-11-25") as first, open_in_memory(server, protocol_version="2025-11-25") as second:
                 assert text((await first.call_tool("state")).content[0]) == "connected"
                 assert text((await second.call_tool("state")).content[0]) == "connected"
             assert events == ["start"]
@@ -617,13 +617,13 @@ async def test_lifespan_runs_once_around_serving() -> None:
 
 async def test_capabilities_follow_what_is_registered() -> None:
     with trio.fail_after(5):
-        async with open_in_memory(Server("empty")) as client:
+        async with open_in_memory(Server("empty"), protocol_version="2025-11-25") as client:
             caps = client.server_capabilities
             assert caps.tools is None and caps.resources is None and caps.prompts is None
             assert caps.completions is None and caps.logging is not None
             with pytest.raises(trio_mcp.McpError) as info:
                 await client.request("tools/list")
             assert info.value.code == -32601
-        async with open_in_memory(make_resource_server()) as client:
+        async with open_in_memory(make_resource_server(), protocol_version="2025-11-25") as client:
             resources = client.server_capabilities.resources
             assert resources is not None and resources.subscribe and resources.list_changed

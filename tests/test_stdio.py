@@ -63,7 +63,7 @@ async def test_revision_gates_tool_fields() -> None:
 
 async def test_tool_errors_are_results_not_exceptions() -> None:
     with trio.fail_after(10):
-        async with trio_mcp.open_stdio_client(SERVER) as client:
+        async with trio_mcp.open_stdio_client(SERVER, protocol_version="2025-11-25") as client:
             result = await client.call_tool("fail")
             assert result.is_error is True
             assert "the tool broke" in text_of(result)
@@ -79,7 +79,7 @@ async def test_tool_errors_are_results_not_exceptions() -> None:
 async def test_caller_cancel_cancels_the_server_handler(tmp_path: Path) -> None:
     marker = tmp_path / "marker"
     with trio.fail_after(10):
-        async with trio_mcp.open_stdio_client(SERVER) as client:
+        async with trio_mcp.open_stdio_client(SERVER, protocol_version="2025-11-25") as client:
             with trio.move_on_after(0.5) as scope:
                 await client.call_tool("sleep", {"seconds": 30, "marker": str(marker)})
             assert scope.cancelled_caught  # the caller sees its own cancellation
@@ -102,7 +102,7 @@ async def test_server_cancel_cancels_the_client_callback() -> None:
         return []
 
     with trio.fail_after(10):
-        async with trio_mcp.open_stdio_client(SERVER, roots=roots) as client:
+        async with trio_mcp.open_stdio_client(SERVER, roots=roots, protocol_version="2025-11-25") as client:
             result = await client.call_tool("roots_probe", {"timeout": 0.3})
             assert text_of(result) == "gave up"
             await client.ping()  # the cancel notification was read before the ping answer
@@ -115,10 +115,10 @@ async def test_server_requests_roots_from_the_client() -> None:
         return [Root(uri="file:///work", name="work"), Root(uri="file:///tmp")]
 
     with trio.fail_after(10):
-        async with trio_mcp.open_stdio_client(SERVER, roots=roots) as client:
+        async with trio_mcp.open_stdio_client(SERVER, roots=roots, protocol_version="2025-11-25") as client:
             result = await client.call_tool("roots_probe", {"timeout": 5})
             assert text_of(result) == "file:///work,file:///tmp"
-        async with trio_mcp.open_stdio_client(SERVER) as client:
+        async with trio_mcp.open_stdio_client(SERVER, protocol_version="2025-11-25") as client:
             # No roots capability declared: the server refuses to send the request, and the McpError its
             # handler did not catch stays a protocol error.
             with pytest.raises(trio_mcp.McpError, match="did not declare the roots capability") as info:
@@ -129,7 +129,7 @@ async def test_server_requests_roots_from_the_client() -> None:
 async def test_progress_reaches_the_caller() -> None:
     updates: list[ProgressNotificationParams] = []
     with trio.fail_after(10):
-        async with trio_mcp.open_stdio_client(SERVER) as client:
+        async with trio_mcp.open_stdio_client(SERVER, protocol_version="2025-11-25") as client:
             result = await client.call_tool("count", {"steps": 4}, on_progress=updates.append)
     assert result.structured_content == {"result": 4}
     assert [(u.progress, u.total, u.message) for u in updates] == [
@@ -143,7 +143,7 @@ async def test_progress_reaches_the_caller() -> None:
 async def test_timeout_raises_and_cancels_on_the_server(tmp_path: Path) -> None:
     marker = tmp_path / "marker"
     with trio.fail_after(10):
-        async with trio_mcp.open_stdio_client(SERVER, request_timeout=5) as client:
+        async with trio_mcp.open_stdio_client(SERVER, request_timeout=5, protocol_version="2025-11-25") as client:
             with pytest.raises(trio_mcp.RequestTimeout, match="tools/call got no response within 0.3 s"):
                 await client.call_tool("sleep", {"seconds": 30, "marker": str(marker)}, timeout=0.3)
             while "cancelled" not in marker.read_text():
@@ -154,7 +154,7 @@ async def test_server_crash_fails_every_pending_call_with_exit_status_and_stderr
     marker = tmp_path / "marker"
     failures: list[BaseException] = []
     with trio.fail_after(10):
-        async with trio_mcp.open_stdio_client(SERVER, stderr="capture") as client:
+        async with trio_mcp.open_stdio_client(SERVER, stderr="capture", protocol_version="2025-11-25") as client:
 
             async def pending_call() -> None:
                 try:
@@ -180,42 +180,42 @@ async def test_server_crash_fails_every_pending_call_with_exit_status_and_stderr
 
 async def test_server_killed_mid_call() -> None:
     with trio.fail_after(10):
-        async with trio_mcp.open_stdio_client(SERVER) as client:
+        async with trio_mcp.open_stdio_client(SERVER, protocol_version="2025-11-25") as client:
             with pytest.raises(trio_mcp.ConnectionClosed, match="killed by SIGKILL"):
                 await client.call_tool("kill_self")
 
 
 async def test_stray_prints_do_not_reach_the_wire() -> None:
     with trio.fail_after(10):
-        async with trio_mcp.open_stdio_client(SERVER, stderr="capture") as client:
+        async with trio_mcp.open_stdio_client(SERVER, stderr="capture", protocol_version="2025-11-25") as client:
             assert text_of(await client.call_tool("noisy")) == "quiet wire"
             assert text_of(await client.call_tool("echo", {"text": "next"})) == "next"
 
 
 async def test_client_skips_non_json_lines_on_stdout() -> None:
     with trio.fail_after(10):
-        async with trio_mcp.open_stdio_client([*SERVER, "--banner"]) as client:
+        async with trio_mcp.open_stdio_client([*SERVER, "--banner"], protocol_version="2025-11-25") as client:
             assert text_of(await client.call_tool("echo", {"text": "after the banner"})) == "after the banner"
 
 
 async def test_command_not_found_is_a_fast_typed_error() -> None:
     with trio.fail_after(5):
         with pytest.raises(trio_mcp.ConnectionClosed, match="could not start server"):
-            async with trio_mcp.open_stdio_client(["/nonexistent/mcp-server"]):
+            async with trio_mcp.open_stdio_client(["/nonexistent/mcp-server"], protocol_version="2025-11-25"):
                 pass  # pragma: no cover
 
 
 async def test_server_that_is_not_mcp_fails_fast() -> None:
     with trio.fail_after(5):
         with pytest.raises(trio_mcp.ConnectionClosed, match="exited with status 0"):
-            async with trio_mcp.open_stdio_client([sys.executable, "-c", "print('hello, I am not MCP')"]):
+            async with trio_mcp.open_stdio_client([sys.executable, "-c", "print('hello, I am not MCP')"], protocol_version="2025-11-25"):
                 pass  # pragma: no cover
 
 
 async def test_shutdown_escalates_to_sigkill_for_a_stubborn_server(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(StdioProcess, "shutdown_grace", 0.5)
     with trio.fail_after(10):
-        async with trio_mcp.open_stdio_client([*SERVER, "--stubborn"]) as client:
+        async with trio_mcp.open_stdio_client([*SERVER, "--stubborn"], protocol_version="2025-11-25") as client:
             await client.ping()
             started = trio.current_time()
         # stdin closed, 0.5 s, SIGTERM (ignored), 0.5 s, SIGKILL.

@@ -303,6 +303,7 @@ class Session:
         max_total_timeout: float | None = None,
         related_request_id: RequestId | None = None,
         cancellable: bool = True,
+        on_id: Callable[[RequestId], Any] | None = None,
     ) -> Any:
         """Send a request and wait for its result.
 
@@ -323,6 +324,8 @@ class Session:
             timeout = self.request_timeout
         request_id = self._next_id
         self._next_id += 1
+        if on_id is not None:
+            on_id(request_id)
         pending = _Pending(method)
         if on_progress is not None:
             params = dict(params) if params else {}

@@ -11,6 +11,7 @@ from ._client import (
 from ._connect import connect_client, open_client
 from ._elicitation import fill_elicitation_defaults
 from ._group import ClientGroup
+from ._listen import ChangeNotification, Subscription
 from ._pages import DEFAULT_MAX_PAGES
 from ._stdio import connect_stdio_client, open_stdio_client
 from ._tools import StructuredContentError
@@ -18,6 +19,8 @@ from ._tools import StructuredContentError
 __all__ = [
     "Client",
     "ClientGroup",
+    "ChangeNotification",
+    "Subscription",
     "open_client",
     "connect_client",
     "open_stdio_client",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextvars
 import inspect
 import logging
-from typing import Any, AsyncIterator, Awaitable, Callable, Final, Sequence, TypeVar
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Awaitable, Callable, Final, Literal, Sequence, TypeVar
 
 import attrs
 import trio
@@ -15,8 +16,25 @@ from .._session import InboundRequest, Session
 from .._version import __version__
 from .._wire.convert import WireFormatError, from_wire, params_from_wire
 from .._schema import validate
-from .._wire.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, V2025_03_26, V2025_06_18, V2025_11_25
-from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, McpError, RemoteProtocolError
+from .._wire.versions import (
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+    MODERN_VERSIONS,
+    V2025_03_26,
+    V2025_06_18,
+    V2025_11_25,
+)
+from ..errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
+    ConnectionClosed,
+    RemoteProtocolError,
+    RequestTimeout,
+)
 from ..transports._base import MessageStream
 from ..types import (
     CallToolResult,
@@ -24,8 +42,15 @@ from ..types import (
     CompletionArgument,
     CompletionContext,
     CompletionReference,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
     CreateMessageRequestParams,
     CreateMessageResult,
+    DiscoverResult,
     ElicitRequestParams,
     ElicitRequestURLParams,
     ElicitResult,
@@ -47,6 +72,9 @@ from ..types import (
     Tool,
 )
 from .._wire.convert import to_wire
+from .._core.jsonrpc import RequestId
+from .._core.mcp_headers import header_paths
+from ._listen import ChangeNotification, Subscription
 from ._pages import DEFAULT_MAX_PAGES, ItemPages
 from ._tools import StructuredContentError, tool_problem
 
@@ -76,6 +104,17 @@ ProgressHandler = Callable[[ProgressNotificationParams], Any]
 """Receives each progress update for a call; may be sync or async, and its exceptions are logged, not raised."""
 
 _UNSET: Final[Any] = object()
+
+#: The handshake-era methods 2026-07-28 removed, and what replaces each.
+_REMOVED_IN_MODERN: Final = {
+    "resources/subscribe": "use client.listen(resource_uris=[...])",
+    "resources/unsubscribe": "leave the client.listen() block",
+    "logging/setLevel": "set_logging_level() stores the level and sends it with every request",
+}
+#: Requests a 2026-07-28 server may answer with an InputRequiredResult.
+_INPUT_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: How many input rounds one request may take before the server is assumed to loop.
+MAX_INPUT_ROUNDS: Final = 16
 
 #: Client-to-server methods and the server capability each needs.
 _REQUIRED_SERVER_CAPABILITY: Final = {
@@ -109,7 +148,8 @@ class Client:
         stream: MessageStream,
         *,
         client_info: Implementation | None = None,
-        protocol_version: str = LATEST_HANDSHAKE_VERSION,
+        protocol_version: str = "auto",
+        probe_timeout: float = 5.0,
         request_timeout: float | None = 60.0,
         roots: RootsHandler | None = None,
         sampling: SamplingHandler | None = None,
@@ -124,7 +164,10 @@ class Client:
         """Args:
         stream: the transport; usually an ``open_*`` function builds it.
         client_info: the name and version sent to the server.
-        protocol_version: the handshake revision to ask for (the server may pick another it supports).
+        protocol_version: "auto" (the default) probes with ``server/discover`` and speaks 2026-07-28 to a
+            server that answers it, falling back to the ``initialize`` handshake otherwise; a handshake revision
+            ("2025-11-25", ...) goes straight to ``initialize`` with it; "2026-07-28" insists on the stateless era.
+        probe_timeout: how long "auto" waits for the probe before deciding the server is legacy.
         request_timeout: seconds each request may wait for its answer (None: no limit); per call too.
         roots: answers ``roots/list``; registering it declares the roots capability.
         sampling: answers ``sampling/createMessage``; ``sampling_tools`` also declares tool use (2025-11-25).
@@ -142,13 +185,16 @@ class Client:
         Notification callbacks run in the session's reader in arrival order (they may be async): keep them
         short, and hand long work to a task. Their exceptions are logged, never raised.
         """
-        if protocol_version not in HANDSHAKE_VERSIONS:
-            raise ValueError(f"protocol_version must be one of {', '.join(HANDSHAKE_VERSIONS)}")
+        if protocol_version != "auto" and protocol_version not in HANDSHAKE_VERSIONS + MODERN_VERSIONS:
+            known = ", ".join(("auto",) + HANDSHAKE_VERSIONS + MODERN_VERSIONS)
+            raise ValueError(f"protocol_version must be one of {known}")
         if max_pages < 1:
             raise ValueError("max_pages must be at least 1")
         self.max_pages = max_pages
         #: outputSchema of each tool seen in the latest listings (None: the tool declared none).
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
+        #: x-mcp-header names of each listed tool, for HTTP transports that mirror arguments into headers.
+        self._header_paths: dict[str, dict[str, tuple[str, ...]]] = {}
         #: The capabilities sent in ``initialize``; server requests are served only within them.
         self._declared: dict[str, Any] = {}
         self._stream = stream
@@ -161,6 +207,13 @@ class Client:
         self.on_resource_updated = on_resource_updated
         self.on_list_changed = on_list_changed
         self._requested_version = protocol_version
+        self._probe_timeout = probe_timeout
+        #: "legacy" after an initialize handshake, "modern" when speaking 2026-07-28; None before start().
+        self.era: Literal["legacy", "modern"] | None = None
+        self._modern_version: str | None = None
+        self._discover_result: DiscoverResult | None = None
+        self._log_level: str | None = None
+        self._subscriptions: dict[RequestId | None, Subscription] = {}
         self.client_info = client_info or Implementation(name="trio_mcp", version=__version__)
         self.lifecycle = Lifecycle()
         self.session = Session(stream, _ClientHandler(self), request_timeout=request_timeout)
@@ -170,13 +223,47 @@ class Client:
     # -- lifetime ---------------------------------------------------------------------------------
 
     async def start(self, nursery: trio.Nursery) -> None:
-        """Run the session in ``nursery`` and perform the handshake."""
+        """Run the session in ``nursery`` and find out which era the server speaks (see ``protocol_version``)."""
         await nursery.start(self.session.run)
         try:
-            await self._initialize()
+            await self._connect()
         except BaseException:
             await self.aclose()
             raise
+
+    async def _connect(self) -> None:
+        requested = self._requested_version
+        if requested in HANDSHAKE_VERSIONS:
+            await self._initialize(requested)
+            return
+        if requested in MODERN_VERSIONS:
+            await self._discover(requested, timeout=_UNSET)
+            return
+        # "auto": the stdio probe of the 2026-07-28 versioning page. A DiscoverResult, or a recognised modern
+        # error, means a modern server; any other error or silence means a legacy one.
+        try:
+            await self._discover(MODERN_VERSIONS[-1], timeout=self._probe_timeout)
+            return
+        except McpError as exc:
+            supported = _supported_versions(exc)
+            if supported is None:
+                logger.debug("server/discover probe failed (%s); falling back to initialize", exc)
+            elif modern := [v for v in MODERN_VERSIONS if v in supported]:
+                await self._discover(modern[-1], timeout=_UNSET)
+                return
+            elif not any(v in supported for v in HANDSHAKE_VERSIONS):
+                raise
+        except (RequestTimeout, RemoteProtocolError) as exc:
+            logger.debug("server/discover probe failed (%s); falling back to initialize", exc)
+        await self._initialize(LATEST_HANDSHAKE_VERSION)
+
+    async def _discover(self, version: str, *, timeout: float | None) -> None:
+        self._modern_version = version
+        self._declared = self._capabilities_wire(version)
+        options: dict[str, Any] = {} if timeout is _UNSET else {"timeout": timeout}
+        raw = await self.session.request("server/discover", {"_meta": self._envelope()}, **options)
+        self._discover_result = self._parse(raw, DiscoverResult, "server/discover")
+        self.era = "modern"
 
     def add_close_callback(self, callback: Callable[[], Awaitable[None]]) -> None:
         """Run ``callback`` during ``aclose()`` (transports use it to stop their processes)."""
@@ -190,10 +277,11 @@ class Client:
             for callback in reversed(callbacks):
                 await callback()
 
-    async def _initialize(self) -> None:
-        self._declared = self._capabilities_wire()
+    async def _initialize(self, version: str) -> None:
+        self._modern_version = None
+        self._declared = self._capabilities_wire(version)
         params = {
-            "protocolVersion": self._requested_version,
+            "protocolVersion": version,
             "capabilities": self._declared,
             "clientInfo": {"name": self.client_info.name, "version": self.client_info.version},
         }
@@ -213,17 +301,18 @@ class Client:
         self.lifecycle.handle(HandshakeEvent.INITIALIZE_RESULT)
         await self.session.notify("notifications/initialized")
         self.lifecycle.handle(HandshakeEvent.INITIALIZED_NOTIFICATION)
+        self.era = "legacy"
 
-    def _capabilities_wire(self) -> dict[str, Any]:
+    def _capabilities_wire(self, version: str) -> dict[str, Any]:
         """Capabilities follow from the callbacks registered: nothing is declared that cannot be served.
 
         Sub-capabilities are declared only in the revision asked for that defines them (elicitation from
-        2025-06-18; ``sampling.tools`` and elicitation ``form``/``url`` from 2025-11-25).
+        2025-06-18; ``sampling.tools`` and elicitation ``form``/``url`` from 2025-11-25; roots without
+        ``listChanged`` on 2026-07-28).
         """
-        version = self._requested_version
         capabilities: dict[str, Any] = {}
         if self.roots_handler is not None:
-            capabilities["roots"] = {"listChanged": True}
+            capabilities["roots"] = {} if version in MODERN_VERSIONS else {"listChanged": True}
         if self.sampling_handler is not None:
             capabilities["sampling"] = {"tools": {}} if self.sampling_tools and version >= V2025_11_25 else {}
         if self.elicitation_handler is not None and version >= V2025_06_18:
@@ -234,38 +323,71 @@ class Client:
         return capabilities
 
     async def notify_roots_changed(self) -> None:
-        """Tell the server the roots changed (``notifications/roots/list_changed``)."""
+        """Tell the server the roots changed (``notifications/roots/list_changed``; a no-op on 2026-07-28,
+        where the server asks for roots with each request that needs them)."""
         if "roots" not in self._declared:
             raise RuntimeError("no roots handler was registered, so no roots capability was declared")
+        if self.era == "modern":
+            return
         await self.session.notify("notifications/roots/list_changed")
+
+    def _envelope(self) -> dict[str, Any]:
+        """The per-request ``_meta`` of 2026-07-28: version, capabilities, identity and log level."""
+        assert self._modern_version is not None
+        meta: dict[str, Any] = {
+            META_PROTOCOL_VERSION: self._modern_version,
+            META_CLIENT_CAPABILITIES: self._declared,
+            META_CLIENT_INFO: {"name": self.client_info.name, "version": self.client_info.version},
+        }
+        if self._log_level is not None:
+            meta[META_LOG_LEVEL] = self._log_level
+        return meta
 
     # -- what the handshake told us ---------------------------------------------------------------
 
     @property
     def initialize_result(self) -> InitializeResult:
-        """The server's answer to ``initialize``."""
+        """The server's answer to ``initialize`` (handshake era only)."""
         if self._initialize_result is None:
-            raise RuntimeError("the client is not initialized yet")
+            raise RuntimeError("no initialize result: the client is not started, or speaks 2026-07-28")
         return self._initialize_result
 
     @property
+    def discover_result(self) -> DiscoverResult:
+        """The server's answer to ``server/discover`` (2026-07-28 only)."""
+        if self._discover_result is None:
+            raise RuntimeError("no server/discover result: the client is not started, or speaks a handshake era")
+        return self._discover_result
+
+    @property
     def protocol_version(self) -> str:
-        """The negotiated protocol revision."""
+        """The protocol revision in use (negotiated by ``initialize``, or chosen for 2026-07-28)."""
+        if self._modern_version is not None:
+            return self._modern_version
         return self.initialize_result.protocol_version
 
     @property
     def server_info(self) -> Implementation:
         """The server's name and version."""
+        if self._discover_result is not None:
+            info = (self._discover_result.meta or {}).get(META_SERVER_INFO)
+            if isinstance(info, dict):
+                return self._parse(info, Implementation, "server/discover serverInfo")
+            return Implementation(name="unknown", version="unknown")
         return self.initialize_result.server_info
 
     @property
     def server_capabilities(self) -> ServerCapabilities:
         """What the server said it offers."""
+        if self._discover_result is not None:
+            return self._discover_result.capabilities
         return self.initialize_result.capabilities
 
     @property
     def instructions(self) -> str | None:
         """The server's usage instructions for the model, if it sent any."""
+        if self._discover_result is not None:
+            return self._discover_result.instructions
         return self.initialize_result.instructions
 
     # -- calls ------------------------------------------------------------------------------------
@@ -290,6 +412,8 @@ class Client:
             needed = None  # that revision has the method but no capability for it
         if needed is not None and getattr(self.server_capabilities, needed) is None:
             raise McpError(METHOD_NOT_FOUND, f"{method}: the server did not declare the {needed!r} capability")
+        if self.era == "modern" and method in _REMOVED_IN_MODERN:
+            raise McpError(METHOD_NOT_FOUND, f"{method} does not exist on 2026-07-28: {_REMOVED_IN_MODERN[method]}")
         options: dict[str, Any] = {}
         if timeout is not _UNSET:
             options["timeout"] = timeout
@@ -298,15 +422,62 @@ class Client:
             options["reset_timeout_on_progress"] = True
         if max_total_timeout is not None:
             options["max_total_timeout"] = max_total_timeout
-        return await self.session.request(method, params, **options)
+        if self.era != "modern":
+            return await self.session.request(method, params, **options)
+        return await self._modern_request(method, params, options)
+
+    async def _modern_request(self, method: str, params: dict[str, Any] | None, options: dict[str, Any]) -> Any:
+        """A 2026-07-28 request: the envelope goes in ``_meta``, and input the server asks for is gathered
+        from the callbacks and sent back in a retry (a new request id each round)."""
+        params = dict(params or {})
+        params["_meta"] = {**(params.get("_meta") or {}), **self._envelope()}
+        for _ in range(MAX_INPUT_ROUNDS):
+            raw = await self.session.request(method, params, **options)
+            result_type = raw.get("resultType") if type(raw) is dict else None
+            if result_type in (None, "complete"):
+                return raw
+            if result_type != "input_required" or method not in _INPUT_METHODS:
+                raise RemoteProtocolError(f"server answered {method} with unknown resultType {result_type!r}")
+            params = {key: value for key, value in params.items() if key not in ("inputResponses", "requestState")}
+            params["inputResponses"] = await self._gather_input(raw.get("inputRequests") or {})
+            if "requestState" in raw:
+                params["requestState"] = raw["requestState"]  # echoed byte for byte
+        raise RemoteProtocolError(f"server asked for input more than {MAX_INPUT_ROUNDS} times for one {method}")
+
+    async def _gather_input(self, requests: Any) -> dict[str, Any]:
+        """Answer a round of embedded input requests with the registered callbacks, all at once."""
+        if type(requests) is not dict:
+            raise RemoteProtocolError("inputRequests must be an object")
+        answers: dict[str, Any] = {}
+
+        async def answer(key: str, embedded: Any) -> None:
+            method = embedded.get("method") if type(embedded) is dict else None
+            params = embedded.get("params") if type(embedded) is dict else None
+            if method == "roots/list" and self.roots_handler is not None and "roots" in self._declared:
+                answers[key] = {"roots": [to_wire(root) for root in await self.roots_handler()]}
+            elif method == "sampling/createMessage" and self.sampling_handler is not None and "sampling" in self._declared:
+                answers[key] = to_wire(await self.sampling_handler(self._parse(params, CreateMessageRequestParams, method)))
+            elif method == "elicitation/create" and self.elicitation_handler is not None and "elicitation" in self._declared:
+                elicit: Any = self._parse(params, ElicitRequestParams, method)  # type: ignore[arg-type]
+                answers[key] = to_wire(await self.elicitation_handler(elicit))
+            else:
+                raise RemoteProtocolError(f"server asked for {method!r} input, which this client did not declare")
+
+        async with trio.open_nursery() as nursery:
+            for key, embedded in requests.items():
+                nursery.start_soon(answer, key, embedded)
+        return answers
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification to the server."""
         await self.session.notify(method, params)
 
     async def ping(self, *, timeout: float | None = _UNSET) -> None:
-        """Check the server is alive; raises ``RequestTimeout`` if it does not answer."""
-        await self.request("ping", timeout=timeout)
+        """Check the server is alive; raises ``RequestTimeout`` if it does not answer.
+
+        2026-07-28 has no ``ping``; there a ``server/discover`` round trip stands in for it.
+        """
+        await self.request("server/discover" if self.era == "modern" else "ping", timeout=timeout)
 
     async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
         """One page of the server's tools; pass ``next_cursor`` back for the next page (or use ``iter_tools``).
@@ -327,9 +498,14 @@ class Client:
                 continue
             kept.append(tool)
             self._output_schemas[tool.name] = tool.output_schema
+            self._header_paths[tool.name] = header_paths(tool.input_schema)
         if len(kept) == len(result.tools):
             return result
         return attrs.evolve(result, tools=kept)
+
+    def tool_header_paths(self, name: str) -> dict[str, tuple[str, ...]] | None:
+        """The ``x-mcp-header`` names of a listed tool and the argument path each mirrors (None: never listed)."""
+        return self._header_paths.get(name)
 
     def iter_tools(self, *, max_pages: int | None = None) -> AsyncIterator[Tool]:
         """Every tool, fetching pages as the loop needs them: ``async for tool in client.iter_tools():``.
@@ -369,9 +545,18 @@ class Client:
             params["arguments"] = arguments
         if meta is not None:
             params["_meta"] = meta
-        raw = await self.request(
-            "tools/call", params, timeout=timeout, on_progress=on_progress, max_total_timeout=max_total_timeout
-        )
+        try:
+            raw = await self.request(
+                "tools/call", params, timeout=timeout, on_progress=on_progress, max_total_timeout=max_total_timeout
+            )
+        except McpError as exc:
+            if exc.code != HEADER_MISMATCH:
+                raise
+            # The tool's x-mcp-header annotations changed under us: list tools again, then retry once.
+            await self.list_tools()
+            raw = await self.request(
+                "tools/call", params, timeout=timeout, on_progress=on_progress, max_total_timeout=max_total_timeout
+            )
         result = self._parse(raw, CallToolResult, "tools/call")
         if validate_output and result.is_error is not True:
             schema = self._output_schemas.get(name)
@@ -461,8 +646,84 @@ class Client:
         return self._parse(await self.request("completion/complete", params), CompleteResult, "completion/complete")
 
     async def set_logging_level(self, level: str) -> None:
-        """Set the least severe level of ``notifications/message`` the server sends."""
+        """Set the least severe level of ``notifications/message`` the server sends.
+
+        On 2026-07-28 the level travels with every later request instead (no message is sent now).
+        """
+        if self.era == "modern":
+            self._log_level = level
+            return
         await self.request("logging/setLevel", {"level": level})
+
+    @asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+    ) -> AsyncIterator[Subscription]:
+        """Receive change notifications while the block runs: ``async for change in subscription``.
+
+        ``tools``/``prompts``/``resources`` ask for list changes, ``resource_uris`` for updates of those
+        resources. On 2026-07-28 this is one ``subscriptions/listen`` request (``honoured`` says what the
+        server agreed to); on the handshake revisions, ``resources/subscribe`` for each URI (undone on exit)
+        plus the session's list-changed notifications. The other callbacks (``on_list_changed`` ...) still run.
+        """
+        subscription = Subscription(tools, prompts, resources, frozenset(resource_uris))
+        async with trio.open_nursery() as nursery:
+            if self.era == "modern":
+                await self._listen_modern(nursery, subscription)
+            else:
+                for uri in subscription.resource_uris:
+                    await self.request("resources/subscribe", {"uri": uri})
+                self._subscriptions[id(subscription)] = subscription
+                subscription.acknowledged.set()
+            try:
+                yield subscription
+            finally:
+                self._subscriptions = {k: v for k, v in self._subscriptions.items() if v is not subscription}
+                subscription.end()
+                nursery.cancel_scope.cancel()
+                if self.era != "modern" and not self.session.closed:
+                    with trio.CancelScope(shield=True), trio.move_on_after(5):
+                        for uri in subscription.resource_uris:
+                            try:
+                                await self.request("resources/unsubscribe", {"uri": uri})
+                            except (McpError, RequestTimeout, ConnectionClosed):
+                                pass
+
+    async def _listen_modern(self, nursery: trio.Nursery, subscription: Subscription) -> None:
+        wanted: dict[str, Any] = {}
+        for flag, key in ((subscription.tools, "toolsListChanged"), (subscription.prompts, "promptsListChanged"),
+                          (subscription.resources, "resourcesListChanged")):
+            if flag:
+                wanted[key] = True
+        if subscription.resource_uris:
+            wanted["resourceSubscriptions"] = sorted(subscription.resource_uris)
+
+        def registered(request_id: RequestId) -> None:
+            subscription.request_id = request_id
+            self._subscriptions[request_id] = subscription
+
+        async def run() -> None:
+            try:
+                await self.session.request(
+                    "subscriptions/listen",
+                    {"notifications": wanted, "_meta": self._envelope()},
+                    timeout=None,
+                    on_id=registered,
+                )
+            except (McpError, ConnectionClosed) as exc:
+                logger.warning("subscriptions/listen ended with an error: %s", exc)
+            finally:
+                subscription.acknowledged.set()
+                subscription.end()
+
+        nursery.start_soon(run)
+        with trio.fail_after(self.session.request_timeout or 60.0):
+            await subscription.acknowledged.wait()
 
     @staticmethod
     def _parse(raw: Any, cls: type[T], method: str) -> T:
@@ -488,6 +749,24 @@ async def report_progress(progress: float, total: float | None = None, message: 
         raise RuntimeError("report_progress() only works inside a callback that answers a server request")
     request, client = serving
     await request.report_progress(progress, total, message if client.protocol_version >= V2025_03_26 else None)
+
+
+def _change_of(method: str, params: dict[str, Any] | None) -> ChangeNotification | None:
+    if method == "notifications/resources/updated":
+        uri = params.get("uri") if params else None
+        return ChangeNotification("resource", uri) if isinstance(uri, str) else None
+    kind = method[len("notifications/") : -len("/list_changed")] if method.endswith("/list_changed") else None
+    if kind in ("tools", "prompts", "resources"):
+        return ChangeNotification(kind)  # type: ignore[arg-type]
+    return None
+
+
+def _supported_versions(error: McpError) -> list[str] | None:
+    """The versions a modern server listed in an UnsupportedProtocolVersion error (None: not that error)."""
+    if error.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(error.data, dict):
+        return None
+    supported = error.data.get("supported")
+    return [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else None
 
 
 def _cursor(cursor: str | None) -> dict[str, Any] | None:
@@ -538,6 +817,23 @@ class _ClientHandler:
     async def handle_notification(self, method: str, params: dict[str, Any] | None) -> None:
         client = self._client
         result: Any = None
+        change = _change_of(method, params)
+        meta = params.get("_meta") if params else None
+        subscription_id = meta.get(META_SUBSCRIPTION_ID) if type(meta) is dict else None
+        if method == "notifications/subscriptions/acknowledged":
+            subscription = client._subscriptions.get(subscription_id)
+            if subscription is not None and params is not None:
+                subscription.honoured = params.get("notifications")
+                subscription.acknowledged.set()
+            return
+        if change is not None:
+            if subscription_id is not None:
+                targets = [client._subscriptions[subscription_id]] if subscription_id in client._subscriptions else []
+            else:
+                targets = [s for key, s in client._subscriptions.items() if s.request_id is None]
+            for subscription in targets:
+                if subscription.wants(change):
+                    subscription.deliver(change)
         if method == "notifications/message":
             if client.on_log is not None:
                 result = client.on_log(from_wire(params, LoggingMessageNotificationParams))

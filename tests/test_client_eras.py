@@ -1,0 +1,214 @@
+"""The client in both eras: the server/discover probe and its fallbacks, stateless requests with multi
+round-trip input from the callbacks, per-request log levels, and one listen() API for change notifications."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+import trio_mcp
+from trio_mcp import Context, Server
+from trio_mcp._core.jsonrpc import classify
+from trio_mcp.client import ChangeNotification, open_client
+from trio_mcp.testing import open_in_memory
+from trio_mcp.transports import memory_stream_pair
+from trio_mcp.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
+    LoggingMessageNotificationParams,
+    Root,
+    TextContent,
+)
+
+SERVER = [sys.executable, str(Path(__file__).parent / "servers" / "stdio_server.py")]
+
+
+def make_server() -> Server:
+    server = Server("eras", version="3.1.4", instructions="hello from discover")
+
+    @server.tool()
+    async def survey(ctx: Context) -> str:
+        """Ask the user, then the model, then look at the roots: three rounds on 2026-07-28."""
+        who = await ctx.elicit("Name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+        said = await ctx.sample(f"Greet {(who.content or {}).get('name')}", max_tokens=10)
+        roots = await ctx.list_roots()
+        text = said.content.text if isinstance(said.content, TextContent) else "?"
+        return f"{text} @ {','.join(root.uri for root in roots)}"
+
+    @server.tool()
+    async def chatty(ctx: Context) -> str:
+        """Log at two levels."""
+        await ctx.debug("fine detail")
+        await ctx.warning("heads up")
+        return "ok"
+
+    @server.resource("test://doc", mime_type="text/plain")
+    def doc() -> str:
+        return "v1"
+
+    return server
+
+
+async def elicitation(params: ElicitRequestParams) -> ElicitResult:
+    return ElicitResult(action="accept", content={"name": "Ada"})
+
+
+async def sampling(params: CreateMessageRequestParams) -> CreateMessageResult:
+    assert isinstance(params.messages[0].content, TextContent)
+    return CreateMessageResult(role="assistant", content=TextContent(text=f"Hi ({params.messages[0].content.text})"),
+                               model="test")
+
+
+async def roots() -> list[Root]:
+    return [Root(uri="file:///project")]
+
+
+CALLBACKS: dict[str, Any] = {"elicitation": elicitation, "sampling": sampling, "roots": roots}
+
+
+@pytest.mark.parametrize("version", ["auto", "2026-07-28"])
+async def test_probe_finds_a_modern_server(version: str) -> None:
+    with trio.fail_after(5):
+        async with open_in_memory(make_server(), protocol_version=version, **CALLBACKS) as client:
+            assert client.era == "modern" and client.protocol_version == "2026-07-28"
+            assert client.server_info.name == "eras" and client.server_info.version == "3.1.4"
+            assert client.instructions == "hello from discover"
+            assert client.server_capabilities.tools is not None
+            assert "2026-07-28" in client.discover_result.supported_versions
+            result = await client.call_tool("survey")
+            assert result.content == [TextContent(text="Hi (Greet Ada) @ file:///project")]
+            await client.ping()
+            with pytest.raises(trio_mcp.McpError, match="listen"):
+                await client.subscribe_resource("test://doc")
+
+
+async def test_a_pinned_handshake_revision_skips_the_probe() -> None:
+    with trio.fail_after(5):
+        async with open_in_memory(make_server(), protocol_version="2025-06-18", **CALLBACKS) as client:
+            assert client.era == "legacy" and client.protocol_version == "2025-06-18"
+            result = await client.call_tool("survey")  # the same handler, now with JSON-RPC requests to us
+            assert result.content == [TextContent(text="Hi (Greet Ada) @ file:///project")]
+
+
+async def test_log_level_travels_with_each_modern_request() -> None:
+    logs: list[LoggingMessageNotificationParams] = []
+    with trio.fail_after(5):
+        async with open_in_memory(make_server(), on_log=logs.append) as client:
+            await client.call_tool("chatty")
+            assert logs == []  # no logLevel in _meta: the server sends nothing
+            await client.set_logging_level("debug")
+            await client.call_tool("chatty")
+            assert [(m.level, m.data) for m in logs] == [("debug", "fine detail"), ("warning", "heads up")]
+
+
+@pytest.mark.parametrize("version", ["auto", "2025-11-25"])
+async def test_listen_delivers_changes_in_both_eras(version: str) -> None:
+    server = make_server()
+    with trio.fail_after(5):
+        async with open_in_memory(server, protocol_version=version) as client:
+            async with client.listen(tools=True, resource_uris=["test://doc"]) as changes:
+                if version == "auto":
+                    assert changes.honoured == {"toolsListChanged": True, "resourceSubscriptions": ["test://doc"]}
+                await trio.testing.wait_all_tasks_blocked()
+                server.add_tool(lambda: "x", name="late", description="added late")
+                server.notify_resource_updated("test://doc")
+                server.notify_resource_updated("test://other")
+                assert await changes.receive() == ChangeNotification("tools")
+                assert await changes.receive() == ChangeNotification("resource", "test://doc")
+            await trio.testing.wait_all_tasks_blocked()
+            connections = list(server.connections)
+            assert all(not connection.listeners and not connection.subscriptions for connection in connections)
+
+
+async def test_probe_falls_back_when_the_server_rejects_discover() -> None:
+    with trio.fail_after(10):
+        async with trio_mcp.open_stdio_client([sys.executable, "-c", LEGACY_ONLY]) as client:
+            assert client.era == "legacy" and client.protocol_version == "2025-11-25"
+            await client.ping()
+
+
+async def test_probe_falls_back_after_silence(autojump_clock: trio.testing.MockClock) -> None:
+    ours, theirs = memory_stream_pair()
+
+    async def silent_legacy_server() -> None:
+        while True:
+            try:
+                message = await theirs.receive()
+            except trio_mcp.ConnectionClosed:
+                return
+            event = classify(message)
+            method = getattr(event, "method", None)
+            if method == "initialize":
+                await theirs.send({"jsonrpc": "2.0", "id": message["id"], "result": {
+                    "protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "old", "version": "1"}}})
+            elif method == "ping":
+                await theirs.send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+            # server/discover: never answered
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(silent_legacy_server)
+        started = trio.current_time()
+        async with open_client(ours, probe_timeout=3.0) as client:
+            assert client.era == "legacy"
+            assert trio.current_time() - started >= 3.0
+            await client.ping()
+        nursery.cancel_scope.cancel()
+
+
+async def test_unsupported_modern_version_with_handshake_fallback() -> None:
+    ours, theirs = memory_stream_pair()
+
+    async def dual_era_server_without_our_modern_version() -> None:
+        while True:
+            try:
+                message = await theirs.receive()
+            except trio_mcp.ConnectionClosed:
+                return
+            method = message.get("method")
+            if method == "server/discover":
+                await theirs.send({"jsonrpc": "2.0", "id": message["id"], "error": {
+                    "code": -32022, "message": "Unsupported protocol version",
+                    "data": {"supported": ["2099-01-01", "2025-11-25"], "requested": "2026-07-28"}}})
+            elif method == "initialize":
+                await theirs.send({"jsonrpc": "2.0", "id": message["id"], "result": {
+                    "protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "d", "version": "1"}}})
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(dual_era_server_without_our_modern_version)
+            async with open_client(ours) as client:
+                assert client.era == "legacy"
+            nursery.cancel_scope.cancel()
+
+
+async def test_stdio_server_speaks_the_stateless_era_to_a_probing_client() -> None:
+    with trio.fail_after(10):
+        async with trio_mcp.open_stdio_client(SERVER, roots=roots) as client:
+            assert client.era == "modern"
+            result = await client.call_tool("roots_probe", {"timeout": 5})
+            assert result.content == [TextContent(text="file:///project")]
+
+
+# A legacy-only server (no server/discover before initialize), written with nothing but the standard library.
+LEGACY_ONLY = r"""
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if message["method"] == "initialize":
+        result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "old", "version": "1"}}
+        reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+    elif message["method"] == "ping":
+        reply = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+    else:
+        reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32600, "message": "not initialized"}}
+    print(json.dumps(reply), flush=True)
+"""
