@@ -436,3 +436,114 @@ async def test_oversized_body_is_refused(nursery: trio.Nursery) -> None:
             response = await endpoint.post(message, modern_headers("tools/call", "echo"))
             assert response.status == 413
             await response.aclose()
+
+
+# -- authentication, TLS, several servers on one port ---------------------------------------------------------
+
+
+async def test_bearer_tokens_and_sessions_bound_to_their_principal(nursery: trio.Nursery) -> None:
+    tokens = {"alice-token": "alice", "bob-token": "bob"}
+
+    async def authenticate(token: str) -> str | None:
+        return tokens.get(token)
+
+    server = make_server()
+
+    @server.tool()
+    async def whoami(ctx: Context) -> str:
+        """Say who the transport authenticated."""
+        return str(ctx.principal)
+
+    port = await nursery.start(
+        lambda task_status: server.serve_http("127.0.0.1", 0, options=HttpTransportOptions(authenticate=authenticate),
+                                              task_status=task_status)
+    )
+    async with HttpClient() as http:
+        endpoint = Endpoint(http, port, server)
+        with trio.fail_after(10):
+            for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": "Basic YWxpY2U6eA=="}):
+                refused = await endpoint.post(initialize(), headers)
+                assert refused.status == 401 and refused.headers["www-authenticate"].startswith("Bearer")
+                await refused.aclose()
+            alice = {"authorization": "Bearer alice-token"}
+            response = await endpoint.post(initialize(), alice)
+            assert response.status == 200
+            session_headers = {**alice, "mcp-session-id": response.headers["mcp-session-id"]}
+            await response.aclose()
+            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "whoami"}}
+            mine = await endpoint.post(call, session_headers)
+            assert (await read_messages(mine))[0]["result"]["content"][0]["text"] == "alice"
+            stolen = await endpoint.post(call, {**session_headers, "authorization": "Bearer bob-token"})
+            assert stolen.status == 404  # bob cannot use alice's session
+            await stolen.aclose()
+            stateless = await endpoint.post(modern(3, "tools/call", {"name": "whoami"}),
+                                            {**modern_headers("tools/call", "whoami"), "authorization": "Bearer bob-token"})
+            assert (await read_messages(stateless))[0]["result"]["content"][0]["text"] == "bob"
+
+
+async def test_https(nursery: trio.Nursery, tmp_path: Path) -> None:
+    import shutil
+    import ssl
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl CLI is needed to make a self-signed certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    made = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"], capture_output=True, timeout=30)  # fmt: skip
+    if made.returncode != 0:
+        pytest.skip("openssl could not make a self-signed certificate")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    server = make_server()
+    port = await nursery.start(lambda task_status: server.serve_http("127.0.0.1", 0, ssl_context=context,
+                                                                     task_status=task_status))
+    async with HttpClient(ssl_context=ssl.create_default_context(cafile=str(cert))) as http:
+        with trio.fail_after(10):
+            response = await http.request(
+                "POST", f"https://127.0.0.1:{port}/mcp", body=json.dumps(modern(1, "tools/list")).encode(),
+                headers=[("content-type", "application/json"), ("accept", ACCEPT), *modern_headers("tools/list").items()],
+            )
+            assert response.status == 200
+            assert [t["name"] for t in (await read_messages(response))[0]["result"]["tools"]][0] == "echo"
+
+
+async def test_several_servers_on_one_port(nursery: trio.Nursery) -> None:
+    from trio_mcp.server import serve_http_many
+
+    weather, news = Server("weather"), Server("news")
+
+    @weather.tool()
+    async def forecast() -> str:
+        """Tomorrow's weather."""
+        return "sunny"
+
+    @news.tool()
+    async def headlines() -> str:
+        """Today's news."""
+        return "nothing happened"
+
+    port = await nursery.start(lambda task_status: serve_http_many({"/weather": weather, "/news": news}, "127.0.0.1", 0,
+                                                                   task_status=task_status))
+    async with HttpClient() as http:
+        with trio.fail_after(10):
+            for path, tool, text in (("/weather/mcp", "forecast", "sunny"), ("/news/mcp", "headlines", "nothing happened")):
+                response = await http.request(
+                    "POST", f"http://127.0.0.1:{port}{path}", body=json.dumps(modern(1, "tools/call", {"name": tool})).encode(),
+                    headers=[("content-type", "application/json"), ("accept", ACCEPT),
+                             *modern_headers("tools/call", tool).items()],
+                )
+                assert (await read_messages(response))[0]["result"]["content"][0]["text"] == text
+            missing = await http.request("POST", f"http://127.0.0.1:{port}/mcp", body=b"{}",
+                                         headers=[("content-type", "application/json")])
+            assert missing.status == 404
+            await missing.aclose()
+            sse = await http.request("GET", f"http://127.0.0.1:{port}/news/sse", headers=[("accept", "text/event-stream")])
+            decoder = SSEDecoder()
+            events: list[Any] = []
+            while not events:
+                events += decoder.receive_data(await sse.receive_some())
+            assert events[0].data.startswith("/news/messages?session_id=")
+            await sse.aclose()

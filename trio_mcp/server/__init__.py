@@ -2,6 +2,6 @@
 
 from ._context import Context
 from ._logging import McpLogHandler
-from ._server import Server
+from ._server import Server, serve_http_many
 
-__all__ = ["Server", "Context", "McpLogHandler"]
+__all__ = ["Server", "Context", "McpLogHandler", "serve_http_many"]

@@ -98,11 +98,13 @@ class ServerConnection:
 
     inline_methods: Final = frozenset({"initialize"})
 
-    def __init__(self, server: Server, stream: MessageStream, *, modern_only: bool = False) -> None:
+    def __init__(self, server: Server, stream: MessageStream, *, modern_only: bool = False, principal: Any = None) -> None:
         """``modern_only`` treats every request as 2026-07-28 (a stateless HTTP request, say): one without
         the per-request ``_meta`` is then an error rather than a handshake-era request."""
         self.server = server
         self.modern_only = modern_only
+        #: Who the transport authenticated (HTTP bearer tokens); None when it did not.
+        self.principal = principal
         self.lifecycle = Lifecycle()
         self.protocol_version: str | None = None
         self.client_info: Implementation | None = None

@@ -97,6 +97,11 @@ class Context:
         return self._connection.server
 
     @property
+    def principal(self) -> Any:
+        """Who the transport authenticated (what ``HttpTransportOptions.authenticate`` returned), else None."""
+        return self._connection.principal
+
+    @property
     def lifespan_state(self) -> Any:
         """Whatever the server's lifespan context manager yielded (None without a lifespan)."""
         return self._connection.server.lifespan_state

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 from contextlib import asynccontextmanager
 from typing import Any, AsyncContextManager, AsyncIterator, Callable, Literal, Mapping, NoReturn, Sequence, TypeVar
+
+import ssl
 
 import trio
 
@@ -14,7 +17,7 @@ from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, V2025_03_26, V
 from ..types import META_SERVER_INFO, RESULT_COMPLETE
 from ..transports._base import MessageStream
 from ..transports.stdio import stdio_server_stream
-from ..transports.streamable_http import HttpTransportOptions, serve_streamable_http
+from ..transports.streamable_http import HttpTransportOptions, serve_mounts, serve_streamable_http
 from ..types import (
     Annotations,
     Icon,
@@ -425,14 +428,17 @@ class Server:
         stream: MessageStream,
         *,
         modern_only: bool = False,
+        principal: Any = None,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve one client over ``stream`` until it disconnects (for custom transports and tests).
 
-        ``modern_only`` treats every request as 2026-07-28 (stateless HTTP requests). This does not run
-        the lifespan; wrap it in ``running()`` when the server has one.
+        ``modern_only`` treats every request as 2026-07-28 (stateless HTTP requests); ``principal`` is who the
+        transport authenticated (``Context.principal``). This does not run the lifespan; wrap it in
+        ``running()`` when the server has one.
         """
-        await ServerConnection(self, stream, modern_only=modern_only).run(task_status=task_status)
+        connection = ServerConnection(self, stream, modern_only=modern_only, principal=principal)
+        await connection.run(task_status=task_status)
 
     async def serve_http(
         self,
@@ -440,13 +446,15 @@ class Server:
         port: int = 8000,
         *,
         options: HttpTransportOptions | None = None,
+        ssl_context: ssl.SSLContext | None = None,
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     ) -> NoReturn:
         """Serve MCP over HTTP until cancelled: Streamable HTTP on ``/mcp`` (both eras) and HTTP+SSE on ``/sse``.
 
         Binds 127.0.0.1 by default and then accepts only local ``Host`` and ``Origin`` values; see
-        ``HttpTransportOptions`` for paths, allow-lists, limits and session settings.
-        ``task_status.started()`` receives the bound port (useful with ``port=0``).
+        ``HttpTransportOptions`` for paths, allow-lists, limits, session settings and bearer-token
+        authentication. ``ssl_context`` serves HTTPS. ``task_status.started()`` receives the bound port.
+        To serve several servers on one port, see ``serve_http_many``.
         """
         async with self.running():
             await serve_streamable_http(
@@ -455,6 +463,7 @@ class Server:
                 port,
                 options=options or HttpTransportOptions(),
                 header_paths=self.tool_header_paths,
+                ssl_context=ssl_context,
                 task_status=task_status,
             )
 
@@ -476,3 +485,25 @@ class Server:
         async with self.running():
             async with stdio_server_stream(protect_stdout=protect_stdout) as stream:
                 await self.serve_connection(stream, task_status=task_status)
+
+
+async def serve_http_many(
+    servers: Mapping[str, Server],
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    options: HttpTransportOptions | None = None,
+    ssl_context: ssl.SSLContext | None = None,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+) -> NoReturn:
+    """Serve several servers on one listener, each under its path prefix: ``{"/weather": weather}`` answers
+    on ``/weather/mcp`` (and ``/weather/sse``). Each server's lifespan runs around the whole listener."""
+    async with contextlib.AsyncExitStack() as stack:
+        for server in servers.values():
+            await stack.enter_async_context(server.running())
+        mounts = {
+            prefix: (server.serve_connection, server.tool_header_paths, options or HttpTransportOptions())
+            for prefix, server in servers.items()
+        }
+        await serve_mounts(mounts, host, port, ssl_context=ssl_context, task_status=task_status)
+    raise AssertionError("unreachable")

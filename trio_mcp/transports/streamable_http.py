@@ -24,9 +24,11 @@ business of the ``connect`` callback it is given (``Server.serve_connection``).
 from __future__ import annotations
 
 import collections
+import contextvars
 import functools
 import logging
 import secrets
+import ssl
 from typing import Any, Awaitable, Callable, Final, Mapping, NoReturn, Protocol, Sequence
 from urllib.parse import urlsplit
 
@@ -48,7 +50,14 @@ from ..errors import (
     ConnectionClosed,
 )
 from ._base import MessageStream
-from ._http_server import ClientDisconnected, HttpLimits, HttpRequest, HttpResponse, RequestBodyError, serve_http
+from ._http_server import (
+    ClientDisconnected,
+    HttpLimits,
+    HttpRequest,
+    HttpResponse,
+    RequestBodyError,
+    serve_http_listeners,
+)
 
 __all__ = [
     "HttpTransportOptions",
@@ -57,6 +66,8 @@ __all__ = [
     "ConnectFunction",
     "StreamableHttpApp",
     "serve_streamable_http",
+    "serve_mounts",
+    "request_principal",
 ]
 
 logger = logging.getLogger("trio_mcp.http")
@@ -78,10 +89,17 @@ _BAD_REQUEST_CODES: Final = frozenset(
 )
 
 
-class ConnectFunction(Protocol):
-    """Serves one connection over ``stream`` until it closes (``Server.serve_connection``)."""
+#: Who sent the HTTP request being handled (set per request task; None without authentication).
+request_principal: contextvars.ContextVar[Any] = contextvars.ContextVar("trio_mcp_http_principal", default=None)
 
-    def __call__(self, stream: MessageStream, *, modern_only: bool = ...) -> Awaitable[None]: ...
+
+class ConnectFunction(Protocol):
+    """Serves one connection over ``stream`` until it closes (``Server.serve_connection``).
+
+    ``principal`` is what ``HttpTransportOptions.authenticate`` said about the caller (None without it).
+    """
+
+    def __call__(self, stream: MessageStream, *, modern_only: bool = ..., principal: Any = ...) -> Awaitable[None]: ...
 
 
 HeaderPaths = Callable[[str], "Mapping[str, tuple[str, ...]] | None"]
@@ -161,6 +179,10 @@ class HttpTransportOptions:
     sessions: bool = True
     #: HTTP limits: body and header sizes, timeouts, connection cap.
     limits: HttpLimits = HttpLimits()
+    #: Bearer-token check: called with the token of ``Authorization: Bearer <token>``, it returns who the caller
+    #: is (any value but None) or None to refuse (401 with ``WWW-Authenticate: Bearer``). A session stays bound
+    #: to the principal that opened it. None: no authentication.
+    authenticate: Callable[[str], Awaitable[Any]] | None = None
 
 
 # -- where a message goes ----------------------------------------------------------------------------------
@@ -212,9 +234,10 @@ class _Stream:
 class _Session:
     """A handshake-era session: its id, its streams, and the ``MessageStream`` its connection runs over."""
 
-    def __init__(self, app: StreamableHttpApp, session_id: str, *, sse_only: bool) -> None:
+    def __init__(self, app: StreamableHttpApp, session_id: str, *, sse_only: bool, principal: Any) -> None:
         self.app = app
         self.id = session_id
+        self.principal = principal
         self.sse_only = sse_only
         self.version = DEFAULT_NEGOTIATED_VERSION
         self.last_activity = trio.current_time()
@@ -399,12 +422,27 @@ class StreamableHttpApp:
 
     # -- entry ---------------------------------------------------------------------------------------------
 
+    def handles(self, path: str) -> bool:
+        """Whether ``path`` is one of this app's endpoints (for serving several apps on one listener)."""
+        options = self.options
+        if path == options.path:
+            return True
+        return options.sessions and options.sse_path is not None and path in (options.sse_path, options.messages_path)
+
     async def __call__(self, request: HttpRequest, response: HttpResponse) -> None:
         refusal = self._check_host_and_origin(request)
         if refusal is not None:
             status, message = refusal
             await _send_error(response, status, None, INVALID_REQUEST, message)
             return
+        principal: Any = None
+        if self.options.authenticate is not None:
+            principal = await self._authenticate(request)
+            if principal is None:
+                await _send_error(response, 401, None, INVALID_REQUEST, "Unauthorized: a valid bearer token is required",
+                                  headers=(("www-authenticate", 'Bearer realm="mcp"'),))
+                return
+        request_principal.set(principal)
         options = self.options
         if request.path == options.path:
             if request.method == "POST":
@@ -427,6 +465,13 @@ class StreamableHttpApp:
                 await self._legacy_post(request, response)
         else:
             await response.send(404, (("content-type", "text/plain"),), b"not found\n")
+
+    async def _authenticate(self, request: HttpRequest) -> Any:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        assert self.options.authenticate is not None
+        return await self.options.authenticate(token.strip())
 
     def _allowed_methods(self) -> str:
         return "GET, POST, DELETE" if self.options.sessions else "POST"
@@ -504,7 +549,7 @@ class StreamableHttpApp:
                 nursery.cancel_scope.cancel()  # closing the stream is the cancellation
 
             nursery.start_soon(cancel_on_disconnect)
-            await self._connect(exchange, modern_only=True)
+            await self._connect(exchange, modern_only=True, principal=request_principal.get())
             nursery.cancel_scope.cancel()
 
     def _check_modern_headers(self, request: HttpRequest, event: Request, header_version: str | None) -> str | None:
@@ -574,7 +619,7 @@ class StreamableHttpApp:
             if session is None:
                 return
         else:
-            found = self.sessions.get(session_id)
+            found = self._find_session(session_id)
             if found is None:
                 await _send_error(response, 404, _id_of(message), INVALID_REQUEST, "Session not found")
                 return
@@ -647,7 +692,7 @@ class StreamableHttpApp:
             await _send_error(response, 503, None, INVALID_REQUEST, "Too many sessions; try again later",
                               headers=(("retry-after", "5"),))
             return None
-        session = _Session(self, secrets.token_urlsafe(32), sse_only=sse_only)
+        session = _Session(self, secrets.token_urlsafe(32), sse_only=sse_only, principal=request_principal.get())
         self.sessions[session.id] = session
         self._nursery.start_soon(self._run_session, session)
         return session
@@ -655,7 +700,7 @@ class StreamableHttpApp:
     async def _run_session(self, session: _Session) -> None:
         with session.scope:
             try:
-                await self._connect(_VersionTracking(session))
+                await self._connect(_VersionTracking(session), principal=session.principal)
             except ConnectionClosed:
                 pass
         session.end()
@@ -726,9 +771,16 @@ class StreamableHttpApp:
         if session_id is None or not self.options.sessions:
             await response.send(405, (("allow", "POST"),))
             return None
-        session = self.sessions.get(session_id)
+        session = self._find_session(session_id)
         if session is None:
             await _send_error(response, 404, None, INVALID_REQUEST, "Session not found")
+            return None
+        return session
+
+    def _find_session(self, session_id: str) -> _Session | None:
+        """The session with this id, if it belongs to this caller (another principal's session is not found)."""
+        session = self.sessions.get(session_id)
+        if session is None or session.principal != request_principal.get():
             return None
         return session
 
@@ -756,7 +808,7 @@ class StreamableHttpApp:
         if not session_ids:
             await _send_error(response, 400, None, INVALID_REQUEST, "session_id is required")
             return
-        session = self.sessions.get(session_ids[0])
+        session = self._find_session(session_ids[0])
         if session is None or not session.sse_only:
             await _send_error(response, 404, None, INVALID_REQUEST, "Session not found")
             return
@@ -876,19 +928,65 @@ async def serve_streamable_http(
     *,
     options: HttpTransportOptions = HttpTransportOptions(),
     header_paths: HeaderPaths | None = None,
+    ssl_context: ssl.SSLContext | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> NoReturn:
-    """Serve MCP over HTTP on ``host:port`` until cancelled; ``task_status.started()`` gets the bound port.
+    """Serve MCP over HTTP (HTTPS with ``ssl_context``) on ``host:port`` until cancelled.
 
-    Resource handling: every session and every request runs in nurseries this function owns; cancelling
-    it stops accepting, gives in-flight responses ``limits.graceful_shutdown_timeout`` seconds, then ends
-    every session.
+    ``task_status.started()`` gets the bound port. Resource handling: every session and every request runs
+    in nurseries this function owns; cancelling it stops accepting, gives in-flight responses
+    ``limits.graceful_shutdown_timeout`` seconds, then ends every session.
+    """
+    await serve_mounts({"": (connect, header_paths, options)}, host, port, ssl_context=ssl_context,
+                       task_status=task_status)
+
+
+Mount = tuple[ConnectFunction, "HeaderPaths | None", HttpTransportOptions]
+"""One MCP server on a listener: how to connect to it, its tools' header paths, and its options."""
+
+
+async def serve_mounts(
+    mounts: Mapping[str, Mount],
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    ssl_context: ssl.SSLContext | None = None,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+) -> NoReturn:
+    """Serve several MCP servers on one listener, each under its own path prefix (``""`` for the root).
+
+    The endpoints of a server mounted at ``/weather`` are ``/weather/mcp``, ``/weather/sse`` and
+    ``/weather/messages`` (with the default options). The HTTP limits of the first mount apply to the listener.
     """
     async with trio.open_nursery() as nursery:
-        app = StreamableHttpApp(connect, nursery, options=options, header_paths=header_paths, bound_host=host)
-        nursery.start_soon(app.reaper)
-        listeners = await nursery.start(functools.partial(serve_http, app, host, port, limits=options.limits))
-        task_status.started(int(listeners[0].socket.getsockname()[1]))
+        apps = []
+        for prefix, (connect, header_paths, options) in mounts.items():
+            prefix = prefix.rstrip("/")
+            mounted = attrs.evolve(
+                options,
+                path=prefix + options.path,
+                sse_path=None if options.sse_path is None else prefix + options.sse_path,
+                messages_path=prefix + options.messages_path,
+            )
+            app = StreamableHttpApp(connect, nursery, options=mounted, header_paths=header_paths, bound_host=host)
+            nursery.start_soon(app.reaper)
+            apps.append(app)
+
+        async def route(request: HttpRequest, response: HttpResponse) -> None:
+            for app in apps:
+                if app.handles(request.path):
+                    await app(request, response)
+                    return
+            await response.send(404, (("content-type", "text/plain"),), b"not found\n")
+
+        limits = next(iter(mounts.values()))[2].limits
+        listeners: list[Any] = await trio.open_tcp_listeners(port, host=host)
+        if ssl_context is not None:
+            listeners = [trio.SSLListener(listener, ssl_context, https_compatible=True) for listener in listeners]
+        bound = await nursery.start(functools.partial(serve_http_listeners, route, listeners, limits=limits))
+        first = bound[0]
+        socket_listener = first.transport_listener if isinstance(first, trio.SSLListener) else first
+        assert isinstance(socket_listener, trio.SocketListener)
+        task_status.started(int(socket_listener.socket.getsockname()[1]))
         await trio.sleep_forever()
     raise AssertionError("unreachable")
-
