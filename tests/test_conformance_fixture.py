@@ -1,14 +1,20 @@
 """The conformance fixture (tests/conformance/everything_server.py), checked over stdio with trio_mcp's client.
 
-These are the expectations of the 0.1.16 server scenarios that need neither HTTP nor a sampling/elicitation
-callback (the HTTP ones run against the fixture with the official suite once ``Server.serve_http`` exists),
-plus the 2026-07-28 diagnostic tools, both on the handshake revisions and with 2026-07-28 requests (the
-per-request ``_meta`` envelope) sent raw over the same connection.
+These are the expectations of the server scenarios that need no HTTP (``make conformance`` runs the official
+suite itself against the fixture over HTTP: tests/conformance/run_suites.py), plus the 2026-07-28 diagnostic
+tools, both on the handshake revisions and with 2026-07-28 requests (the per-request ``_meta`` envelope) sent
+raw over the same connection. The last tests cover the fixture's HTTP start-up and run_suites.py's baseline
+rules, without Node.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
+import re
+import signal
+import subprocess
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,11 +24,15 @@ import pytest
 import trio
 
 import trio_mcp
-from trio_mcp import McpError, Server
+from trio_mcp import McpError
 from trio_mcp.types import (
     AudioContent,
     BlobResourceContents,
     CompletionArgument,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
     EmbeddedResource,
     ImageContent,
     META_CLIENT_CAPABILITIES,
@@ -39,17 +49,33 @@ from trio_mcp.types import (
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "conformance" / "everything_server.py"
+RUN_SUITES = REPO / "tests" / "conformance" / "run_suites.py"
 WATCHED_INTERVAL = 0.1
 
 IMG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
+#: 0.1.16 checks $schema, $defs.address and additionalProperties; 0.2.0-alpha also $anchor, allOf/anyOf, if/then/else.
 JSON_SCHEMA_2020_12 = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
     "$defs": {
-        "address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
     },
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
     "additionalProperties": False,
 }
 ROOT = Root(uri="file:///tmp/conformance-root", name="conformance root")
@@ -71,6 +97,7 @@ TOOLS_0_1_16 = {
     "json_schema_2020_12_tool",
 }
 TOOLS_2026_07_28 = {
+    "test_custom_header",
     "test_missing_capability",
     "test_logging_tool",
     "test_streaming_elicitation",
@@ -118,7 +145,7 @@ class Recorder:
 
 
 @asynccontextmanager
-async def fixture(recorder: Recorder | None = None) -> AsyncIterator[trio_mcp.Client]:
+async def fixture(recorder: Recorder | None = None, **options: Any) -> AsyncIterator[trio_mcp.Client]:
     recorder = recorder or Recorder()
     command = [sys.executable, str(FIXTURE), "--transport", "stdio", "--watched-interval", str(WATCHED_INTERVAL)]
     async with trio_mcp.open_stdio_client(
@@ -128,6 +155,9 @@ async def fixture(recorder: Recorder | None = None) -> AsyncIterator[trio_mcp.Cl
         on_log=recorder.on_log,
         on_list_changed=recorder.on_list_changed,
         on_resource_updated=recorder.on_resource_updated,
+        # the handshake era, as the suite's 2025-11-25 scenarios speak it; 2026-07-28 requests are sent raw
+        protocol_version=options.pop("protocol_version", "2025-11-25"),
+        **options,
     ) as client:
         yield client
 
@@ -276,14 +306,23 @@ async def test_reconnection_tool_takes_about_half_a_second() -> None:
 async def test_json_schema_2020_12_tool_validates_with_its_own_schema() -> None:
     with trio.fail_after(15):
         async with fixture() as client:
-            arguments = {"name": "Ada", "address": {"street": "1 Main St", "city": "London"}}
+            arguments = {
+                "name": "Ada",
+                "address": {"street": "1 Main St", "city": "London"},
+                "email": "ada@example.org",
+            }
             ok = await client.call_tool("json_schema_2020_12_tool", arguments)
             assert not ok.is_error
             [text] = texts(ok)
             assert json.loads(text.split(": ", 1)[1]) == arguments
-            # additionalProperties: false is enforced
-            bad = await client.call_tool("json_schema_2020_12_tool", {"name": "Ada", "nickname": "A"})
-            assert bad.is_error is True
+            phone = {"name": "Ada", "contactMethod": "phone", "phone": "+44 20 0000 0000"}
+            assert not (await client.call_tool("json_schema_2020_12_tool", phone)).is_error
+            for bad in [
+                {"name": "Ada", "email": "ada@example.org", "nickname": "A"},  # additionalProperties: false
+                {"name": "Ada"},  # allOf/anyOf: a phone or an email
+                {"name": "Ada", "contactMethod": "phone", "email": "ada@example.org"},  # if/then: needs the phone
+            ]:
+                assert (await client.call_tool("json_schema_2020_12_tool", bad)).is_error is True, bad
 
 
 # Sampling and elicitation callbacks come with the client issue; until then the client declares neither
@@ -522,6 +561,38 @@ async def test_input_tools_on_the_handshake_revisions() -> None:
             with pytest.raises(McpError) as caught:
                 await client.get_prompt("test_input_required_result_prompt")
             assert "did not declare the elicitation capability" in caught.value.message
+
+
+async def test_multiple_inputs_are_asked_concurrently_on_the_handshake_revisions() -> None:
+    # The three asks run at once: each callback waits until all three requests have arrived.
+    arrived: list[str] = []
+    all_arrived = trio.Event()
+
+    async def wait_for_the_others(method: str) -> None:
+        arrived.append(method)
+        if len(arrived) == 3:
+            all_arrived.set()
+        await all_arrived.wait()
+
+    async def sampling(params: CreateMessageRequestParams) -> CreateMessageResult:
+        await wait_for_the_others("sampling")
+        assert params.max_tokens == 50
+        return CreateMessageResult(role="assistant", content=TextContent(text="Hello there!"), model="test-model")
+
+    async def elicitation(params: ElicitRequestParams) -> ElicitResult:
+        await wait_for_the_others("elicitation")
+        return ElicitResult(action="accept", content={"name": "Alice"})
+
+    class WaitingRecorder(Recorder):
+        async def roots(self) -> list[Root]:
+            await wait_for_the_others("roots")
+            return [ROOT]
+
+    with trio.fail_after(15):
+        async with fixture(WaitingRecorder(), sampling=sampling, elicitation=elicitation) as client:
+            result = await client.call_tool("test_input_required_result_multiple_inputs", {})
+    assert sorted(arrived) == ["elicitation", "roots", "sampling"]
+    assert texts(result) == ["Name: Alice; greeting: Hello there!; roots: 1"]
 
 
 # -- 2026-07-28 requests (the per-request _meta envelope), sent over the same stdio connection ---------------
@@ -763,21 +834,8 @@ async def test_modern_multi_round_and_prompt() -> None:
             assert rendered["messages"][0]["content"]["text"] == "Answer in this context: testing"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="trio_mcp puts one input request in each InputRequiredResult; the scenario wants all three at once",
-)
 async def test_modern_multiple_inputs_in_one_round() -> None:
-    caps: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
-    with trio.fail_after(15):
-        async with fixture() as client:
-            first = await modern(client, "tools/call", call("test_input_required_result_multiple_inputs"),
-                                 capabilities=caps)
-            assert set(first["inputRequests"]) == {"user_name", "greeting", "client_roots"}
-
-
-async def test_modern_multiple_inputs_one_round_each() -> None:
-    # What happens today: the three questions, one round each, then the result.
+    # input-required-result-multiple-input-requests: all three questions in the first InputRequiredResult.
     tool = "test_input_required_result_multiple_inputs"
     caps: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
     answers = {
@@ -787,33 +845,186 @@ async def test_modern_multiple_inputs_one_round_each() -> None:
     }
     with trio.fail_after(15):
         async with fixture() as client:
-            result = await modern(client, "tools/call", call(tool), capabilities=caps)
-            asked = []
-            while result["resultType"] == "input_required":
-                [key] = result["inputRequests"]
-                asked.append(key)
-                result = await modern(
-                    client,
-                    "tools/call",
-                    call(tool, inputResponses={key: answers[key]}, requestState=result["requestState"]),
-                    capabilities=caps,
-                )
-            assert asked == ["user_name", "greeting", "client_roots"]
-            assert complete_texts(result) == ["Name: Alice; greeting: Hello there!; roots: 1"]
+            first = await modern(client, "tools/call", call(tool), capabilities=caps)
+            assert first["resultType"] == "input_required"
+            assert first["inputRequests"] == {
+                "user_name": {
+                    "method": "elicitation/create",
+                    "params": {"message": "What is your name?", "requestedSchema": name_form("name")},
+                },
+                "greeting": {
+                    "method": "sampling/createMessage",
+                    "params": {
+                        "messages": [{"role": "user", "content": {"type": "text", "text": "Generate a greeting"}}],
+                        "maxTokens": 50,
+                    },
+                },
+                "client_roots": {"method": "roots/list", "params": {}},
+            }
+            state = first["requestState"]
+            done = await modern(
+                client, "tools/call", call(tool, inputResponses=answers, requestState=state), capabilities=caps
+            )
+            assert complete_texts(done) == ["Name: Alice; greeting: Hello there!; roots: 1"]
+
+            # a partial answer: the next round asks for what is still missing, and keeps the answer given
+            partial = await modern(
+                client,
+                "tools/call",
+                call(tool, inputResponses={"user_name": answers["user_name"]}, requestState=state),
+                capabilities=caps,
+            )
+            assert set(partial["inputRequests"]) == {"greeting", "client_roots"}
+            rest = {key: answers[key] for key in ("greeting", "client_roots")}
+            finished = await modern(
+                client,
+                "tools/call",
+                call(tool, inputResponses=rest, requestState=partial["requestState"]),
+                capabilities=caps,
+            )
+            assert complete_texts(finished) == ["Name: Alice; greeting: Hello there!; roots: 1"]
+
+            # a capability this request did not declare fails the whole request, not one of its questions
+            with pytest.raises(McpError) as caught:
+                await modern(client, "tools/call", call(tool), capabilities={"elicitation": {}, "roots": {}})
+            assert caught.value.code == -32021
+            assert caught.value.data == {"requiredCapabilities": {"sampling": {}}}
 
 
-# -- command line -----------------------------------------------------------------------------------------
-
-
-@pytest.mark.skipif(hasattr(Server, "serve_http"), reason="Server.serve_http exists: the HTTP transport is real now")
-async def test_http_transport_not_available_yet() -> None:
+async def test_custom_header_tool() -> None:
+    # http-custom-header-server-validation needs a tool whose string parameter carries x-mcp-header; over
+    # stdio there are no headers and the tool just runs.
     with trio.fail_after(15):
-        process = await trio.run_process(
-            [sys.executable, str(FIXTURE), "--transport", "http", "--host", "127.0.0.1", "--port", "0"],
-            cwd=REPO,
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-        )
-    assert process.returncode != 0
-    assert b"HTTP transport not available yet" in process.stderr
+        async with fixture() as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            schema = tools["test_custom_header"].input_schema
+            assert schema["properties"]["region"]["type"] == "string"
+            assert schema["properties"]["region"]["x-mcp-header"] == "Region"
+            assert schema["required"] == ["region"]
+            assert texts(await client.call_tool("test_custom_header", {"region": "eu-west"})) == ["Region: eu-west"]
+
+
+# -- command line and HTTP --------------------------------------------------------------------------------
+
+
+async def http_post(port: int, host_header: str, body: dict[str, Any]) -> tuple[int, bytes]:
+    """One raw HTTP/1.1 POST to /mcp (Connection: close); the status and everything read until EOF."""
+    payload = json.dumps(body).encode()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: {host_header}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, text/event-stream\r\nContent-Length: {len(payload)}\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode()
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    async with stream:
+        await stream.send_all(head + payload)
+        received = b""
+        while chunk := await stream.receive_some(65536):
+            received += chunk
+    status = int(received.split(b" ", 2)[1])
+    return status, received
+
+
+async def test_http_mode_reports_a_free_port_and_serves() -> None:
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "fixture-test", "version": "0"},
+        },
+    }
+    command = [sys.executable, str(FIXTURE), "--transport", "http", "--host", "127.0.0.1", "--port", "0"]
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            process = await nursery.start(
+                functools.partial(trio.run_process, command, cwd=REPO, stdout=subprocess.PIPE, check=False)
+            )
+            try:
+                line = b""
+                while not line.endswith(b"\n"):
+                    chunk = await process.stdout.receive_some(1)
+                    assert chunk, "the fixture exited before reporting its port"
+                    line += chunk
+                match = re.fullmatch(rb"everything_server: serving http://127\.0\.0\.1:(\d+)/mcp\n", line)
+                assert match, line
+                port = int(match.group(1))
+                assert port != 0
+                status, received = await http_post(port, f"localhost:{port}", initialize)
+                assert status == 200, received
+                assert b'"protocolVersion":"2025-11-25"' in received.replace(b" ", b"")
+                # dns-rebinding-protection: a foreign Host is refused
+                status, received = await http_post(port, "evil.example.com", initialize)
+                assert 400 <= status < 500, received
+            finally:
+                process.send_signal(signal.SIGINT)
+    assert process.returncode == 0
+
+
+# -- tests/conformance/run_suites.py: its baseline rules (no Node needed) --------------------------------
+
+
+def load_run_suites() -> Any:
+    spec = importlib.util.spec_from_file_location("run_suites", RUN_SUITES)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["run_suites"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def check(ident: str, status: str) -> dict[str, Any]:
+    return {"id": ident, "name": ident, "status": status}
+
+
+def test_run_suites_baseline_rules() -> None:
+    run_suites = load_run_suites()
+    checks = {
+        "ok": [check("a", "SUCCESS"), check("traffic", "INFO")],
+        "broken": [check("a", "SUCCESS"), check("b", "FAILURE"), check("b", "SUCCESS")],
+        "warns": [check("w", "WARNING")],
+        "skipped": [check("s", "SKIPPED")],
+        "silent": [],
+        "absent": None,
+    }
+    scenarios = list(checks)
+
+    bare = run_suites.evaluate(scenarios, checks, [])
+    assert (bare.passed, bare.failed, bare.warnings, bare.skipped) == (3, 4, 1, 1)
+    assert bare.unexpected == [
+        "broken:b",
+        "warns:w (WARNING)",  # a WARNING fails under a baseline, as in the suite
+        "silent:(no checks recorded)",  # the "0 passed, 0 failed" trap
+        "absent:(no checks recorded)",
+    ]
+    assert not bare.ok
+
+    listed = run_suites.evaluate(scenarios, checks, ["broken:b", "warns", "silent", "absent"])
+    assert listed.ok and listed.unexpected == [] and listed.stale == []
+    assert len(listed.expected) == 4
+
+    stale = run_suites.evaluate(scenarios, checks, ["broken:b", "warns", "silent", "absent", "ok", "skipped:s",
+                                                    "broken:a", "gone"])
+    assert [entry.split(" ")[0] for entry in stale.stale] == ["ok", "skipped:s", "broken:a", "gone"]
+    assert "scenario not run" in stale.stale[-1]
+    assert not stale.ok
+
+
+def test_run_suites_baseline_files(tmp_path: Path) -> None:
+    run_suites = load_run_suites()
+    for run in run_suites.RUNS:
+        entries = run_suites.read_baseline(REPO / "tests" / "conformance" / run.baseline,
+                                           check_entries=run.check_entries)
+        assert all(entry.startswith("tasks-") for entry in entries), (run.baseline, entries)
+
+    unexplained = tmp_path / "unexplained.yml"
+    unexplained.write_text("server:\n  # a reason\n  - ping\n  - tools-list\n")
+    with pytest.raises(run_suites.SetupError, match="'tools-list' has no '# reason' comment"):
+        run_suites.read_baseline(unexplained, check_entries=True)
+    per_check = tmp_path / "per-check.yml"
+    per_check.write_text("server:\n  - ping:ping  # a reason\n")
+    assert run_suites.read_baseline(per_check, check_entries=True) == ["ping:ping"]
+    with pytest.raises(run_suites.SetupError, match="whole scenario names only"):
+        run_suites.read_baseline(per_check, check_entries=False)

@@ -1,11 +1,15 @@
 """The "everything server" the official MCP conformance suite runs its server scenarios against.
 
-Built only on trio_mcp's public API. It mirrors the names and contents the scenarios of
-``@modelcontextprotocol/conformance`` 0.1.16 check (see /work/shared/docs/conformance.md, section 5) and adds
-the diagnostic tools of the 2026-07-28 scenarios (section 9.3) in the form today's API allows.
+Built only on trio_mcp's public API. It mirrors the names and contents the server scenarios of
+``@modelcontextprotocol/conformance`` 0.1.16 and 0.2.0-alpha.12 check, on the handshake revisions and on
+2026-07-28 (stateless requests, multi round-trip input, Mcp-Param headers). tests/conformance/run_suites.py
+runs both suite versions against it; docs/conformance.md says which runs and what is not covered yet.
 
     python tests/conformance/everything_server.py --transport stdio
     python tests/conformance/everything_server.py --transport http --host 127.0.0.1 --port 3001
+
+Over HTTP, ``--port 0`` binds a free port; the endpoint is then printed on stdout as
+``everything_server: serving http://HOST:PORT/mcp`` (tests/conformance/run_suites.py reads it).
 
 ``--watched-interval`` sets how often ``test://watched-resource`` changes (and subscribers are told).
 """
@@ -14,14 +18,19 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import json
+import signal
 import sys
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, AsyncIterator, Sequence
+from typing import Annotated, Any, AsyncIterator, Awaitable, Callable, Sequence
 
 import trio
 
-from trio_mcp import Context, Field, Server
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]  # on 3.10
+
+from trio_mcp import Context, Field, McpError, Server
 from trio_mcp.types import (
     AudioContent,
     CompletionArgument,
@@ -41,17 +50,30 @@ IMG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX
 #: A tiny WAV.
 WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 
-#: Listed verbatim by ``tools/list`` (scenario json-schema-2020-12, SEP-1613).
+#: Listed verbatim by ``tools/list`` (scenario json-schema-2020-12). One schema serves both suite versions:
+#: 0.1.16 checks ``$schema``, ``$defs.address`` and ``additionalProperties: false`` (SEP-1613); 0.2.0-alpha
+#: also checks that ``$anchor``, ``allOf``/``anyOf`` and ``if``/``then``/``else`` survive (SEP-2106).
 JSON_SCHEMA_2020_12: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
     "$defs": {
         "address": {
+            "$anchor": "addressDef",
             "type": "object",
             "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
         }
     },
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
     "additionalProperties": False,
 }
 
@@ -154,6 +176,36 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+async def ask_concurrently(*asks: Callable[[], Awaitable[Any]]) -> list[Any]:
+    """Run ``asks`` concurrently in one nursery; their results in order.
+
+    A refusal (``McpError``, e.g. a capability the client did not declare) wins over everything else and is
+    raised on its own, so the request fails with that error. Otherwise whatever the asks raised propagates as
+    the nursery's group: on 2026-07-28 a group of ``InputRequired`` is how trio_mcp learns to put every
+    unanswered ask into one InputRequiredResult.
+    """
+    results: list[Any] = [None] * len(asks)
+    refusals: dict[int, McpError] = {}
+
+    async def run(index: int, ask: Callable[[], Awaitable[Any]]) -> None:
+        try:
+            results[index] = await ask()
+        except McpError as exc:
+            refusals[index] = exc
+            raise
+
+    try:
+        async with trio.open_nursery() as nursery:
+            for index, ask in enumerate(asks):
+                nursery.start_soon(run, index, ask)
+    except BaseExceptionGroup:
+        if not refusals:
+            raise
+        # the refusal of the earliest ask in argument order, whichever task happened to run first
+        raise refusals[min(refusals)] from None
+    return results
+
+
 def create_server(*, watched_interval: float | None = 3.0) -> Server:
     """Build the fixture; ``watched_interval`` (seconds, None: never) paces updates of the watched resource."""
     watched: dict[str, Any] = {"content": "Watched resource content", "version": 0}
@@ -246,8 +298,10 @@ def create_server(*, watched_interval: float | None = 3.0) -> Server:
         "half a second, long enough for the server to close the stream mid-call.",
     )
     async def reconnection() -> str:
-        # Closing the POST's SSE stream mid-call (priming event, retry, resume on GET with Last-Event-ID)
-        # is the Streamable HTTP transport's job; over stdio this is just a slow call.
+        # trio_mcp's Streamable HTTP transport sends the priming event (id, retry) that server-sse-polling
+        # checks, and replays on a GET with Last-Event-ID. It has no way for a handler to close its own POST
+        # stream mid-call, so the result arrives on the POST stream: the scenario's disconnect-resume check
+        # records that as INFO, not as a failure. Over stdio this is just a slow call.
         await trio.sleep(0.5)
         return (
             "Reconnection test completed successfully. If you received this, the client properly reconnected "
@@ -334,6 +388,19 @@ def create_server(*, watched_interval: float | None = 3.0) -> Server:
         server.remove_prompt("test_dynamic_prompt")
         return "Prompt list change published."
 
+    # ===== tools: 2026-07-28 HTTP headers (SEP-2243) =======================================================
+
+    @server.tool(
+        "test_custom_header",
+        description="Echoes a parameter the client also sends in the Mcp-Param-Region HTTP header (SEP-2243)",
+    )
+    async def custom_header(
+        region: Annotated[str, Field(description="Any region name; mirrored into Mcp-Param-Region", header="Region")],
+    ) -> str:
+        # On 2026-07-28 HTTP requests trio_mcp checks the header against this argument (Base64 wrapper
+        # decoded) and answers 400 + -32020 on a missing, malformed or mismatching header before this runs.
+        return f"Region: {region}"
+
     # ===== tools: 2026-07-28 multi round-trip requests (SEP-2322) =========================================
     # Each ctx.elicit()/sample()/list_roots() with a `key` becomes inputRequests[key] of an InputRequiredResult;
     # the answers come back as inputResponses, and those of earlier rounds in trio_mcp's HMAC-signed
@@ -381,12 +448,13 @@ def create_server(*, watched_interval: float | None = 3.0) -> Server:
         "test_input_required_result_multiple_inputs", description="Asks for a name, a greeting and the client's roots"
     )
     async def irr_multiple_inputs(ctx: Context) -> str:
-        # The scenario wants all three input requests in the first InputRequiredResult. trio_mcp puts one
-        # input request in each (the first ask that has no answer yet), so this takes three rounds and
-        # fails input-required-result-multiple-input-requests until it can ask for several at once.
-        name = await ctx.elicit("What is your name?", _string_form("name"), key="user_name")
-        greeting = await ctx.sample("Generate a greeting", max_tokens=50, key="greeting")
-        roots = await ctx.list_roots(key="client_roots")
+        # The three asks run concurrently: on 2026-07-28 they all go into one InputRequiredResult, on the
+        # handshake revisions they are three requests to the client in flight at once.
+        name, greeting, roots = await ask_concurrently(
+            lambda: ctx.elicit("What is your name?", _string_form("name"), key="user_name"),
+            lambda: ctx.sample("Generate a greeting", max_tokens=50, key="greeting"),
+            lambda: ctx.list_roots(key="client_roots"),
+        )
         who = name.content["name"] if name.action == "accept" and name.content else f"(action={name.action})"
         return f"Name: {who}; greeting: {_sampled_text(greeting.content)}; roots: {len(roots)}"
 
@@ -531,11 +599,26 @@ def create_server(*, watched_interval: float | None = 3.0) -> Server:
     return server
 
 
+async def serve_http(server: Server, host: str, port: int) -> None:
+    """Serve Streamable HTTP on ``host:port`` (0: a free port) and print the endpoint once it accepts.
+
+    SIGINT or SIGTERM stops it gracefully (in-flight responses get trio_mcp's shutdown grace period).
+    """
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            bound = await nursery.start(functools.partial(server.serve_http, host, port))
+            # run_suites.py waits for this line to learn the port; it is the only thing written to stdout.
+            print(f"everything_server: serving http://{host}:{bound}/mcp", flush=True)
+            async for _ in signals:
+                nursery.cancel_scope.cancel()
+                break
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP only (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=3001, help="HTTP only (default 3001)")
+    parser.add_argument("--port", type=int, default=3001, help="HTTP only (default 3001; 0 picks a free port)")
     parser.add_argument(
         "--watched-interval",
         type=float,
@@ -546,11 +629,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     server = create_server(watched_interval=args.watched_interval or None)
     if args.transport == "stdio":
         trio.run(server.serve_stdio)
-        return
-    if not hasattr(server, "serve_http"):
-        sys.exit("everything_server: HTTP transport not available yet (trio_mcp.Server has no serve_http); "
-                 "use --transport stdio")
-    trio.run(server.serve_http, args.host, args.port)
+    else:
+        trio.run(serve_http, server, args.host, args.port)
 
 
 if __name__ == "__main__":

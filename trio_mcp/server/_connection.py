@@ -176,10 +176,9 @@ class ServerConnection:
         params = request.params or {}
         retried = "requestState" in params or "inputResponses" in params
         if method in _INPUT_METHODS:
-            digest = params_digest(method, params)
             state = params.get("requestState")
             if isinstance(state, str):
-                modern.answers.update(self.server.request_states.verify(state, digest))
+                modern.answers.update(self.server.request_states.verify(state, params_digest(method, params)))
             responses = params.get("inputResponses")
             if isinstance(responses, dict):
                 modern.answers.update(responses)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from contextlib import asynccontextmanager
 from typing import Any, AsyncContextManager, AsyncIterator, Callable, Literal, Mapping, NoReturn, Sequence, TypeVar
 
@@ -395,7 +396,7 @@ class Server:
             result["cacheScope"] = self.cache_scope if cacheable else "private"
         return result
 
-    @property
+    @functools.cached_property
     def _server_info_wire(self) -> dict[str, Any]:
         return to_wire(self.info)
 
