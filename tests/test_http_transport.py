@@ -547,3 +547,39 @@ async def test_several_servers_on_one_port(nursery: trio.Nursery) -> None:
                 events += decoder.receive_data(await sse.receive_some())
             assert events[0].data.startswith("/news/messages?session_id=")
             await sse.aclose()
+
+
+@pytest.mark.parametrize("signum", ["SIGINT", "SIGTERM"])
+async def test_a_signal_stops_a_server_with_open_streams_within_its_grace_period(signum: str) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    script = Path(__file__).parent / "servers" / "http_server.py"
+    process = await trio.lowlevel.open_process([sys.executable, str(script)], stdout=subprocess.PIPE)
+    try:
+        with trio.fail_after(20):
+            assert process.stdout is not None
+            line = b""
+            while not line.endswith(b"\n"):
+                line += await process.stdout.receive_some(64)
+            port = int(line)
+            async with HttpClient() as http:
+                endpoint = Endpoint(http, port, Server("unused"))
+                headers = await open_session(endpoint)
+                get = await endpoint.get({**headers, "accept": "text/event-stream"})
+                assert get.status == 200
+                call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "wait", "arguments": {"seconds": 60}}}
+                in_flight = await endpoint.post(call, headers)
+                assert in_flight.status == 200
+                started = trio.current_time()
+                process.send_signal(getattr(signal, signum))
+                assert await process.wait() == 0
+                assert trio.current_time() - started < 6  # the 2 s grace period, then everything is cancelled
+                assert await get.receive_some() == b""  # the streams were ended, not left hanging
+                await get.aclose()
+                await in_flight.aclose()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()

@@ -331,3 +331,31 @@ async def test_concurrent_asks_become_one_result_with_several_input_requests(nur
     second = (await call(peer, request(2, "tools/call", {"name": "everything", "inputResponses": responses,
                                                           "requestState": first["requestState"]}, capabilities=caps)))
     assert second["result"]["content"][0]["text"] == "Ada/hello/file:///a"
+
+
+async def test_a_refusal_beside_concurrent_asks_is_one_protocol_error(nursery: trio.Nursery) -> None:
+    server = Server("mixed")
+
+    @server.tool()
+    async def both(ctx: Context) -> str:
+        """Ask for elicitation (declared) and sampling (not declared) at once."""
+        async with trio.open_nursery() as inner:
+            inner.start_soon(lambda: ctx.elicit("Name?", {"type": "object"}, key="a"))
+            inner.start_soon(lambda: ctx.sample("Hi", max_tokens=5, key="b"))
+        return "unreachable"
+
+    @server.tool()
+    async def neither(ctx: Context) -> str:
+        """Two refusals at once."""
+        async with trio.open_nursery() as inner:
+            inner.start_soon(lambda: ctx.elicit("Name?", {"type": "object"}, key="a"))
+            inner.start_soon(lambda: ctx.sample("Hi", max_tokens=5, key="b"))
+        return "unreachable"
+
+    peer = await start(nursery, server)
+    mixed = await call(peer, request(1, "tools/call", {"name": "both"}, capabilities={"elicitation": {}}))
+    assert mixed["error"]["code"] == -32021
+    assert mixed["error"]["data"] == {"requiredCapabilities": {"sampling": {}}}
+    refused = await call(peer, request(2, "tools/call", {"name": "neither"}))
+    assert refused["error"]["code"] == -32021
+    assert (await call(peer, request(3, "tools/list")))["result"]["resultType"] == "complete"  # still serving

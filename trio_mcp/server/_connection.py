@@ -22,7 +22,8 @@ from .._wire.versions import (
     V2025_06_18,
     allows_batches,
 )
-from ..errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, McpError
+from .._util import first_leaf
+from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, McpError
 from ..transports._base import MessageStream
 from ..types import (
     META_SUBSCRIPTION_ID,
@@ -45,7 +46,7 @@ from ..types import (
 )
 from ._context import Context
 from ._logging import LEVELS, RateLimiter, current_context, level_rank
-from ._modern import ModernRequest, find_input_required, is_modern, modern_meta, params_digest
+from ._modern import InputRequired, ModernRequest, find_input_required, is_modern, modern_meta, params_digest
 from ._tools import argument_error_result, content_for_revision, error_result, tool_result_from_value
 
 if TYPE_CHECKING:
@@ -187,6 +188,13 @@ class ServerConnection:
         except BaseException as exc:
             needed = find_input_required(exc)
             if needed is None or method not in _INPUT_METHODS:
+                # Concurrent asks may fail together: a protocol error (a missing capability, say) wins over
+                # the input requests beside it, and an InputRequired must never leave the connection.
+                refusal = None if isinstance(exc, McpError) else first_leaf(exc, McpError)
+                if refusal is not None:
+                    raise refusal from None
+                if first_leaf(exc, InputRequired) is not None:
+                    raise McpError(INTERNAL_ERROR, f"Internal error: {method} cannot ask the client for input") from None
                 raise
             result = {
                 "resultType": RESULT_INPUT_REQUIRED,
@@ -320,6 +328,9 @@ class ServerConnection:
             except McpError:
                 raise
             except Exception as exc:
+                refusal = first_leaf(exc, McpError)
+                if refusal is not None:  # a protocol error from concurrent work inside the tool stays one
+                    raise refusal from None
                 logger.info("tool %s raised %s: %s", tool.name, type(exc).__name__, exc)
                 result = error_result(f"Error executing tool {tool.name}: {exc or type(exc).__name__}")
         wire = to_wire(result)

@@ -269,6 +269,11 @@ class HttpRequest:
         self._expects_continue = conn._h11.they_are_waiting_for_100_continue
 
     @property
+    def server_stopping(self) -> trio.Event:
+        """Set when the server begins its graceful shutdown: long-lived responses (streams) should end now."""
+        return self._conn._server._shutdown
+
+    @property
     def query_params(self) -> dict[str, list[str]]:
         """The query string decoded into ``{name: [values...]}`` (blank values kept)."""
         return parse_qs(self.query, keep_blank_values=True)

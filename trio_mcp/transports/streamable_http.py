@@ -545,8 +545,9 @@ class StreamableHttpApp:
         async with trio.open_nursery() as nursery:
 
             async def cancel_on_disconnect() -> None:
-                await response.disconnected.wait()
-                nursery.cancel_scope.cancel()  # closing the stream is the cancellation
+                # Closing the stream is the cancellation; so is the server stopping.
+                await _wait_any(response.disconnected, request.server_stopping)
+                nursery.cancel_scope.cancel()
 
             nursery.start_soon(cancel_on_disconnect)
             await self._connect(exchange, modern_only=True, principal=request_principal.get())
@@ -640,7 +641,7 @@ class StreamableHttpApp:
         headers: list[tuple[str, str]] = [("mcp-session-id", session.id)]
         if self.options.json_response:
             await session.deliver(message)
-            await _wait_either(stream.complete, response.disconnected)
+            await _wait_any(stream.complete, response.disconnected, request.server_stopping)
             answers = self._collect_answers(session, stream)
             if not response.disconnected.is_set() and not session.closed.is_set():
                 body = answers[0] if type(message) is dict and len(answers) == 1 else answers
@@ -652,7 +653,7 @@ class StreamableHttpApp:
             await self._prime(session, stream, writer)
         await session.attach(stream, writer, after=None)
         await session.deliver(message)
-        await self._stream_until_done(session, stream, writer, response)
+        await self._stream_until_done(session, stream, writer, response, request.server_stopping)
 
     def _collect_answers(self, session: _Session, stream: _Stream) -> list[Any]:
         store = self.options.event_store
@@ -667,17 +668,19 @@ class StreamableHttpApp:
             await writer.raw(encode_event("", id=f"{stream.id}_0", retry=self.options.retry_ms))
 
     async def _stream_until_done(
-        self, session: _Session, stream: _Stream, writer: _Writer, response: HttpResponse
+        self, session: _Session, stream: _Stream, writer: _Writer, response: HttpResponse, stopping: trio.Event
     ) -> None:
+        """Hold the response open until its stream is complete, the client leaves, or the server stops (then
+        the stream is ended cleanly: a client of this era resumes it elsewhere)."""
         stop = trio.Event()
         self.keep_alive(writer, stop)
         try:
-            await _wait_either(stream.complete, response.disconnected)
+            await _wait_any(stream.complete, response.disconnected, stopping)
         finally:
             stop.set()
             if stream.writer is writer:
                 stream.writer = None
-        if stream.complete.is_set() and not response.disconnected.is_set():
+        if (stream.complete.is_set() or stopping.is_set()) and not response.disconnected.is_set():
             with trio.CancelScope(shield=True):
                 try:
                     await response.finish()
@@ -752,12 +755,12 @@ class StreamableHttpApp:
         writer = _Writer(response)
         await session.attach(stream, writer, after=after)
         if stream is session.standalone:
-            await self._stream_until_done(session, stream, writer, response)
+            await self._stream_until_done(session, stream, writer, response, request.server_stopping)
             return
         if stream.complete.is_set():
             await response.finish()
             return
-        await self._stream_until_done(session, stream, writer, response)
+        await self._stream_until_done(session, stream, writer, response, request.server_stopping)
 
     async def _delete(self, request: HttpRequest, response: HttpResponse) -> None:
         session = await self._session_for(request, response)
@@ -798,10 +801,16 @@ class StreamableHttpApp:
         stop = trio.Event()
         self.keep_alive(writer, stop)
         try:
-            await _wait_either(session.closed, response.disconnected)
+            await _wait_any(session.closed, response.disconnected, request.server_stopping)
         finally:
             stop.set()
             session.end()  # this transport's session lives exactly as long as its stream
+        if not response.disconnected.is_set():
+            with trio.CancelScope(shield=True):
+                try:
+                    await response.finish()
+                except ClientDisconnected:
+                    pass
 
     async def _legacy_post(self, request: HttpRequest, response: HttpResponse) -> None:
         session_ids = request.query_params.get("session_id") or request.query_params.get("sessionId")
@@ -897,8 +906,9 @@ async def _send_error(
         pass
 
 
-async def _wait_either(first: trio.Event, second: trio.Event) -> None:
-    if first.is_set() or second.is_set():
+async def _wait_any(*events: trio.Event) -> None:
+    """Return as soon as one of ``events`` is set."""
+    if any(event.is_set() for event in events):
         return
     async with trio.open_nursery() as nursery:
 
@@ -906,8 +916,8 @@ async def _wait_either(first: trio.Event, second: trio.Event) -> None:
             await event.wait()
             nursery.cancel_scope.cancel()
 
-        nursery.start_soon(wait, first)
-        nursery.start_soon(wait, second)
+        for event in events:
+            nursery.start_soon(wait, event)
 
 
 def _hostname(host: str) -> str:
