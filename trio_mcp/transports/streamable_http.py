@@ -301,13 +301,16 @@ class _Session:
         if writer is not None and await writer.event(message, None if self.sse_only else event_id):
             return
         stream.writer = None
-        if store is None or self.sse_only:
+        # Nobody is reading this stream now. The GET stream keeps what it missed for the next GET; a POST
+        # stream's events wait in the event store for a resuming GET (or here, without a store).
+        if store is None or self.sse_only or stream is self.standalone:
             stream.backlog.append((event_id, message))
 
     async def attach(self, stream: _Stream, writer: _Writer, *, after: int | None) -> None:
         """Point ``stream`` at a client's response, first sending what it missed."""
         store = self.app.options.event_store
         if after is not None and store is not None:
+            stream.backlog.clear()  # a resuming client gets the stored events instead
             for sequence, message in store.replay(self.id, stream.id, after):
                 if not await writer.event(message, f"{stream.id}_{sequence}"):
                     return
@@ -519,8 +522,11 @@ class StreamableHttpApp:
             await self._stateless_post(request, response, message, header_version)
             return
         if not self.options.sessions:
-            await _send_error(response, 400, _id_of(message), INVALID_REQUEST,
-                              "this server speaks only the stateless revision 2026-07-28")
+            # A modern-only server names the versions it speaks, so a dual-era client knows it is modern.
+            requested = header_version or (message.get("params") or {}).get("protocolVersion") if type(message) is dict else None
+            await _send_error(response, 400, _id_of(message), UNSUPPORTED_PROTOCOL_VERSION,
+                              "Unsupported protocol version: this server speaks only the stateless revision",
+                              data={"supported": list(MODERN_VERSIONS), "requested": requested})
             return
         await self._session_post(request, response, message, header_version)
 
@@ -898,8 +904,9 @@ async def _send_error(
     message: str,
     *,
     headers: Sequence[tuple[str, str]] = (),
+    data: Any = None,
 ) -> None:
-    body = encode(error_message(request_id, code, message))
+    body = encode(error_message(request_id, code, message, data))
     try:
         await response.send(status, [*_JSON, *headers], body)
     except ClientDisconnected:
