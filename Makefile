@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test typecheck unit interop-setup interop clean
+.PHONY: demo test typecheck unit interop-setup interop conformance clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,11 @@ unit: $(BIN)/.installed
 interop: $(BIN)/.installed interop-setup
 	$(BIN)/python -m pytest -m interop
 
-test: typecheck interop-setup unit
+# The official conformance suite against tests/conformance/everything_server.py; see docs/conformance.md.
+conformance: $(BIN)/.installed interop-setup
+	$(BIN)/python tests/conformance/run_suites.py
+
+test: typecheck interop-setup conformance unit
 
 clean:
 	rm -rf $(VENV) .interop tests/conformance/node_modules tests/conformance/.node .mypy_cache .pytest_cache .hypothesis *.egg-info

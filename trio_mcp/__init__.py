@@ -14,10 +14,14 @@ from .client import (
     ClientGroup,
     StructuredContentError,
     connect_client,
+    connect_http_client,
     connect_stdio_client,
+    connect_websocket_client,
     fill_elicitation_defaults,
     open_client,
+    open_http_client,
     open_stdio_client,
+    open_websocket_client,
 )
 from .errors import ConnectionClosed, McpError, RemoteProtocolError, RequestTimeout, TrioMcpError
 from .server import Context, McpLogHandler, Server
@@ -38,6 +42,10 @@ __all__ = [
     "connect_client",
     "open_stdio_client",
     "connect_stdio_client",
+    "open_http_client",
+    "connect_http_client",
+    "open_websocket_client",
+    "connect_websocket_client",
     "fill_elicitation_defaults",
     "McpError",
     "RequestTimeout",

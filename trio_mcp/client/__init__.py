@@ -13,6 +13,7 @@ from ._elicitation import fill_elicitation_defaults
 from ._group import ClientGroup
 from ._listen import ChangeNotification, Subscription
 from ._pages import DEFAULT_MAX_PAGES
+from ._remote import connect_http_client, connect_websocket_client, open_http_client, open_websocket_client
 from ._stdio import connect_stdio_client, open_stdio_client
 from ._tools import StructuredContentError
 
@@ -25,6 +26,10 @@ __all__ = [
     "connect_client",
     "open_stdio_client",
     "connect_stdio_client",
+    "open_http_client",
+    "connect_http_client",
+    "open_websocket_client",
+    "connect_websocket_client",
     "fill_elicitation_defaults",
     "report_progress",
     "StructuredContentError",

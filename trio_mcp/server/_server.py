@@ -19,6 +19,7 @@ from ..types import META_SERVER_INFO, RESULT_COMPLETE
 from ..transports._base import MessageStream
 from ..transports.stdio import stdio_server_stream
 from ..transports.streamable_http import HttpTransportOptions, serve_mounts, serve_streamable_http
+from ..transports.websocket import serve_websocket
 from ..types import (
     Annotations,
     Icon,
@@ -467,6 +468,19 @@ class Server:
                 ssl_context=ssl_context,
                 task_status=task_status,
             )
+
+    async def serve_websocket(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+        **options: Any,
+    ) -> NoReturn:
+        """Serve MCP over WebSocket until cancelled (NOT part of the MCP specification; see
+        ``trio_mcp.transports.websocket`` for why and for ``options``: Origin allow-list, size cap, pings)."""
+        async with self.running():
+            await serve_websocket(self.serve_connection, host, port, task_status=task_status, **options)
 
     def tool_header_paths(self, name: str) -> dict[str, tuple[str, ...]] | None:
         """The ``x-mcp-header`` names of a tool's parameters and where each sits in its arguments."""
