@@ -20,6 +20,7 @@ from .._wire.versions import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
     V2025_06_18,
+    V2025_11_25,
     allows_batches,
 )
 from .._util import first_leaf
@@ -47,7 +48,7 @@ from ..types import (
 from ._context import Context
 from ._logging import LEVELS, RateLimiter, current_context, level_rank
 from ._modern import InputRequired, ModernRequest, find_input_required, is_modern, modern_meta, params_digest
-from ._tools import argument_error_result, content_for_revision, error_result, tool_result_from_value
+from ._tools import argument_error_result, content_for_revision, error_result, tool_result_wire
 
 if TYPE_CHECKING:
     from ._server import Server
@@ -315,14 +316,19 @@ class ServerConnection:
         return self._page(request, modern, "tools/list", "tools")
 
     async def _call_tool(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
-        params = params_from_wire(request.params, CallToolRequestParams)
-        tool = self.server.tools.get(params.name)
+        params = request.params or {}
+        name = params.get("name")
+        arguments = params.get("arguments")
+        if type(name) is not str or not (arguments is None or type(arguments) is dict):
+            params_from_wire(params, CallToolRequestParams)  # raises the readable -32602
+            raise McpError(INVALID_PARAMS, "Invalid params: tools/call needs a string name and object arguments")
+        tool = self.server.tools.get(name)
         if tool is None:
-            raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+            raise McpError(INVALID_PARAMS, f"Unknown tool: {name}")
         with self._context(request, modern) as context:
             try:
-                value = await tool.call(params.arguments, context)
-                result = tool_result_from_value(tool, value)
+                value = await tool.call(arguments, context)
+                result = tool_result_wire(tool, value)
             except ArgumentError as exc:
                 result = argument_error_result(tool, exc)
             except McpError:
@@ -333,12 +339,12 @@ class ServerConnection:
                     raise refusal from None
                 logger.info("tool %s raised %s: %s", tool.name, type(exc).__name__, exc)
                 result = error_result(f"Error executing tool {tool.name}: {exc or type(exc).__name__}")
-        wire = to_wire(result)
         version = context.protocol_version
-        wire["content"] = [content_for_revision(block, version) for block in wire["content"]]
-        if version < V2025_06_18:
-            wire.pop("structuredContent", None)
-        return wire
+        if version < V2025_11_25:  # older revisions lack some content types and structured output
+            result["content"] = [content_for_revision(block, version) for block in result["content"]]
+            if version < V2025_06_18:
+                result.pop("structuredContent", None)
+        return result
 
     # -- resources --------------------------------------------------------------------------------
 

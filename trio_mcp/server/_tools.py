@@ -32,7 +32,7 @@ from ..types import (
 from ._calls import invoke, is_async_callable, is_context
 from ._context import Context
 
-__all__ = ["CONTENT_TYPES", "ToolDefinition", "make_tool", "tool_result_from_value", "content_for_revision"]
+__all__ = ["CONTENT_TYPES", "ToolDefinition", "make_tool", "tool_result_wire", "content_for_revision"]
 
 logger = logging.getLogger("trio_mcp.server")
 
@@ -168,41 +168,44 @@ def _as_content(item: Any) -> Any:
     return None
 
 
-def tool_result_from_value(tool: ToolDefinition, value: Any) -> CallToolResult:
-    """Turn what a tool function returned into a ``CallToolResult``.
+def tool_result_wire(tool: ToolDefinition, value: Any) -> dict[str, Any]:
+    """What a tool function returned, as the ``CallToolResult`` wire object.
 
     Strings and content blocks (or lists of them) become content; with an output schema the value is
-    also sent as ``structuredContent`` with its JSON text alongside, as the spec recommends.
+    also sent as ``structuredContent`` with its JSON text alongside, as the spec recommends. The common
+    cases (a string, structured data) are built directly as dicts: this is the hot path of every call.
     """
+    if type(value) is str and not tool.structured:
+        return {"content": [{"type": "text", "text": value}]}
     if isinstance(value, CallToolResult):
-        return value
+        return to_wire(value)
     if tool.structured:
         structured = tool.schema.dump_output(value)
         text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
-        return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
+        return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
     if value is None:
-        return CallToolResult(content=[])
+        return {"content": []}
     single = _as_content(value)
     if single is not None:
-        return CallToolResult(content=[single])
+        return {"content": [to_wire(single)]}
     if isinstance(value, (list, tuple)):
         blocks = [_as_content(item) for item in value]
         if all(block is not None for block in blocks):
-            return CallToolResult(content=blocks)
+            return {"content": [to_wire(block) for block in blocks]}
     try:
         dumped = tool.schema.dump_output(value) if tool.schema.output_schema is not None else value
         text = json.dumps(dumped, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         text = str(value)
-    return CallToolResult(content=[TextContent(text=text)])
+    return {"content": [{"type": "text", "text": text}]}
 
 
-def error_result(message: str) -> CallToolResult:
-    """A tool execution error: the model sees the message and can correct itself."""
-    return CallToolResult(content=[TextContent(text=message)], is_error=True)
+def error_result(message: str) -> dict[str, Any]:
+    """A tool execution error (wire form): the model sees the message and can correct itself."""
+    return {"content": [{"type": "text", "text": message}], "isError": True}
 
 
-def argument_error_result(tool: ToolDefinition, error: ArgumentError) -> CallToolResult:
+def argument_error_result(tool: ToolDefinition, error: ArgumentError) -> dict[str, Any]:
     """An ``isError`` result that tells the model exactly which arguments were wrong."""
     lines = "\n".join(f"- {problem}" for problem in error.errors)
     return error_result(f"Invalid arguments for tool {tool.name}:\n{lines}")
