@@ -35,11 +35,25 @@ StderrMode = Union[Literal["forward", "capture"], Callable[[str], None]]
 """What to do with a server's stderr: copy it to ours, only keep its tail, or hand each line to a callable."""
 
 
+class _Batch:
+    """Lines waiting to be written together, and the event set once they are on the pipe (or failed)."""
+
+    __slots__ = ("lines", "taken", "done", "error")
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+        self.taken = False
+        self.done = trio.Event()
+        self.error: ConnectionClosed | None = None
+
+
 class StdioMessageStream:
     """A ``MessageStream`` over a pair of byte streams, one JSON message per line.
 
-    Writes are serialised by a FIFO lock and, once started, finish or time out as a whole (a cancelled
-    caller never leaves half a line on the pipe); a write that times out marks the stream broken.
+    Writes are group-committed: whoever finds the pipe idle writes every line queued so far in one call, and
+    the others wait for the write that carries their line. A line is written whole or not at all: a sender
+    cancelled before its line was picked up takes it back; once picked up, the write finishes (shielded,
+    bounded by ``write_timeout``) and the send counts as done. A write that times out marks the stream broken.
     """
 
     def __init__(
@@ -59,24 +73,54 @@ class StdioMessageStream:
         self._write_timeout = write_timeout
         self._skip_unparseable = skip_unparseable
         self._on_eof = on_eof
-        self._send_lock = trio.StrictFIFOLock()
         self._broken: ConnectionClosed | None = None
+        self._queued = _Batch()
+        self._writing = False
 
     async def send(self, message: Any, *, related_request_id: RequestId | None = None) -> None:
-        data = encode(message) + b"\n"
-        async with self._send_lock:
-            if self._broken is not None:
-                raise ConnectionClosed(self._broken.reason, detail=self._broken.detail)
-            with trio.CancelScope(shield=True):
-                with trio.move_on_after(self._write_timeout) as timer:
-                    try:
-                        await self._send_stream.send_all(data)
-                    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-                        self._broken = ConnectionClosed("stdio pipe closed", detail=str(exc) or None)
-                        raise ConnectionClosed("stdio pipe closed") from None
-            if timer.cancelled_caught:
-                self._broken = ConnectionClosed(f"peer did not read a message within {self._write_timeout:g} s")
-                raise ConnectionClosed(self._broken.reason)
+        if self._broken is not None:
+            raise ConnectionClosed(self._broken.reason, detail=self._broken.detail)
+        line = encode(message) + b"\n"
+        batch = self._queued
+        batch.lines.append(line)
+        if self._writing:
+            try:
+                await batch.done.wait()
+            except trio.Cancelled:
+                if not batch.taken:
+                    batch.lines.remove(line)  # never written: the caller may act as if it was not sent
+                    raise
+                with trio.CancelScope(shield=True):
+                    await batch.done.wait()  # bounded by the writer's timeout; the send happened
+        else:
+            await self._write_batches()
+        if batch.error is not None:
+            raise ConnectionClosed(batch.error.reason, detail=batch.error.detail)
+
+    async def _write_batches(self) -> None:
+        """Write queued lines until none are left; runs in the task that found the pipe idle."""
+        self._writing = True
+        try:
+            while self._queued.lines:
+                batch, self._queued = self._queued, _Batch()
+                batch.taken = True
+                data = b"".join(batch.lines)
+                with trio.CancelScope(shield=True):
+                    with trio.move_on_after(self._write_timeout) as timer:
+                        try:
+                            await self._send_stream.send_all(data)
+                        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                            self._broken = ConnectionClosed("stdio pipe closed", detail=str(exc) or None)
+                if timer.cancelled_caught:
+                    self._broken = ConnectionClosed(f"peer did not read a message within {self._write_timeout:g} s")
+                batch.error = self._broken
+                batch.done.set()
+                if self._broken is not None:
+                    self._queued.error = self._broken
+                    self._queued.done.set()
+                    return
+        finally:
+            self._writing = False
 
     async def receive(self) -> Any:
         framer = self._framer
