@@ -1,11 +1,16 @@
-"""Run the official MCP conformance suite (server mode) against tests/conformance/everything_server.py.
+"""Run the official MCP conformance suite against trio_mcp: server mode against
+tests/conformance/everything_server.py, client mode against tests/conformance/client.py.
 
     .venv/bin/python tests/conformance/run_suites.py [--output-dir DIR] [--run NAME ...]
 
-Starts the fixture over Streamable HTTP on a free 127.0.0.1 port, runs every suite of ``RUNS`` against it one
-after another, stops the fixture (by its pid), and prints one line per run:
+Server mode: starts the fixture over Streamable HTTP on a free 127.0.0.1 port, runs every suite of ``RUNS``
+against it one after another, and stops the fixture (by its pid). Client mode (``CLIENT_RUNS``): the suite
+starts one mock server per scenario (on localhost, port 0) and runs client.py against each, all scenarios of a
+suite in parallel; a failing ``sse-retry`` (timing-sensitive, known to flake under that load) is run once more
+on its own and the second result counts. One line per run:
 
     conformance server 0.1.16 all: 46 passed, 0 failed in 32 scenarios
+    conformance client 0.1.16 all: 9 passed, 47 failed (47 expected) in 26 scenarios
 
 with the failing ``scenario:check`` ids indented under it. The verdict comes from the checks.json files the
 suite writes, not from its exit code alone: a scenario that wrote no checks, or a check that FAILs or WARNs
@@ -40,27 +45,40 @@ FIXTURE = HERE / "everything_server.py"
 PATHS = ROOT / ".interop" / "paths.json"
 
 #: Everything (fixture start-up, all runs, shutdown) must fit in this many seconds.
-DEADLINE = 110.0
-#: At most this long for one suite run (a normal run takes 2-4 s).
+DEADLINE = 330.0
+#: At most this long for one server-mode suite run (a normal run takes 2-4 s).
 RUN_TIMEOUT = 60.0
+#: At most this long for one client-mode suite run (normal: 15-30 s for 26 or 48 client processes at once).
+CLIENT_RUN_TIMEOUT = 120.0
+#: Per client process, in client mode (the suite kills a client that overruns it, and the scenario fails).
+CLIENT_TIMEOUT_MS = 60000
+#: The client-mode scenario that is run again, alone, when it fails in the parallel run (docs/conformance.md).
+FLAKY_CLIENT_SCENARIOS = ("sse-retry",)
 #: Per-scenario timeout given to 0.2.0-alpha (its default is 30 s; 0.1.16 has no such option).
 SCENARIO_TIMEOUT_MS = 15000
 STARTUP_TIMEOUT = 20.0
 STOP_TIMEOUT = 10.0
 
 FAILING = ("FAILURE", "WARNING")
+_SHORT_VERSION = {"conformance_0_1": "0.1", "conformance_0_2": "0.2"}
 _RANK = {"FAILURE": 3, "WARNING": 2, "SUCCESS": 1}
 
 
 @dataclass(frozen=True)
 class Run:
-    """One invocation of ``conformance server``."""
+    """One invocation of ``conformance server`` (or ``conformance client``)."""
 
     name: str  #: what the summary line calls it, after the suite version
     package: str  #: the key of .interop/paths.json that gives the suite's entry point
     args: tuple[str, ...]
     baseline: str  #: file name under tests/conformance/
     check_entries: bool  #: whether the suite understands ``scenario:check-id`` baseline entries
+    mode: str = "server"  #: "server" (the suite is the client) or "client" (the suite runs client.py)
+
+    @property
+    def key(self) -> str:
+        """What ``--run`` calls it."""
+        return self.name if self.mode == "server" else f"client-{_SHORT_VERSION[self.package]}"
 
 
 #: Each applicable scenario runs once per suite version and wire revision (docs/conformance.md explains why):
@@ -89,6 +107,18 @@ RUNS: tuple[Run, ...] = (
 )
 
 
+#: Client mode: every scenario of each version's ``--suite all`` (0.1.16: 26, 0.2.0-alpha.12: 48), run in
+#: parallel by the suite, each client with ``CLIENT_TIMEOUT_MS``. 0.2 runs each scenario at the revision it
+#: was introduced in (draft-only ones at 2026-07-28, the rest at 2025-11-25) and tells the client which.
+CLIENT_RUNS: tuple[Run, ...] = (
+    Run("all", "conformance_0_1", ("--suite", "all", "--timeout", str(CLIENT_TIMEOUT_MS)),
+        "expected-failures-client-0.1.yml", False, "client"),
+    Run("all", "conformance_0_2", ("--suite", "all", "--timeout", str(CLIENT_TIMEOUT_MS)),
+        "expected-failures-client-0.2.yml", True, "client"),
+)
+CLIENT = HERE / "client.py"
+
+
 class SetupError(Exception):
     """The suite or the fixture could not be started; nothing was measured."""
 
@@ -96,10 +126,11 @@ class SetupError(Exception):
 # -- baselines ------------------------------------------------------------------------------------------
 
 
-def read_baseline(path: Path, *, check_entries: bool) -> list[str]:
-    """The ``server:`` entries of an expected-failures file.
+def read_baseline(path: Path, *, check_entries: bool, mode: str = "server") -> list[str]:
+    """The ``server:`` (or, with ``mode="client"``, the ``client:``) entries of an expected-failures file.
 
-    Accepts the subset of YAML these files use: ``server: []``, or ``server:`` followed by ``- entry`` lines.
+    Accepts the subset of YAML these files use: ``server: []``, or ``server:`` followed by ``- entry`` lines
+    (likewise ``client:``).
     Every entry needs a ``# reason`` comment, on the line before it or after it on the same line.
     """
     entries: list[str] = []
@@ -125,7 +156,7 @@ def read_baseline(path: Path, *, check_entries: bool) -> list[str]:
         if not (comment or item.group(2)):
             raise SetupError(f"{where}: {item.group(1)!r} has no '# reason' comment")
         comment = False
-        if section != "server":
+        if section != mode:
             continue
         entry = item.group(1)
         if ":" in entry and not check_entries:
@@ -149,6 +180,7 @@ class Outcome:
     expected: list[str] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  #: e.g. a flaky scenario that was run a second time
 
     @property
     def ok(self) -> bool:
@@ -219,13 +251,20 @@ def evaluate(
     return outcome
 
 
-def collect_checks(output_dir: Path, scenarios: list[str]) -> dict[str, list[dict[str, Any]] | None]:
-    """checks.json of each scenario: ``<dir>/server-<scenario>-<ISO timestamp>/checks.json``."""
+def collect_checks(
+    output_dir: Path, scenarios: list[str], mode: str = "server"
+) -> dict[str, list[dict[str, Any]] | None]:
+    """checks.json of each scenario: ``<dir>/server-<scenario>-<ISO timestamp>/checks.json`` in server mode,
+    ``<dir>/<scenario>-<ISO timestamp>/checks.json`` in client mode (``auth/x`` under ``<dir>/auth/``)."""
     stamp = re.compile(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$")
     by_scenario: dict[str, Path] = {}
-    for path in output_dir.glob("server-*/checks.json"):
-        name = stamp.sub("", path.parent.name[len("server-") :])
-        by_scenario[name] = path
+    if mode == "server":
+        for path in output_dir.glob("server-*/checks.json"):
+            name = stamp.sub("", path.parent.name[len("server-") :])
+            by_scenario[name] = path
+    else:
+        for path in output_dir.rglob("checks.json"):
+            by_scenario[stamp.sub("", path.parent.relative_to(output_dir).as_posix())] = path
     result: dict[str, list[dict[str, Any]] | None] = {}
     for scenario in scenarios:
         found = by_scenario.get(scenario)
@@ -240,6 +279,13 @@ def collect_checks(output_dir: Path, scenarios: list[str]) -> dict[str, list[dic
 def announced_scenarios(stdout: str) -> list[str]:
     """The scenarios the suite says it ran, in order."""
     return re.findall(r"^=== Running scenario: (\S+) ===$", stdout, flags=re.MULTILINE)
+
+
+def summarised_scenarios(stdout: str) -> tuple[list[str], list[str]]:
+    """The scenarios a client ``--suite`` run ran, and those it skipped, from its summary: ``✓ name: 1 passed,
+    0 failed`` or ``✗ ...``, and (0.2) ``- name: skipped`` for one not applicable at a requested revision."""
+    ran = re.findall(r"^[✓✗] (\S+): \d+ passed", stdout, flags=re.MULTILINE)
+    return ran, re.findall(r"^- (\S+): skipped$", stdout, flags=re.MULTILINE)
 
 
 # -- processes ------------------------------------------------------------------------------------------
@@ -337,6 +383,85 @@ def run_suite(
     return outcome
 
 
+def client_command() -> str:
+    """The ``--command`` for client mode. The suite splits it on spaces (no quoting), runs it through a shell
+    and appends the mock server's URL."""
+    parts = [sys.executable, str(CLIENT)]
+    if any(re.search(r"[\s'\"$`\\;&|<>()*?]", part) for part in parts):
+        raise SetupError(f"client mode needs paths without spaces or shell metacharacters: {parts}")
+    return " ".join(parts)
+
+
+def run_bounded(command: list[str], stdout_path: Path, stderr_path: Path, timeout: float) -> tuple[int, str | None]:
+    """Run one suite invocation; stopped (by its pid) if it overruns ``timeout``.
+
+    Returns its exit status and, if it had to be stopped, why.
+    """
+    with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
+        process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
+        try:
+            return process.wait(timeout=timeout), None
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=STOP_TIMEOUT)
+            return process.returncode, f"the suite did not finish within {timeout:.0f} s and was stopped"
+
+
+def failing_ids(checks: list[dict[str, Any]] | None) -> list[str]:
+    """The check ids that FAIL or WARN (``(no checks recorded)`` when there are none at all)."""
+    if not checks:
+        return ["(no checks recorded)"]
+    return [ident for ident, status in worst_per_id(checks).items() if status in FAILING]
+
+
+def run_client_suite(node: str, entry: Path, run: Run, output_dir: Path, timeout: float) -> Outcome:
+    """Run a client-mode suite (its scenarios in parallel), then each failing ``FLAKY_CLIENT_SCENARIOS`` once
+    more on its own, whose result then stands (it is never skipped: a second failure fails the run)."""
+    started = time.monotonic()
+    baseline_path = HERE / run.baseline
+    baseline = read_baseline(baseline_path, check_entries=run.check_entries, mode="client")
+    command = client_command()
+    results = output_dir / "suite"
+    results.mkdir()
+    returncode, stopped = run_bounded(
+        [node, str(entry), "client", "--command", command, *run.args,
+         "-o", str(results), "--expected-failures", str(baseline_path)],
+        output_dir / "stdout.txt", output_dir / "stderr.txt", timeout,
+    )
+    text = (output_dir / "stdout.txt").read_text(encoding="utf-8", errors="replace")
+    scenarios, skipped = summarised_scenarios(text)
+    checks = collect_checks(results, scenarios, mode="client")
+    notes = [f"{name}: skipped by the suite (not applicable)" for name in skipped]
+    for scenario in FLAKY_CLIENT_SCENARIOS:
+        first = failing_ids(checks.get(scenario)) if scenario in scenarios else []
+        if not first or stopped:
+            continue
+        left = timeout - (time.monotonic() - started)
+        rerun = output_dir / f"rerun-{scenario.replace('/', '_')}"
+        rerun.mkdir()
+        _, again_stopped = run_bounded(
+            [node, str(entry), "client", "--command", command, "--scenario", scenario,
+             "--timeout", str(CLIENT_TIMEOUT_MS), "-o", str(rerun)],
+            rerun / "stdout.txt", rerun / "stderr.txt", max(left, CLIENT_TIMEOUT_MS / 1000 + 10),
+        )
+        checks[scenario] = collect_checks(rerun, [scenario], mode="client").get(scenario)
+        second = failing_ids(checks[scenario])
+        notes.append(f"{scenario}: failed in the parallel run ({', '.join(first)}); run again alone: "
+                     + (f"failed again ({', '.join(second)})" if second else "passed")
+                     + (f" [{again_stopped}]" if again_stopped else ""))
+    outcome = evaluate(scenarios, checks, baseline)
+    outcome.notes = notes
+    if stopped:
+        outcome.unexpected.insert(0, f"({stopped})")
+    elif not scenarios:
+        outcome.unexpected.append(f"(the suite ran no scenario; exit status {returncode}; "
+                                  f"see {output_dir / 'stderr.txt'})")
+    elif returncode != 0 and outcome.ok and not any("run again alone" in note for note in notes):
+        outcome.unexpected.append(f"(the suite exited with {returncode} although checks.json "
+                                  f"shows nothing unexpected; see {output_dir / 'stdout.txt'})")
+    return outcome
+
+
 def summary(version: str, run: Run, outcome: Outcome) -> list[str]:
     extras = []
     if outcome.expected:
@@ -345,12 +470,20 @@ def summary(version: str, run: Run, outcome: Outcome) -> list[str]:
         extras.append(f"{outcome.warnings} warnings")
     if outcome.skipped:
         extras.append(f"{outcome.skipped} skipped")
-    line = (f"conformance server {version} {run.name}: {outcome.passed} passed, {outcome.failed} failed"
+    line = (f"conformance {run.mode} {version} {run.name}: {outcome.passed} passed, {outcome.failed} failed"
             + (f" ({', '.join(extras)})" if extras else "") + f" in {len(outcome.scenarios)} scenarios")
     lines = [line]
     lines += [f"    UNEXPECTED {item}" for item in outcome.unexpected]
     lines += [f"    STALE      {item}" for item in outcome.stale]
-    lines += [f"    expected   {item}" for item in outcome.expected]
+    if run.mode == "client":  # dozens of auth checks: one line per scenario
+        grouped: dict[str, list[str]] = {}
+        for item in outcome.expected:
+            scenario, _, ident = item.partition(":")
+            grouped.setdefault(scenario, []).append(ident)
+        lines += [f"    expected   {scenario}: {', '.join(idents)}" for scenario, idents in grouped.items()]
+    else:
+        lines += [f"    expected   {item}" for item in outcome.expected]
+    lines += [f"    note       {item}" for item in outcome.notes]
     return lines
 
 
@@ -358,8 +491,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output-dir", type=Path, help="keep all results here (default: a temporary directory, "
                         "removed unless something failed)")
-    parser.add_argument("--run", action="append", choices=[run.name for run in RUNS],
-                        help="only this run (repeatable; default: all)")
+    parser.add_argument("--run", action="append", choices=[run.key for run in RUNS + CLIENT_RUNS],
+                        help="only this run (repeatable; default: all). Server mode: all (0.1.16), 2025-11-25 "
+                        "and 2026-07-28 (0.2.0-alpha); client mode: client-0.1, client-0.2")
     args = parser.parse_args(argv)
     started = time.monotonic()
 
@@ -367,37 +501,57 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"run_suites: {PATHS.relative_to(ROOT)} is missing: run `make interop-setup` first", file=sys.stderr)
         return 2
     paths = json.loads(PATHS.read_text(encoding="utf-8"))
-    runs = [run for run in RUNS if not args.run or run.name in args.run]
+    runs = [run for run in RUNS if not args.run or run.key in args.run]
+    client_runs = [run for run in CLIENT_RUNS if not args.run or run.key in args.run]
 
     keep = args.output_dir is not None
     results = args.output_dir.resolve() if keep else Path(tempfile.mkdtemp(prefix="trio-mcp-conformance-"))
     results.mkdir(parents=True, exist_ok=True)
     failed = False
+
+    def prepare(index: int, run: Run) -> tuple[Path, str, Path, float] | None:
+        """The suite's entry point, version, a fresh output directory, and the time left (None: none left)."""
+        entry = Path(paths[run.package])
+        version = suite_version(entry)
+        output_dir = results / f"{index}-{run.mode}-{version}-{run.name}"
+        shutil.rmtree(output_dir, ignore_errors=True)  # a reused --output-dir: no stale checks.json
+        output_dir.mkdir()
+        left = DEADLINE - (time.monotonic() - started)
+        if left < 5:
+            print(f"conformance {run.mode} {version} {run.name}: not run, the {DEADLINE:.0f} s budget is spent")
+            return None
+        return entry, version, output_dir, left
+
     try:
-        process, url = start_fixture(results / "fixture-stderr.txt")
-        try:
-            for index, run in enumerate(runs, 1):
-                entry = Path(paths[run.package])
-                version = suite_version(entry)
-                output_dir = results / f"{index}-{version}-{run.name}"
-                shutil.rmtree(output_dir, ignore_errors=True)  # a reused --output-dir: no stale checks.json
-                output_dir.mkdir()
-                left = DEADLINE - (time.monotonic() - started)
-                if left < 5:
-                    print(f"conformance server {version} {run.name}: not run, the {DEADLINE:.0f} s budget is spent")
-                    failed = True
-                    continue
-                outcome = run_suite(paths["node"], entry, run, url, output_dir, min(RUN_TIMEOUT, left), process)
-                print("\n".join(summary(version, run, outcome)), flush=True)
-                failed |= not outcome.ok
-                if process.poll() is not None:
-                    break  # the summary says so; later runs would only time out
-        finally:
-            status = stop_fixture(process)
-        if status != 0:
-            print(f"run_suites: the fixture exited with status {status} when stopped "
-                  f"(its stderr is in {results / 'fixture-stderr.txt'})", flush=True)
-            failed = True
+        if runs:
+            process, url = start_fixture(results / "fixture-stderr.txt")
+            try:
+                for index, run in enumerate(runs, 1):
+                    prepared = prepare(index, run)
+                    if prepared is None:
+                        failed = True
+                        continue
+                    entry, version, output_dir, left = prepared
+                    outcome = run_suite(paths["node"], entry, run, url, output_dir, min(RUN_TIMEOUT, left), process)
+                    print("\n".join(summary(version, run, outcome)), flush=True)
+                    failed |= not outcome.ok
+                    if process.poll() is not None:
+                        break  # the summary says so; later runs would only time out
+            finally:
+                status = stop_fixture(process)
+            if status != 0:
+                print(f"run_suites: the fixture exited with status {status} when stopped "
+                      f"(its stderr is in {results / 'fixture-stderr.txt'})", flush=True)
+                failed = True
+        for index, run in enumerate(client_runs, len(runs) + 1):
+            prepared = prepare(index, run)
+            if prepared is None:
+                failed = True
+                continue
+            entry, version, output_dir, left = prepared
+            outcome = run_client_suite(paths["node"], entry, run, output_dir, min(CLIENT_RUN_TIMEOUT, left))
+            print("\n".join(summary(version, run, outcome)), flush=True)
+            failed |= not outcome.ok
     except SetupError as exc:
         print(f"run_suites: {exc}", file=sys.stderr)
         return 2

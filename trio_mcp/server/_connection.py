@@ -127,6 +127,8 @@ class ServerConnection:
         self._outbox_ready = trio.Event()
         self._outbox_dropped = 0
         self._initialized = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        self._delivering = False
         self._trio_token = trio.lowlevel.current_trio_token()
 
     @property
@@ -137,8 +139,8 @@ class ServerConnection:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Serve until the client disconnects."""
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             await nursery.start(self._run_session, nursery)
-            nursery.start_soon(self._deliver_outbox)
             task_status.started()
 
     async def _run_session(self, nursery: trio.Nursery, *, task_status: trio.TaskStatus[None]) -> None:
@@ -480,6 +482,11 @@ class ServerConnection:
             return
         self._outbox.append((method, params, related, needs_initialized))
         self._outbox_ready.set()
+        if not self._delivering and self._nursery is not None:
+            # Started on first use: a connection that never sends anything unsolicited (a stateless HTTP
+            # request, most of the time) never pays for the task.
+            self._delivering = True
+            self._nursery.start_soon(self._deliver_outbox)
 
     async def _deliver_outbox(self) -> None:
         while True:

@@ -317,17 +317,26 @@ class HttpResponse:
     ``disconnected`` is set as soon as the client goes away before the response is complete.
     """
 
-    __slots__ = ("disconnected", "_conn", "_request", "_started", "_finished", "status")
+    __slots__ = ("disconnected", "_conn", "_request", "_started", "_finished", "status", "_cancel_scopes")
 
     def __init__(self, conn: _Connection, request: HttpRequest) -> None:
         #: Set when the client closes or resets the connection (or stops reading) mid-request.
         self.disconnected = trio.Event()
+        self._cancel_scopes: list[trio.CancelScope] = []
         #: The status sent, once started.
         self.status: int | None = None
         self._conn = conn
         self._request = request
         self._started = False
         self._finished = False
+
+    def cancel_on_disconnect(self, scope: trio.CancelScope) -> None:
+        """Cancel ``scope`` as soon as the client goes away (at once if it already has): cancellation by
+        disconnect without a watcher task per request."""
+        if self.disconnected.is_set():
+            scope.cancel()
+        else:
+            self._cancel_scopes.append(scope)
 
     @property
     def started(self) -> bool:
@@ -482,8 +491,11 @@ class _Connection:
                 return
 
     def _mark_disconnected(self) -> None:
-        if self._response is not None and not self._response.finished:
-            self._response.disconnected.set()
+        response = self._response
+        if response is not None and not response.finished:
+            response.disconnected.set()
+            for scope in response._cancel_scopes:
+                scope.cancel()
 
     async def _next_event(self) -> h11.Event:
         """The next h11 event, reading as needed. Raises ``h11.RemoteProtocolError``."""

@@ -548,16 +548,9 @@ class StreamableHttpApp:
             await _send_error(response, 400, event.id, HEADER_MISMATCH, f"Header mismatch: {mismatch}")
             return
         exchange = _Exchange(self, response, message)
-        async with trio.open_nursery() as nursery:
-
-            async def cancel_on_disconnect() -> None:
-                # Closing the stream is the cancellation; so is the server stopping.
-                await _wait_any(response.disconnected, request.server_stopping)
-                nursery.cancel_scope.cancel()
-
-            nursery.start_soon(cancel_on_disconnect)
+        with trio.CancelScope() as scope:
+            response.cancel_on_disconnect(scope)  # closing the stream is the cancellation
             await self._connect(exchange, modern_only=True, principal=request_principal.get())
-            nursery.cancel_scope.cancel()
 
     def _check_modern_headers(self, request: HttpRequest, event: Request, header_version: str | None) -> str | None:
         headers = request.headers
