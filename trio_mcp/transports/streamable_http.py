@@ -505,15 +505,8 @@ class StreamableHttpApp:
             await _send_error(response, 406, None, INVALID_REQUEST,
                               "Accept must allow application/json and text/event-stream")
             return
-        try:
-            body = await request.read_body()
-        except RequestBodyError as exc:
-            await _send_error(response, exc.status, None, INVALID_REQUEST, f"Invalid request body: {exc}")
-            return
-        message = decode(body)
-        if type(message) is not dict and type(message) is not list:
-            reason = getattr(message, "reason", "Parse error: the body is not a JSON object or array")
-            await _send_error(response, 400, None, PARSE_ERROR, reason)
+        message = await _read_message(request, response)
+        if message is None:
             return
         header_version = request.headers.get("mcp-protocol-version")
         if self.options.stateless and (
@@ -820,14 +813,8 @@ class StreamableHttpApp:
         if session is None or not session.sse_only:
             await _send_error(response, 404, None, INVALID_REQUEST, "Session not found")
             return
-        try:
-            body = await request.read_body()
-        except RequestBodyError as exc:
-            await _send_error(response, exc.status, None, INVALID_REQUEST, f"Invalid request body: {exc}")
-            return
-        message = decode(body)
-        if type(message) is not dict and type(message) is not list:
-            await _send_error(response, 400, None, PARSE_ERROR, getattr(message, "reason", "Parse error"))
+        message = await _read_message(request, response)
+        if message is None:
             return
         session.touch()
         await session.deliver(message)
@@ -866,6 +853,21 @@ class _VersionTracking:
 
     async def aclose(self) -> None:
         await self._session.aclose()
+
+
+async def _read_message(request: HttpRequest, response: HttpResponse) -> Any:
+    """The POSTed JSON-RPC message (an object or a batch), or None after answering 413/408/400 for it."""
+    try:
+        body = await request.read_body()
+    except RequestBodyError as exc:
+        await _send_error(response, exc.status, None, INVALID_REQUEST, f"Invalid request body: {exc}")
+        return None
+    message = decode(body)
+    if type(message) is not dict and type(message) is not list:
+        reason = getattr(message, "reason", "Parse error: the body is not a JSON object or array")
+        await _send_error(response, 400, None, PARSE_ERROR, reason)
+        return None
+    return message
 
 
 def _is_modern_body(message: dict[str, Any]) -> bool:
