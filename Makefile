@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test typecheck unit interop-setup interop conformance clean
+.PHONY: demo test typecheck unit interop-setup interop conformance bench-setup bench bench-quick clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,17 @@ interop: $(BIN)/.installed interop-setup
 conformance: $(BIN)/.installed interop-setup
 	$(BIN)/python tests/conformance/run_suites.py
 
-test: typecheck interop-setup conformance unit
+# Speed against the official Python and TypeScript SDKs; see benchmarks/README.md and benchmarks/RESULTS.md.
+bench-setup:
+	PYTHON=$(PYTHON) bash benchmarks/setup.sh
+
+bench: $(BIN)/.installed bench-setup
+	$(BIN)/python benchmarks/compare.py
+
+bench-quick: $(BIN)/.installed bench-setup
+	$(BIN)/python benchmarks/compare.py --quick
+
+test: typecheck interop-setup bench-setup conformance unit
 
 clean:
-	rm -rf $(VENV) .interop tests/conformance/node_modules tests/conformance/.node .mypy_cache .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) .interop tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info

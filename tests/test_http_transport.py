@@ -145,7 +145,6 @@ async def test_session_lifecycle(endpoint: Endpoint) -> None:
         assert len(headers["mcp-session-id"]) >= 32
         response = await endpoint.post({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers)
         assert response.headers["content-type"] == "text/event-stream"
-        assert response.headers["x-accel-buffering"] == "no"
         (listed,) = await read_messages(response)
         assert [tool["name"] for tool in listed["result"]["tools"]] == ["echo", "slow", "regional"]
         deleted = await endpoint.http.request("DELETE", endpoint.url, headers=list(headers.items()))
@@ -201,6 +200,8 @@ async def test_progress_goes_on_the_request_stream_and_changes_on_the_get_stream
             "name": "slow", "arguments": {"seconds": 0.01, "marker": str(tmp_path / "m")},
             "_meta": {"progressToken": 77}}}
         response = await endpoint.post(call, headers)
+        assert response.headers["content-type"] == "text/event-stream"
+        assert response.headers["x-accel-buffering"] == "no"
         progress, result = await read_messages(response)
         assert progress["method"] == "notifications/progress" and progress["params"]["progressToken"] == 77
         assert result["id"] == 5 and result["result"]["content"][0]["text"] == "slept"

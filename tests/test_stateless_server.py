@@ -359,3 +359,13 @@ async def test_a_refusal_beside_concurrent_asks_is_one_protocol_error(nursery: t
     refused = await call(peer, request(2, "tools/call", {"name": "neither"}))
     assert refused["error"]["code"] == -32021
     assert (await call(peer, request(3, "tools/list")))["result"]["resultType"] == "complete"  # still serving
+
+
+@pytest.mark.parametrize("answer", [42, {"action": 7}, {"unrelated": True}])
+async def test_malformed_input_responses_are_invalid_params(nursery: trio.Nursery, answer: Any) -> None:
+    peer = await start(nursery, make_server())
+    caps = {"elicitation": {}}
+    first = (await call(peer, request(1, "tools/call", {"name": "greet"}, capabilities=caps)))["result"]
+    retry = {"name": "greet", "inputResponses": {"user_name": answer}, "requestState": first["requestState"]}
+    reply = await call(peer, request(2, "tools/call", retry, capabilities=caps))
+    assert reply["error"]["code"] == -32602

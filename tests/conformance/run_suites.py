@@ -5,12 +5,12 @@ tests/conformance/everything_server.py, client mode against tests/conformance/cl
 
 Server mode: starts the fixture over Streamable HTTP on a free 127.0.0.1 port, runs every suite of ``RUNS``
 against it one after another, and stops the fixture (by its pid). Client mode (``CLIENT_RUNS``): the suite
-starts one mock server per scenario (on localhost, port 0) and runs client.py against each, all scenarios of a
-suite in parallel; a failing ``sse-retry`` (timing-sensitive, known to flake under that load) is run once more
+starts one mock server per scenario (port 0; bound to 127.0.0.1 by ``LOOPBACK_PRELOAD``) and runs client.py
+against each, all scenarios of a suite in parallel; a failing ``sse-retry`` (timing-sensitive, known to flake under that load) is run once more
 on its own and the second result counts. One line per run:
 
     conformance server 0.1.16 all: 46 passed, 0 failed in 32 scenarios
-    conformance client 0.1.16 all: 9 passed, 47 failed (47 expected) in 26 scenarios
+    conformance client 0.1.16 all: 11 passed, 48 failed (48 expected) in 26 scenarios
 
 with the failing ``scenario:check`` ids indented under it. The verdict comes from the checks.json files the
 suite writes, not from its exit code alone: a scenario that wrote no checks, or a check that FAILs or WARNs
@@ -117,6 +117,22 @@ CLIENT_RUNS: tuple[Run, ...] = (
         "expected-failures-client-0.2.yml", True, "client"),
 )
 CLIENT = HERE / "client.py"
+#: Node preload for client mode. The suite's mock servers call ``listen(0)`` without a host, which binds every
+#: interface; this makes any ``listen(port[, ...])`` without a host bind 127.0.0.1 (their URLs say
+#: ``localhost``, which resolves to it). A host makes Node resolve it with ``dns.lookup`` before binding, which
+#: is asynchronous even for an IP literal, and several mocks read ``server.address()`` right after ``listen()``:
+#: so ``dns.lookup("127.0.0.1")`` answers at once here, and the bind stays synchronous as it was.
+LOOPBACK_PRELOAD = (
+    "data:text/javascript,import net from 'node:net';import dns from 'node:dns';"
+    "const lookup=dns.lookup;"
+    "dns.lookup=function(h,...r){if(h==='127.0.0.1'){const cb=r[r.length-1];const o=r.length>1?r[0]:{};"
+    "if(o&&typeof o==='object'&&o.all){cb(null,[{address:h,family:4}])}else{cb(null,h,4)}return {}}"
+    "return lookup.call(this,h,...r)};"
+    "const listen=net.Server.prototype.listen;"
+    "net.Server.prototype.listen=function(...a){"
+    "if((typeof a[0]==='number'||typeof a[0]==='string')&&typeof a[1]!=='string'){a.splice(1,0,'127.0.0.1')}"
+    "return listen.apply(this,a)};"
+)
 
 
 class SetupError(Exception):
@@ -393,16 +409,21 @@ def client_command() -> str:
 
 
 def run_bounded(command: list[str], stdout_path: Path, stderr_path: Path, timeout: float) -> tuple[int, str | None]:
-    """Run one suite invocation; stopped (by its pid) if it overruns ``timeout``.
+    """Run one suite invocation in a process group of its own; if it overruns ``timeout``, that group (the
+    suite and the client processes it spawned, nothing else) is killed.
 
     Returns its exit status and, if it had to be stopped, why.
     """
     with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
-        process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
+        process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                                   start_new_session=True)
         try:
             return process.wait(timeout=timeout), None
         except subprocess.TimeoutExpired:
-            process.kill()
+            try:
+                os.killpg(process.pid, signal.SIGKILL)  # the group this Popen created: its pid is the group id
+            except ProcessLookupError:
+                pass
             process.wait(timeout=STOP_TIMEOUT)
             return process.returncode, f"the suite did not finish within {timeout:.0f} s and was stopped"
 
@@ -424,7 +445,7 @@ def run_client_suite(node: str, entry: Path, run: Run, output_dir: Path, timeout
     results = output_dir / "suite"
     results.mkdir()
     returncode, stopped = run_bounded(
-        [node, str(entry), "client", "--command", command, *run.args,
+        [node, "--import", LOOPBACK_PRELOAD, str(entry), "client", "--command", command, *run.args,
          "-o", str(results), "--expected-failures", str(baseline_path)],
         output_dir / "stdout.txt", output_dir / "stderr.txt", timeout,
     )
@@ -440,9 +461,9 @@ def run_client_suite(node: str, entry: Path, run: Run, output_dir: Path, timeout
         rerun = output_dir / f"rerun-{scenario.replace('/', '_')}"
         rerun.mkdir()
         _, again_stopped = run_bounded(
-            [node, str(entry), "client", "--command", command, "--scenario", scenario,
+            [node, "--import", LOOPBACK_PRELOAD, str(entry), "client", "--command", command, "--scenario", scenario,
              "--timeout", str(CLIENT_TIMEOUT_MS), "-o", str(rerun)],
-            rerun / "stdout.txt", rerun / "stderr.txt", max(left, CLIENT_TIMEOUT_MS / 1000 + 10),
+            rerun / "stdout.txt", rerun / "stderr.txt", max(5.0, min(left, CLIENT_TIMEOUT_MS / 1000 + 10)),
         )
         checks[scenario] = collect_checks(rerun, [scenario], mode="client").get(scenario)
         second = failing_ids(checks[scenario])

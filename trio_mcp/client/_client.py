@@ -245,7 +245,7 @@ class Client:
             await self._discover(MODERN_VERSIONS[-1], timeout=self._probe_timeout)
             return
         except McpError as exc:
-            supported = _supported_versions(exc)
+            supported = supported_versions(exc)
             if supported is None:
                 logger.debug("server/discover probe failed (%s); falling back to initialize", exc)
             elif modern := [v for v in MODERN_VERSIONS if v in supported]:
@@ -761,7 +761,7 @@ def _change_of(method: str, params: dict[str, Any] | None) -> ChangeNotification
     return None
 
 
-def _supported_versions(error: McpError) -> list[str] | None:
+def supported_versions(error: McpError) -> list[str] | None:
     """The versions a modern server listed in an UnsupportedProtocolVersion error (None: not that error)."""
     if error.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(error.data, dict):
         return None

@@ -21,6 +21,8 @@ from ..errors import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
+    RemoteProtocolError,
+    RequestTimeout,
 )
 from ..transports._base import MessageStream
 from ..transports._http_client import HttpClient
@@ -31,9 +33,12 @@ from ..transports.streamable_http_client import (
     StreamableHttpSessionStream,
 )
 from ..transports.websocket import connect_websocket_stream
-from ._client import Client
+from ._client import Client, supported_versions
 
 __all__ = ["open_http_client", "connect_http_client", "open_websocket_client", "connect_websocket_client"]
+
+#: How long to wait for a session's GET stream to open (or be refused) before handing the client over.
+_STANDALONE_WAIT = 5.0
 
 #: JSON-RPC errors only a 2026-07-28 server sends: seeing one means "modern server, fix the request".
 _MODERN_ERRORS = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})
@@ -79,21 +84,37 @@ async def _connect(
 ) -> Client:
     if version == "auto" or version in MODERN_VERSIONS:
         modern = version if version in MODERN_VERSIONS else MODERN_VERSIONS[-1]
-        try:
-            return await _stateless(nursery, url, headers, http, modern, options)
-        except McpError as exc:
-            if version != "auto" or _is_modern_answer(exc):
-                raise
+        for attempt in range(2):
+            try:
+                return await _stateless(nursery, url, headers, http, modern, options)
+            except McpError as exc:
+                supported = supported_versions(exc)
+                known = [v for v in MODERN_VERSIONS if v in supported] if supported is not None else []
+                if known and attempt == 0:
+                    modern = known[-1]  # a modern server named what it speaks: retry with that, once
+                    continue
+                handshake = supported is not None and any(v in supported for v in HANDSHAKE_VERSIONS)
+                if version != "auto" or (_is_modern_answer(exc) and not handshake):
+                    raise
+                break
+            except (RemoteProtocolError, RequestTimeout):
+                if version != "auto":
+                    raise
+                break  # no usable server/discover: a legacy server
         version = LATEST_HANDSHAKE_VERSION
     if version == V2024_11_05:
         return await _sse(nursery, url, headers, http, options)
     if version not in HANDSHAKE_VERSIONS:
         raise ValueError(f"unknown protocol_version {version!r}")
     try:
-        stream: MessageStream = await StreamableHttpSessionStream.connect(nursery, url, http=http, headers=headers)
-        return await _start(nursery, stream, version, options)
+        session = await StreamableHttpSessionStream.connect(nursery, url, http=http, headers=headers)
+        client = await _start(nursery, session, version, options)
     except LegacyTransportRequired:
         return await _sse(nursery, url, headers, http, options)
+    # Some servers drop what they send before the GET stream exists: let it open (or be refused) first.
+    with trio.move_on_after(_STANDALONE_WAIT):
+        await session.standalone_settled.wait()
+    return client
 
 
 async def _stateless(

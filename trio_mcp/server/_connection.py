@@ -184,7 +184,9 @@ class ServerConnection:
             if isinstance(state, str):
                 modern.answers.update(self.server.request_states.verify(state, params_digest(method, params)))
             responses = params.get("inputResponses")
-            if isinstance(responses, dict):
+            if responses is not None:
+                if type(responses) is not dict or any(type(answer) is not dict for answer in responses.values()):
+                    raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must map keys to result objects")
                 modern.answers.update(responses)
         try:
             result = await handler(self, request, modern)

@@ -305,11 +305,12 @@ class Context:
             raise McpError(INVALID_REQUEST, refusal)
         return await self._request.request(method, params, timeout=timeout)
 
-    @staticmethod
-    def _parse(raw: Any, cls: type[T], method: str) -> T:
+    def _parse(self, raw: Any, cls: type[T], method: str) -> T:
         try:
             return from_wire(raw, cls)
         except WireFormatError as exc:
+            if self._modern is not None:  # an answer in inputResponses: the request itself is malformed
+                raise McpError(INVALID_PARAMS, f"Invalid params: inputResponses for {method}: {exc}") from None
             raise RemoteProtocolError(f"client sent an invalid {method} result: {exc}") from None
 
 

@@ -23,6 +23,7 @@ another; bytes the client sends early are kept, not lost), and trailers.
 from __future__ import annotations
 
 import errno
+import weakref
 import logging
 import sys
 from http import HTTPStatus
@@ -330,13 +331,15 @@ class HttpResponse:
         self._started = False
         self._finished = False
 
-    def cancel_on_disconnect(self, scope: trio.CancelScope) -> None:
-        """Cancel ``scope`` as soon as the client goes away (at once if it already has): cancellation by
-        disconnect without a watcher task per request."""
-        if self.disconnected.is_set():
+    def cancel_on_disconnect(self, scope: trio.CancelScope, *, or_shutdown: bool = False) -> None:
+        """Cancel ``scope`` as soon as the client goes away (at once if it already has), and with
+        ``or_shutdown`` also when the server begins its graceful stop: no watcher task per request."""
+        if self.disconnected.is_set() or (or_shutdown and self._conn._server.shutting_down):
             scope.cancel()
-        else:
-            self._cancel_scopes.append(scope)
+            return
+        self._cancel_scopes.append(scope)
+        if or_shutdown:
+            self._conn._server.shutdown_scopes.add(scope)
 
     @property
     def started(self) -> bool:
@@ -757,6 +760,8 @@ class _Server:
         self.connections: set[_Connection] = set()
         self._shutdown = trio.Event()
         self._connections_scope = trio.CancelScope(shield=True)
+        #: Scopes of long-lived responses to cancel when the graceful stop begins (weakly held).
+        self.shutdown_scopes: weakref.WeakSet[trio.CancelScope] = weakref.WeakSet()
 
     async def own_connections(self, *, task_status: trio.TaskStatus[trio.Nursery]) -> None:
         # Shielded, so that cancelling serve_http does not cancel the connections at once: begin_shutdown()
@@ -769,6 +774,8 @@ class _Server:
     def begin_shutdown(self) -> None:
         self.shutting_down = True
         self._shutdown.set()
+        for scope in self.shutdown_scopes:
+            scope.cancel()
         self._connections_scope.deadline = trio.current_time() + self.limits.graceful_shutdown_timeout
         for conn in list(self.connections):
             conn._wake()  # idle keep-alive connections notice and close

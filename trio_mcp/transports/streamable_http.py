@@ -641,11 +641,13 @@ class StreamableHttpApp:
             return
         await response.start(200, [*_SSE_HEADERS, *headers])
         writer = _Writer(response)
-        if not is_initialize:  # the revision is known only once initialize is answered
-            await self._prime(session, stream, writer)
+        # The revision is known only once initialize is answered: no priming event before that.
+        priming = None if is_initialize else self._priming(session, stream)
+        if priming is not None:
+            await writer.raw(priming)
         await session.attach(stream, writer, after=None)
         await session.deliver(message)
-        await self._stream_until_done(session, stream, writer, response, request.server_stopping)
+        await self._stream_until_done(session, stream, writer, response)
 
     def _collect_answers(self, session: _Session, stream: _Stream) -> list[Any]:
         store = self.options.event_store
@@ -654,25 +656,28 @@ class StreamableHttpApp:
         stream.backlog.clear()
         return [message for _, message in events if type(message) is dict and "method" not in message]
 
-    async def _prime(self, session: _Session, stream: _Stream, writer: _Writer) -> None:
+    def _priming(self, session: _Session, stream: _Stream) -> bytes | None:
         """On 2025-11-25 a resumable stream opens with an event id and empty data, plus a ``retry`` hint."""
         if session.version >= V2025_11_25 and self.options.event_store is not None:
-            await writer.raw(encode_event("", id=f"{stream.id}_0", retry=self.options.retry_ms))
+            return encode_event("", id=f"{stream.id}_0", retry=self.options.retry_ms)
+        return None
 
     async def _stream_until_done(
-        self, session: _Session, stream: _Stream, writer: _Writer, response: HttpResponse, stopping: trio.Event
+        self, session: _Session, stream: _Stream, writer: _Writer, response: HttpResponse
     ) -> None:
         """Hold the response open until its stream is complete, the client leaves, or the server stops (then
-        the stream is ended cleanly: a client of this era resumes it elsewhere)."""
-        stop = trio.Event()
-        self.keep_alive(writer, stop)
-        try:
-            await _wait_any(stream.complete, response.disconnected, stopping)
-        finally:
-            stop.set()
-            if stream.writer is writer:
-                stream.writer = None
-        if (stream.complete.is_set() or stopping.is_set()) and not response.disconnected.is_set():
+        the stream is ended cleanly: a client of this era resumes it elsewhere). Idle streams get ``:``
+        keep-alive comments. No task is spawned for any of this."""
+        with trio.CancelScope() as watch:
+            response.cancel_on_disconnect(watch, or_shutdown=True)
+            while not stream.complete.is_set():
+                with trio.move_on_after(self.options.keepalive_interval):
+                    await stream.complete.wait()
+                if not stream.complete.is_set() and not await writer.raw(encode_comment()):
+                    break
+        if stream.writer is writer:
+            stream.writer = None
+        if not response.disconnected.is_set() and not response.finished:
             with trio.CancelScope(shield=True):
                 try:
                     await response.finish()
@@ -747,12 +752,12 @@ class StreamableHttpApp:
         writer = _Writer(response)
         await session.attach(stream, writer, after=after)
         if stream is session.standalone:
-            await self._stream_until_done(session, stream, writer, response, request.server_stopping)
+            await self._stream_until_done(session, stream, writer, response)
             return
         if stream.complete.is_set():
             await response.finish()
             return
-        await self._stream_until_done(session, stream, writer, response, request.server_stopping)
+        await self._stream_until_done(session, stream, writer, response)
 
     async def _delete(self, request: HttpRequest, response: HttpResponse) -> None:
         session = await self._session_for(request, response)

@@ -510,6 +510,9 @@ class StreamableHttpSessionStream(_HttpMessageStream):
         self.session_expired = False
         #: Set while the standalone GET stream is connected.
         self.standalone_connected = trio.Event()
+        #: Set once the first attempt at the GET stream has an outcome (open, refused or failed), so a
+        #: caller can wait for it before its first request: some servers drop requests sent before it.
+        self.standalone_settled = trio.Event()
         self.standalone_stream = standalone_stream
         self.max_reconnect_attempts = max_reconnect_attempts
         self.default_retry = default_retry
@@ -753,6 +756,8 @@ class StreamableHttpSessionStream(_HttpMessageStream):
         logger.warning("the server refused %s: HTTP %d %s", what, response.status, _text(excerpt))
 
     def _open_standalone(self) -> None:
+        if not self.standalone_stream:
+            self.standalone_settled.set()
         if self.standalone_stream and not self._standalone_opened:
             self._standalone_opened = True
             try:
@@ -762,6 +767,12 @@ class StreamableHttpSessionStream(_HttpMessageStream):
 
     async def _standalone(self) -> None:
         """The GET stream for server-initiated messages; reconnects after ``retry``, gives up quietly."""
+        try:
+            await self._run_standalone()
+        finally:
+            self.standalone_settled.set()
+
+    async def _run_standalone(self) -> None:
         decoder = SSEDecoder()
         failures = 0
         while True:
@@ -781,6 +792,7 @@ class StreamableHttpSessionStream(_HttpMessageStream):
                                self.url, response.status, _text(excerpt))
                     return
                 self.standalone_connected.set()
+                self.standalone_settled.set()
                 received = False
 
                 def note(message: Any) -> None:

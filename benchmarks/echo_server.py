@@ -1,0 +1,103 @@
+"""The benchmark's echo server, written with trio_mcp.
+
+    python benchmarks/echo_server.py --transport stdio
+    python benchmarks/echo_server.py --transport http [--host 127.0.0.1] [--port 8000]
+
+Tools (the same in official_python_server.py and ts/echo_server.mjs):
+  echo(text: str) -> str                the text unchanged
+  sleep(seconds: float, marker: str)    appends "start <unix time>" to the file ``marker``, sleeps, then
+                                        appends "cancelled <t>" (if its handler is cancelled) or "done <t>"
+
+Over HTTP it serves Streamable HTTP on /mcp: sessions (2025-03-26 .. 2025-11-25) and stateless 2026-07-28
+requests. It prints "listening <port>" on stdout once the port is bound (``--port 0`` picks a free one).
+
+``--profile PATH`` runs the server under cProfile and writes the stats (pstats format) to PATH when it ends:
+at stdin EOF over stdio, at SIGTERM or SIGINT over HTTP. ``loadgen.py --profile-server PREFIX`` passes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import signal
+import sys
+import time
+from typing import Any, Awaitable, Callable
+
+import trio
+
+from trio_mcp import Server
+from trio_mcp.transports.streamable_http import HttpTransportOptions
+
+server = Server("bench-echo", version="1.0.0")
+
+
+def append_marker(path: str, word: str) -> None:
+    with open(path, "a", encoding="ascii") as f:
+        f.write(f"{word} {time.time():.6f}\n")
+
+
+@server.tool()
+async def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool()
+async def sleep(seconds: float, marker: str) -> str:
+    """Sleep for `seconds`, recording start, cancellation or completion in the file `marker`."""
+    append_marker(marker, "start")
+    try:
+        await trio.sleep(seconds)
+    except trio.Cancelled:
+        append_marker(marker, "cancelled")
+        raise
+    append_marker(marker, "done")
+    return f"slept {seconds}"
+
+
+async def serve_http(host: str, port: int, stop_on_sigterm: bool = False) -> None:
+    # max_sessions above the benchmark's 1,000 sessions plus the sessions of the other phases.
+    options = HttpTransportOptions(max_sessions=5000)
+    async with trio.open_nursery() as nursery:
+        bound = await nursery.start(lambda task_status: server.serve_http(host, port, options=options,
+                                                                           task_status=task_status))
+        print(f"listening {bound}", flush=True)
+        if stop_on_sigterm:  # only when profiling: end cleanly so the profile is written
+            with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for _ in signals:
+                    nursery.cancel_scope.cancel()
+                    break
+
+
+def run(fn: Callable[..., Awaitable[Any]], *args: Any, profile: str | None = None) -> None:
+    if profile is None:
+        trio.run(fn, *args)
+        return
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        trio.run(fn, *args)
+    finally:
+        profiler.disable()
+        profiler.dump_stats(profile)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--profile", metavar="PATH", help="run under cProfile; write the stats to PATH at exit")
+    args = parser.parse_args()
+    try:
+        if args.transport == "stdio":
+            run(server.serve_stdio, profile=args.profile)
+        else:
+            run(serve_http, args.host, args.port, args.profile is not None, profile=args.profile)
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

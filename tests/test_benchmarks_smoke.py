@@ -1,0 +1,122 @@
+"""Smoke tests of benchmarks/, so the benchmark code cannot rot: tiny, bounded loads, no timing assertions.
+
+- trio_mcp's echo server (benchmarks/echo_server.py) through the load generator over stdio and HTTP (sessions
+  and stateless): every request is answered with the echo, and every cancellation shows in the sleep tool's
+  marker file;
+- the load generator's and the hot-path micro-benchmark's command lines;
+- ``compare.py --quick`` against the official SDKs (marked interop): skipped, with the reason, only when their
+  set-up (``bash benchmarks/setup.sh``) has not been run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+import loadgen  # noqa: E402
+
+PHASES = ("stdio_c1", "stdio_c64", "http_c1", "http_c16", "http_c64", "stateless_c1", "stateless_c16",
+          "stateless_c64")
+COUNTS = loadgen.Counts(requests=40, seconds=60.0, warmup=4, sessions=6, cancels=1)
+
+
+def check_load(name: str, phase: dict[str, Any]) -> None:
+    total = COUNTS.requests + COUNTS.warmup
+    assert phase["sent"] == total, (name, phase)
+    assert phase["answered"] == total, (name, phase)
+    assert phase["errors"] == 0, (name, phase)
+    assert phase["measured_calls"] == COUNTS.requests, (name, phase)
+    assert phase["calls_per_s"] > 0 and phase["p50_ms"] is not None and phase["p99_ms"] >= phase["p50_ms"]
+    assert phase["server_cpu_us_per_call"] is not None and phase["loadgen_cpu_share"] is not None
+
+
+def test_trio_mcp_echo_server_through_the_load_generator() -> None:
+    peer = loadgen.peers()["trio_mcp"]
+    assert peer.missing is None
+    result = loadgen.run_peer(peer, COUNTS)
+    for name in PHASES:
+        check_load(name, result[name])
+    assert result["cold_start_stdio_ms"] > 0 and result["cold_start_http_ms"] > 0
+    assert result["sessions_opened"] == COUNTS.sessions
+    assert result["rss_idle_kib"] > 0 and result["rss_sessions_kib"] > 0
+    # notifications/cancelled reaches the handler, over stdio and over an HTTP session
+    for name in ("cancel_stdio", "cancel_http_notification"):
+        assert result[name]["cancelled"] is True, (name, result[name])
+        assert result[name]["latency_ms"] is not None
+        assert result[name]["responded"] is False  # no response for a cancelled request
+    # closing a stateless request's connection is its cancellation
+    assert result["cancel_http_close_stateless"]["cancelled"] is True
+    # a dropped session-era stream may or may not cancel: either way the handler ended, and the marker says how
+    close = result["cancel_http_close_session"]
+    assert close["samples"] == 1 and close["cancelled_count"] in (0, 1)
+
+
+def test_sleep_marker_records_start_and_cancel(tmp_path: Path) -> None:
+    server = loadgen.Server(loadgen.peers()["trio_mcp"].stdio_argv, stdio=True, log=tmp_path / "stderr.log")
+    try:
+        client = loadgen.StdioClient(server)
+        client.handshake()
+        sample = loadgen.stdio_cancel(client, 5, tmp_path, seconds=30.0)
+    finally:
+        server.stop()
+    assert sample["cancelled"] is True
+    lines = (tmp_path / "stdio-cancel-5").read_text().split()
+    assert lines[0::2] == ["start", "cancelled"]
+    assert float(lines[3]) >= float(lines[1])
+
+
+def test_loadgen_command_line() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "loadgen.py"), "--peer", "trio_mcp", "--only", "stdio", "--requests", "30"],
+        check=False, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["peer"] == "trio_mcp"
+    assert report["results"]["stdio_c64"]["errors"] == 0
+    assert report["results"]["stdio_c64"]["answered"] == report["results"]["stdio_c64"]["sent"]
+
+
+def test_hotpath_micro_benchmark() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "hotpath.py"), "--quick", "--profile", "--top", "5"],
+        check=False, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    for stage in ("parse", "classify", "convert", "serialise", "end to end, 64 in flight", "profile, sorted by"):
+        assert stage in done.stdout, done.stdout
+
+
+@pytest.mark.interop
+def test_compare_quick_against_the_official_sdks(tmp_path: Path) -> None:
+    missing = [peer.missing for peer in loadgen.peers().values() if peer.missing]
+    if missing:
+        pytest.skip("; ".join(missing))
+    out = tmp_path / "latest.json"
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "compare.py"), "--quick", "--out", str(out)],
+        check=False, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(out.read_text())
+    for name in ("trio_mcp", "python_sdk", "ts_sdk"):
+        entry = report["peers"][name]
+        assert entry["errors"] == [] and len(entry["runs"]) == 1, (name, entry["errors"])
+        run = entry["runs"][0]
+        for phase_name in PHASES:
+            phase = run.get(phase_name)
+            if phase is None:
+                assert name == "ts_sdk" and phase_name.startswith("stateless")  # SDK 1.x has no 2026-07-28
+                continue
+            assert phase["errors"] == 0 and phase["answered"] == phase["sent"], (name, phase_name, phase)
+        assert run["cancel_stdio"]["cancelled"] and run["cancel_http_notification"]["cancelled"], name
+    assert "trio_mcp / official Python SDK" in done.stdout
