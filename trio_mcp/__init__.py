@@ -6,6 +6,7 @@ onto trio cancel scopes. Start with ``Server`` (and its ``@server.tool()`` decor
 """
 
 import logging as _logging
+from typing import TYPE_CHECKING, Any
 
 from ._schema import Field
 from ._version import __version__
@@ -14,18 +15,35 @@ from .client import (
     ClientGroup,
     StructuredContentError,
     connect_client,
-    connect_http_client,
     connect_stdio_client,
-    connect_websocket_client,
     fill_elicitation_defaults,
     open_client,
-    open_http_client,
     open_stdio_client,
-    open_websocket_client,
 )
 from .errors import ConnectionClosed, McpError, RemoteProtocolError, RequestTimeout, TrioMcpError
 from .server import Context, McpLogHandler, Server
-from .transports.streamable_http import HttpTransportOptions
+
+if TYPE_CHECKING:
+    from .client import connect_http_client, connect_websocket_client, open_http_client, open_websocket_client
+    from .transports.streamable_http import HttpTransportOptions
+
+_LAZY = {
+    "open_http_client": "trio_mcp.client",
+    "connect_http_client": "trio_mcp.client",
+    "open_websocket_client": "trio_mcp.client",
+    "connect_websocket_client": "trio_mcp.client",
+    "HttpTransportOptions": "trio_mcp.transports.streamable_http",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Network transports load on first use, so that a stdio server or client starts fast."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
 
 _logging.getLogger("trio_mcp").addHandler(_logging.NullHandler())
 

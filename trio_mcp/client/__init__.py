@@ -1,5 +1,7 @@
 """Talking to MCP servers: the ``Client``, the ways to open one, and ``ClientGroup`` for several at once."""
 
+from typing import TYPE_CHECKING, Any
+
 from ._client import (
     Client,
     ElicitationHandler,
@@ -13,9 +15,23 @@ from ._elicitation import fill_elicitation_defaults
 from ._group import ClientGroup
 from ._listen import ChangeNotification, Subscription
 from ._pages import DEFAULT_MAX_PAGES
-from ._remote import connect_http_client, connect_websocket_client, open_http_client, open_websocket_client
 from ._stdio import connect_stdio_client, open_stdio_client
 from ._tools import StructuredContentError
+
+if TYPE_CHECKING:
+    from ._remote import connect_http_client, connect_websocket_client, open_http_client, open_websocket_client
+
+_REMOTE = frozenset({"open_http_client", "connect_http_client", "open_websocket_client", "connect_websocket_client"})
+
+
+def __getattr__(name: str) -> Any:
+    """The HTTP and WebSocket clients load on first use: a stdio client starts faster without them."""
+    if name in _REMOTE:
+        from . import _remote
+
+        return getattr(_remote, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Client",

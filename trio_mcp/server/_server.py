@@ -5,9 +5,18 @@ from __future__ import annotations
 import contextlib
 import functools
 from contextlib import asynccontextmanager
-from typing import Any, AsyncContextManager, AsyncIterator, Callable, Literal, Mapping, NoReturn, Sequence, TypeVar
-
-import ssl
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    AsyncContextManager,
+    AsyncIterator,
+    Callable,
+    Literal,
+    Mapping,
+    NoReturn,
+    Sequence,
+    TypeVar,
+)
 
 import trio
 
@@ -18,8 +27,6 @@ from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, V2025_03_26, V
 from ..types import META_SERVER_INFO, RESULT_COMPLETE
 from ..transports._base import MessageStream
 from ..transports.stdio import stdio_server_stream
-from ..transports.streamable_http import HttpTransportOptions, serve_mounts, serve_streamable_http
-from ..transports.websocket import serve_websocket
 from ..types import (
     Annotations,
     Icon,
@@ -36,6 +43,13 @@ from ._modern import StateSigner
 from ._prompts import PromptDefinition, make_prompt
 from ._resources import ResourceDefinition, make_resource
 from ._tools import ToolDefinition, make_tool
+
+if TYPE_CHECKING:
+    import ssl
+
+    from ..transports.streamable_http import HttpTransportOptions
+
+# The HTTP and WebSocket transports are imported when first served: a stdio server starts faster without them.
 
 __all__ = ["Server", "CompletionHandler", "Lifespan"]
 
@@ -458,6 +472,8 @@ class Server:
         authentication. ``ssl_context`` serves HTTPS. ``task_status.started()`` receives the bound port.
         To serve several servers on one port, see ``serve_http_many``.
         """
+        from ..transports.streamable_http import HttpTransportOptions, serve_streamable_http
+
         async with self.running():
             await serve_streamable_http(
                 self.serve_connection,
@@ -479,6 +495,8 @@ class Server:
     ) -> NoReturn:
         """Serve MCP over WebSocket until cancelled (NOT part of the MCP specification; see
         ``trio_mcp.transports.websocket`` for why and for ``options``: Origin allow-list, size cap, pings)."""
+        from ..transports.websocket import serve_websocket
+
         async with self.running():
             await serve_websocket(self.serve_connection, host, port, task_status=task_status, **options)
 
@@ -513,6 +531,8 @@ async def serve_http_many(
 ) -> NoReturn:
     """Serve several servers on one listener, each under its path prefix: ``{"/weather": weather}`` answers
     on ``/weather/mcp`` (and ``/weather/sse``). Each server's lifespan runs around the whole listener."""
+    from ..transports.streamable_http import HttpTransportOptions, serve_mounts
+
     async with contextlib.AsyncExitStack() as stack:
         for server in servers.values():
             await stack.enter_async_context(server.running())
