@@ -13,6 +13,8 @@ import pytest
 import trio
 import trio.testing
 
+import trio_mcp
+
 from trio_mcp import Context, Field, Server
 from trio_mcp._core.sse import SSEDecoder
 from trio_mcp.transports._http_client import ClientResponse, HttpClient
@@ -584,3 +586,35 @@ async def test_a_signal_stops_a_server_with_open_streams_within_its_grace_period
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def test_a_handler_can_end_its_stream_and_the_client_resumes(nursery: trio.Nursery) -> None:
+    server = make_server()
+
+    @server.tool()
+    async def poll(ctx: Context) -> str:
+        """Close this call's SSE stream mid-call (SEP-1699), then answer."""
+        assert await ctx.close_sse_stream()
+        await trio.sleep(0.3)
+        return "answered after the stream was closed"
+
+    port = await nursery.start(lambda task_status: server.serve_http(
+        "127.0.0.1", 0, options=HttpTransportOptions(retry_ms=100), task_status=task_status))
+    async with HttpClient() as http:
+        endpoint = Endpoint(http, port, server)
+        with trio.fail_after(10):
+            headers = await open_session(endpoint, "2025-11-25")
+            call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "poll"}}
+            response = await endpoint.post(call, headers)
+            decoder = SSEDecoder()
+            events = []
+            while chunk := await response.receive_some():
+                events += decoder.receive_data(chunk)
+            assert [e.data for e in events] == ["", ""] and events[-1].retry == 100  # priming, then the close
+            resumed = await endpoint.get({**headers, "accept": "text/event-stream", "last-event-id": events[-1].id})
+            (answer,) = await read_messages(resumed)
+            assert answer["id"] == 3 and answer["result"]["content"][0]["text"].startswith("answered after")
+        with trio.fail_after(10):
+            async with trio_mcp.open_http_client(endpoint.url, protocol_version="2025-11-25") as client:
+                result = await client.call_tool("poll")
+                assert result.content[0].text == "answered after the stream was closed"  # type: ignore[union-attr]

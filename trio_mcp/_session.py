@@ -261,6 +261,11 @@ class Session:
             await self._stream.aclose()
 
     @property
+    def stream(self) -> MessageStream:
+        """The transport this session runs over."""
+        return self._stream
+
+    @property
     def closed(self) -> bool:
         """True once the transport closed or ``close()`` was called."""
         return self._closed is not None

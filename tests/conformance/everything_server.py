@@ -297,12 +297,12 @@ def create_server(*, watched_interval: float | None = 3.0) -> Server:
         description="Tests SSE stream disconnection and client reconnection (SEP-1699): the call takes about "
         "half a second, long enough for the server to close the stream mid-call.",
     )
-    async def reconnection() -> str:
-        # trio_mcp's Streamable HTTP transport sends the priming event (id, retry) that server-sse-polling
-        # checks, and replays on a GET with Last-Event-ID. It has no way for a handler to close its own POST
-        # stream mid-call, so the result arrives on the POST stream: the scenario's disconnect-resume check
-        # records that as INFO, not as a failure. Over stdio this is just a slow call.
-        await trio.sleep(0.5)
+    async def reconnection(ctx: Context) -> str:
+        # SEP-1699 polling: end the POST's SSE stream mid-call; the client resumes with GET + Last-Event-ID
+        # and gets the result from the event store. Over stdio (or stateless HTTP) this is just a slow call.
+        await trio.sleep(0.1)
+        await ctx.close_sse_stream()
+        await trio.sleep(0.4)
         return (
             "Reconnection test completed successfully. If you received this, the client properly reconnected "
             "after stream closure."

@@ -126,6 +126,15 @@ class Context:
         """What the client declared it can do (on 2026-07-28: in this very request)."""
         return self._modern.capabilities if self._modern is not None else self._connection.client_capabilities
 
+    async def close_sse_stream(self) -> bool:
+        """End this request's SSE stream now while the handler goes on (SEP-1699 polling, Streamable HTTP
+        sessions with an event store): the client resumes with ``Last-Event-ID`` after the ``retry`` delay and
+        gets the rest there. Returns False (and does nothing) where that does not apply."""
+        closer = getattr(self._connection.session.stream, "close_request_stream", None)
+        if closer is None or self._modern is not None:
+            return False
+        return bool(await closer(self._request.id))
+
     # -- progress and logging -----------------------------------------------------------------------
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:

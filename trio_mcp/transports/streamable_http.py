@@ -218,10 +218,12 @@ class _Writer:
 class _Stream:
     """One logical SSE stream of a session: the GET stream, or the answers to one POST."""
 
-    __slots__ = ("id", "sequence", "pending", "writer", "backlog", "complete")
+    __slots__ = ("id", "sequence", "pending", "writer", "backlog", "complete", "watch")
 
     def __init__(self, stream_id: str, pending: set[RequestId]) -> None:
         self.id = stream_id
+        #: The scope holding the HTTP response open; cancelled to end it early (SEP-1699 polling).
+        self.watch: trio.CancelScope | None = None
         self.sequence = 0
         #: Request ids whose responses have not been sent yet (POST streams).
         self.pending = pending
@@ -319,6 +321,22 @@ class _Session:
             if not await writer.event(message, None if self.sse_only else event_id):
                 return
         stream.writer = writer
+
+    async def close_request_stream(self, request_id: RequestId) -> bool:
+        """End the SSE response carrying ``request_id`` now, keeping the request running (SEP-1699 polling).
+
+        The client reconnects with GET and ``Last-Event-ID`` after the ``retry`` sent here and gets the rest
+        from the event store. False when the stream cannot be resumed (no event store, or no open stream).
+        """
+        stream = self.owner.get(request_id)
+        writer = stream.writer if stream is not None else None
+        if stream is None or writer is None or self.app.options.event_store is None or self.sse_only:
+            return False
+        await writer.raw(encode_event("", id=f"{stream.id}_{stream.sequence}", retry=self.app.options.retry_ms))
+        stream.writer = None
+        if stream.watch is not None:
+            stream.watch.cancel()
+        return True
 
     def touch(self) -> None:
         self.last_activity = trio.current_time()
@@ -669,6 +687,7 @@ class StreamableHttpApp:
         the stream is ended cleanly: a client of this era resumes it elsewhere). Idle streams get ``:``
         keep-alive comments. No task is spawned for any of this."""
         with trio.CancelScope() as watch:
+            stream.watch = watch
             response.cancel_on_disconnect(watch, or_shutdown=True)
             while not stream.complete.is_set():
                 with trio.move_on_after(self.options.keepalive_interval):
@@ -677,6 +696,8 @@ class StreamableHttpApp:
                     break
         if stream.writer is writer:
             stream.writer = None
+        if stream.watch is watch:
+            stream.watch = None
         if not response.disconnected.is_set() and not response.finished:
             with trio.CancelScope(shield=True):
                 try:
@@ -858,6 +879,10 @@ class _VersionTracking:
 
     async def aclose(self) -> None:
         await self._session.aclose()
+
+    async def close_request_stream(self, request_id: RequestId) -> bool:
+        """See ``_Session.close_request_stream``."""
+        return await self._session.close_request_stream(request_id)
 
 
 async def _read_message(request: HttpRequest, response: HttpResponse) -> Any:
