@@ -369,3 +369,18 @@ async def test_malformed_input_responses_are_invalid_params(nursery: trio.Nurser
     retry = {"name": "greet", "inputResponses": {"user_name": answer}, "requestState": first["requestState"]}
     reply = await call(peer, request(2, "tools/call", retry, capabilities=caps))
     assert reply["error"]["code"] == -32602
+
+
+async def test_request_state_is_bound_to_the_principal(nursery: trio.Nursery) -> None:
+    server = make_server()
+    alice, bob = memory_stream_pair(), memory_stream_pair()
+    await nursery.start(ServerConnection(server, alice[0], principal="alice").run)
+    await nursery.start(ServerConnection(server, bob[0], principal="bob").run)
+    caps = {"elicitation": {}}
+    first = (await call(alice[1], request(1, "tools/call", {"name": "greet"}, capabilities=caps)))["result"]
+    retry = {"name": "greet", "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Eve"}}},
+             "requestState": first["requestState"]}
+    stolen = await call(bob[1], request(2, "tools/call", retry, capabilities=caps))
+    assert stolen["error"]["code"] == -32602
+    mine = await call(alice[1], request(3, "tools/call", retry, capabilities=caps))
+    assert mine["result"]["content"][0]["text"] == "Hello, Eve!"

@@ -182,7 +182,8 @@ class ServerConnection:
         if method in _INPUT_METHODS:
             state = params.get("requestState")
             if isinstance(state, str):
-                modern.answers.update(self.server.request_states.verify(state, params_digest(method, params)))
+                digest = params_digest(method, params, self.principal)
+                modern.answers.update(self.server.request_states.verify(state, digest))
             responses = params.get("inputResponses")
             if responses is not None:
                 if type(responses) is not dict or any(type(answer) is not dict for answer in responses.values()):
@@ -204,7 +205,9 @@ class ServerConnection:
             result = {
                 "resultType": RESULT_INPUT_REQUIRED,
                 "inputRequests": {item.key: item.request for item in needed},
-                "requestState": self.server.request_states.sign(params_digest(method, params), modern.answers),
+                "requestState": self.server.request_states.sign(
+                    params_digest(method, params, self.principal), modern.answers
+                ),
             }
         return self.server.decorate_modern_result(method, result, cacheable=not retried)
 

@@ -131,10 +131,11 @@ def _is_cancelled(error: BaseException) -> bool:
     return type(error).__name__ == "Cancelled" and type(error).__module__.startswith("trio")
 
 
-def params_digest(method: str, params: dict[str, Any] | None) -> str:
-    """A digest of what a retry must repeat unchanged: the method and every param but the MRTR ones."""
+def params_digest(method: str, params: dict[str, Any] | None, principal: Any = None) -> str:
+    """A digest of what a retry must repeat unchanged: the method, every param but the MRTR ones, and who
+    asked (the authenticated principal, so another caller cannot replay the state)."""
     salient = {key: value for key, value in (params or {}).items() if key not in _UNSIGNED_KEYS}
-    canonical = json.dumps([method, salient], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    canonical = json.dumps([method, salient, repr(principal)], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
