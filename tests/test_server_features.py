@@ -627,3 +627,26 @@ async def test_capabilities_follow_what_is_registered() -> None:
         async with open_in_memory(make_resource_server(), protocol_version="2025-11-25") as client:
             resources = client.server_capabilities.resources
             assert resources is not None and resources.subscribe and resources.list_changed
+
+
+async def test_roots_changed_hook_receives_the_new_roots() -> None:
+    server = Server("roots")
+    seen: list[list[str]] = []
+    got = trio.Event()
+
+    @server.on_roots_changed()
+    async def changed(roots: list[Root]) -> None:
+        seen.append([root.uri for root in roots])
+        got.set()
+
+    current = [Root(uri="file:///a")]
+
+    async def roots() -> list[Root]:
+        return current
+
+    with trio.fail_after(5):
+        async with open_in_memory(server, roots=roots, protocol_version="2025-11-25") as client:
+            current = [Root(uri="file:///a"), Root(uri="file:///b")]
+            await client.notify_roots_changed()
+            await got.wait()
+    assert seen == [["file:///a", "file:///b"]]

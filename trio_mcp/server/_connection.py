@@ -15,7 +15,7 @@ from .._core.lifecycle import HandshakeEvent, Lifecycle, Phase
 from .._pagination import InvalidCursor, paginate
 from .._schema import ArgumentError
 from .._session import InboundRequest, Session
-from .._wire.convert import params_from_wire, to_wire
+from .._wire.convert import from_wire, params_from_wire, to_wire
 from .._wire.versions import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
@@ -36,6 +36,7 @@ from ..types import (
     GetPromptRequestParams,
     Implementation,
     InitializeRequestParams,
+    ListRootsResult,
     PaginatedRequestParams,
     PromptReference,
     ReadResourceRequestParams,
@@ -212,12 +213,30 @@ class ServerConnection:
         return self.server.decorate_modern_result(method, result, cacheable=not retried)
 
     async def handle_notification(self, method: str, params: dict[str, Any] | None) -> None:
+        if method == "notifications/roots/list_changed":
+            if self.server.roots_changed_handler is not None and self._nursery is not None:
+                self._nursery.start_soon(self._roots_changed)
+            return
         if method == "notifications/initialized":
             if self.lifecycle.phase in (Phase.INITIALIZED, Phase.READY):
                 self.lifecycle.handle(HandshakeEvent.INITIALIZED_NOTIFICATION)
                 self._initialized.set()
             else:
                 logger.warning("client sent notifications/initialized in phase %s; ignored", self.lifecycle.phase.value)
+
+    async def _roots_changed(self) -> None:
+        """Fetch the client's new roots and hand them to the server's ``on_roots_changed`` handler."""
+        handler = self.server.roots_changed_handler
+        if handler is None or self.client_capabilities.roots is None:
+            return
+        try:
+            raw = await self.session.request("roots/list", None, timeout=60.0)
+            roots = from_wire(raw, ListRootsResult).roots
+            result = handler(roots)
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            logger.exception("the on_roots_changed handler failed (or the client's roots/list answer did)")
 
     # -- lifecycle and utilities ------------------------------------------------------------------
 

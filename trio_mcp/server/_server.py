@@ -33,6 +33,7 @@ from ..types import (
     Implementation,
     PromptsCapability,
     ResourcesCapability,
+    Root,
     ServerCapabilities,
     ToolAnnotations,
     ToolExecution,
@@ -134,6 +135,7 @@ class Server:
         self.templates: dict[str, ResourceDefinition] = {}
         self.prompts: dict[str, PromptDefinition] = {}
         self.completion_handler: CompletionHandler | None = None
+        self.roots_changed_handler: Callable[[list[Root]], Any] | None = None
         self.lifespan_state: Any = None
         self._lifespan = lifespan
         self._running = False
@@ -315,6 +317,19 @@ class Server:
 
         def register(fn: F) -> F:
             self.completion_handler = fn
+            return fn
+
+        return register
+
+    def on_roots_changed(self) -> Callable[[F], F]:
+        """Register the decorated function to receive a client's roots each time it says they changed.
+
+        The server answers ``notifications/roots/list_changed`` (handshake era) by asking for the roots and
+        calling ``fn(roots)`` with the ``Root`` list, sync or async; its exceptions are logged.
+        """
+
+        def register(fn: F) -> F:
+            self.roots_changed_handler = fn
             return fn
 
         return register
