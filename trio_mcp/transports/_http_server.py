@@ -382,12 +382,16 @@ class HttpResponse:
         await self._conn._send(events)
         self._finished = True
 
-    async def start(self, status: int, headers: HeadersLike = ()) -> None:
-        """Send the head of a streamed response now (chunked, or close-delimited for HTTP/1.0 clients)."""
+    async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"") -> None:
+        """Send the head of a streamed response now (chunked, or close-delimited for HTTP/1.0 clients), and
+        ``first`` with it in the same write (an SSE stream's opening event, say)."""
         response, _ = self._head(status, headers)
         self._started = True
         self.status = status
-        await self._conn._send([response])
+        events: list[h11.Event] = [response]
+        if first and self._request.method != "HEAD":
+            events.append(h11.Data(data=bytes(first)))
+        await self._conn._send(events)
 
     async def write(self, data: bytes) -> None:
         """Send one piece of a started response (e.g. one SSE event). Raises ``ClientDisconnected``."""
@@ -398,13 +402,17 @@ class HttpResponse:
         if data and self._request.method != "HEAD":
             await self._conn._send([h11.Data(data=bytes(data))])
 
-    async def finish(self) -> None:
-        """End a started response. Raises ``ClientDisconnected``."""
+    async def finish(self, last: bytes = b"") -> None:
+        """End a started response, sending ``last`` with the end in the same write. Raises ``ClientDisconnected``."""
         if not self._started:
             raise RuntimeError("start() the response before finish()")
         if self._finished:
             return
-        await self._conn._send([h11.EndOfMessage()])
+        events: list[h11.Event] = []
+        if last and self._request.method != "HEAD":
+            events.append(h11.Data(data=bytes(last)))
+        events.append(h11.EndOfMessage())
+        await self._conn._send(events)
         self._finished = True
 
 

@@ -198,18 +198,22 @@ class _Writer:
         self.response = response
         self.legacy_event = legacy_event
 
-    async def event(self, message: Any, event_id: str | None) -> bool:
-        """Write one event; False if the client is gone."""
+    async def event(self, message: Any, event_id: str | None, *, last: bool = False) -> bool:
+        """Write one event (and with ``last``, end the response with it); False if the client is gone."""
         data = encode(message).decode("ascii")
         payload = encode_event(data, id=event_id, event="message" if self.legacy_event else None)
-        return await self.raw(payload)
+        return await self.raw(payload, last=last)
 
-    async def raw(self, payload: bytes) -> bool:
+    async def raw(self, payload: bytes, *, last: bool = False) -> bool:
+        """Write ``payload``; with ``last`` it also ends the response, in the same write."""
         if self.response.disconnected.is_set() or self.response.finished:
             return False
         with trio.CancelScope(shield=True):
             try:
-                await self.response.write(payload)
+                if last:
+                    await self.response.finish(payload)
+                else:
+                    await self.response.write(payload)
             except ClientDisconnected:
                 return False
         return True
@@ -270,7 +274,8 @@ class _Session:
             owner = self.owner.get(key) if key is not None else None
             if owner is not None and not (self.app.options.json_response and answered is None):
                 stream = owner
-        await self._emit(stream, message)
+        completes = answered is not None and stream is not self.standalone and _answers_all(message, stream.pending)
+        await self._emit(stream, message, last=completes)
         if answered is not None:
             ids = [item.get("id") for item in message] if type(message) is list else [answered]
             for request_id in ids:
@@ -293,14 +298,14 @@ class _Session:
             self.owner[request_id] = stream
         return stream
 
-    async def _emit(self, stream: _Stream, message: Any) -> None:
+    async def _emit(self, stream: _Stream, message: Any, *, last: bool = False) -> None:
         stream.sequence += 1
         event_id = f"{stream.id}_{stream.sequence}"
         store = self.app.options.event_store
         if store is not None and not self.sse_only:
             store.append(self.id, stream.id, stream.sequence, message)
         writer = stream.writer
-        if writer is not None and await writer.event(message, None if self.sse_only else event_id):
+        if writer is not None and await writer.event(message, None if self.sse_only else event_id, last=last):
             return
         stream.writer = None
         # Nobody is reading this stream now. The GET stream keeps what it missed for the next GET; a POST
@@ -399,11 +404,8 @@ class _Exchange:
                     await self._response.start(200, _SSE_HEADERS)
                     self._writer = _Writer(self._response)
                     self._app.keep_alive(self._writer, self.done)
-                if not await self._writer.event(message, None):
+                if not await self._writer.event(message, None, last=final):
                     raise ClientDisconnected()
-                if final:
-                    with trio.CancelScope(shield=True):
-                        await self._response.finish()
         except ClientDisconnected:
             self.done.set()
             raise ConnectionClosed("the client closed the stream") from None
@@ -657,12 +659,10 @@ class StreamableHttpApp:
                 body = answers[0] if type(message) is dict and len(answers) == 1 else answers
                 await response.send(200, [*_JSON, *headers], encode(body))
             return
-        await response.start(200, [*_SSE_HEADERS, *headers])
-        writer = _Writer(response)
         # The revision is known only once initialize is answered: no priming event before that.
         priming = None if is_initialize else self._priming(session, stream)
-        if priming is not None:
-            await writer.raw(priming)
+        await response.start(200, [*_SSE_HEADERS, *headers], priming or b"")
+        writer = _Writer(response)
         await session.attach(stream, writer, after=None)
         await session.deliver(message)
         await self._stream_until_done(session, stream, writer, response)
@@ -898,6 +898,12 @@ async def _read_message(request: HttpRequest, response: HttpResponse) -> Any:
         await _send_error(response, 400, None, PARSE_ERROR, reason)
         return None
     return message
+
+
+def _answers_all(message: Any, pending: set[RequestId]) -> bool:
+    """Whether ``message`` (a response, or a batch of them) answers every request still pending on a stream."""
+    items = message if type(message) is list else [message]
+    return {item.get("id") for item in items if type(item) is dict} >= pending
 
 
 def _is_modern_body(message: dict[str, Any]) -> bool:
