@@ -65,6 +65,7 @@ class McpLogHandler(logging.Handler):
     """
 
     def emit(self, record: logging.LogRecord) -> None:
+        """Queue ``record`` for the client of the request being served; ignore it outside a request."""
         context = current_context.get()
         if context is None:
             return
