@@ -24,7 +24,13 @@ from .errors import ConnectionClosed, McpError, RemoteProtocolError, RequestTime
 from .server import Context, McpLogHandler, Server
 
 if TYPE_CHECKING:
-    from .client import connect_http_client, connect_websocket_client, open_http_client, open_websocket_client
+    from .client import (
+        OAuthClientProvider,
+        connect_http_client,
+        connect_websocket_client,
+        open_http_client,
+        open_websocket_client,
+    )
     from .transports.streamable_http import HttpTransportOptions
 
 _LAZY = {
@@ -32,6 +38,7 @@ _LAZY = {
     "connect_http_client": "trio_mcp.client",
     "open_websocket_client": "trio_mcp.client",
     "connect_websocket_client": "trio_mcp.client",
+    "OAuthClientProvider": "trio_mcp.client",
     "HttpTransportOptions": "trio_mcp.transports.streamable_http",
 }
 
@@ -64,6 +71,7 @@ __all__ = [
     "connect_http_client",
     "open_websocket_client",
     "connect_websocket_client",
+    "OAuthClientProvider",
     "fill_elicitation_defaults",
     "McpError",
     "RequestTimeout",

@@ -6,9 +6,10 @@ The suite starts a mock server per scenario and runs this script with the mock's
 ``MCP_CONFORMANCE_SCENARIO`` naming the scenario; 0.2.0-alpha adds ``MCP_CONFORMANCE_PROTOCOL_VERSION`` (the
 revision the mock speaks) and, for some scenarios, ``MCP_CONFORMANCE_CONTEXT`` (JSON test data). What each
 scenario expects of a client is read from its source (repository ``modelcontextprotocol/conformance``,
-``src/scenarios/client/``); the handlers below cite the file. Authorization scenarios (``auth/*``) are not
-implemented: trio_mcp has no OAuth client, so the client connects without credentials, meets the 401 and
-exits 2 saying so. Anything else it does not know (the 0.2 skills extension, ``sep-2640-*``) exits 2 too.
+``src/scenarios/client/``); the handlers below cite the file. Authorization scenarios (``auth/*``) go through
+``trio_mcp.client._oauth.OAuthClientProvider`` (see ``with_oauth``), except those needing ES256 signing
+(client-credentials-jwt, DPoP), which exit 2. Anything else it does not know (the 0.2 skills extension,
+``sep-2640-*``) exits 2 too.
 
 Exit status 0 when the scenario's script ran to the end and every answer looked right; otherwise non-zero with a
 one-line reason on stderr (1: the scenario failed, 2: a scenario this client does not implement). The suite's
@@ -23,7 +24,8 @@ experiments; CI never sets it.
 
 Public API only: ``trio_mcp.open_http_client`` and, for the two scenarios whose mocks depend on the standalone
 GET stream being open before the next POST, ``trio_mcp.connect_client`` over a
-``trio_mcp.transports.streamable_http_client.StreamableHttpSessionStream`` (see ``open_session_client``).
+``trio_mcp.transports.streamable_http_client.StreamableHttpSessionStream`` (see ``open_session_client``); for
+auth/*, ``trio_mcp.client._oauth.OAuthClientProvider`` (not re-exported from ``trio_mcp`` yet).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from typing import Any
 import trio
 
 import trio_mcp
+from trio_mcp.client._oauth import AuthorizationServer, OAuthClientProvider, exchange_id_token
 from trio_mcp.transports.streamable_http_client import StreamableHttpSessionStream
 from trio_mcp.types import (
     CreateMessageRequestParams,
@@ -287,15 +290,61 @@ async def schema_preservation(url: str, version: str) -> None:
         expect(texts(result) == ["echoed"], f"json_schema_echo returned {texts(result)}")
 
 
-async def without_oauth(url: str, version: str) -> None:
-    """auth/*: trio_mcp has no OAuth client. Connect without credentials, so that the mock's 401 is what
-    ends the scenario, and say so."""
+#: The Client ID Metadata Document URL the basic-cimd mock expects (it is never fetched by the mock's flow).
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+#: auth/* scenarios this client does not attempt: they need ES256 signing (no crypto library is allowed).
+UNSUPPORTED_AUTH = {
+    "auth/client-credentials-jwt": "private_key_jwt needs ES256 signing, which trio_mcp does not implement",
+    "auth/dpop": "DPoP proofs need ES256 signing, which trio_mcp does not implement",
+    "auth/dpop-nonce": "DPoP proofs need ES256 signing, which trio_mcp does not implement",
+}
+#: SEP-990: exchange the context's ID token at the IdP for an ID-JAG, then the jwt-bearer grant at the AS.
+TOKEN_EXCHANGE_SCENARIOS = {"auth/cross-app-access-complete-flow", "auth/enterprise-managed-authorization"}
+
+
+async def with_oauth(url: str, version: str) -> None:
+    """auth/*: the OAuth client (trio_mcp.client._oauth). On the first 401 it discovers PRM and the
+    authorization server, registers (DCR, CIMD or the context's pre-registered credentials), authorizes with
+    PKCE through the mock's immediate 302, gets a token and retries; a 403 insufficient_scope steps up.
+    Scenarios that expect a refusal (resource-mismatch, iss-*, metadata-issuer-mismatch, scope-retry-limit)
+    end with a failed request, which is fine for them (allowClientError)."""
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    if scenario in UNSUPPORTED_AUTH:
+        raise Unsupported(f"authorization scenario: {UNSUPPORTED_AUTH[scenario]}")
+    data = context()
+    grant: Any = "client_credentials" if scenario == "auth/client-credentials-basic" else "authorization_code"
+    assertion: Any = None
+    if scenario == "auth/wif-jwt-bearer":  # SEP-1933: the workload JWT in the context is the assertion
+        grant = "jwt_bearer"
+
+        async def assertion(http: Any, server: AuthorizationServer, resource: str | None) -> str:
+            return str(data["valid_jwt"])
+    elif scenario in TOKEN_EXCHANGE_SCENARIOS:
+        grant = "jwt_bearer"
+
+        async def assertion(http: Any, server: AuthorizationServer, resource: str | None) -> str:
+            return await exchange_id_token(
+                http, data["idp_token_endpoint"], id_token=data["idp_id_token"],
+                audience=server.issuer or server.token_endpoint, resource=resource, client_id=data["idp_client_id"],
+            )
+    provider = OAuthClientProvider(
+        client_name="trio_mcp conformance client",
+        client_id=data.get("client_id"),
+        client_secret=data.get("client_secret"),
+        client_issuer=data.get("issuer"),
+        client_metadata_url=CIMD_URL,
+        grant=grant,
+        assertion_provider=assertion,
+    )
     try:
-        async with trio_mcp.open_http_client(url, protocol_version=version, request_timeout=10) as client:
-            await client.list_tools()
-    except Exception as exc:  # noqa: BLE001 - the 401, whatever shape the transport gives it
-        raise Unsupported(f"authorization scenario: trio_mcp has no OAuth client ({type(exc).__name__}: {exc})")
-    raise Unsupported("authorization scenario: trio_mcp has no OAuth client (and the server did not ask for one)")
+        async with trio_mcp.open_http_client(url, protocol_version=version, auth=provider, request_timeout=10) as client:
+            tools = (await client.list_tools()).tools
+            for tool in tools:
+                await client.call_tool(tool.name, {})
+    except Exception as exc:  # noqa: BLE001 - report the authorization failure behind it, if there is one
+        if provider.last_error is not None:
+            raise ScenarioFailed(f"authorization failed: {provider.last_error}") from exc
+        raise
 
 
 SCENARIOS: dict[str, Callable[[str, str], Awaitable[None]]] = {
@@ -316,7 +365,7 @@ SCENARIOS: dict[str, Callable[[str, str], Awaitable[None]]] = {
 async def run(scenario: str, url: str, version: str) -> None:
     handler = SCENARIOS.get(scenario)
     if handler is None and scenario.startswith("auth/"):
-        handler = without_oauth
+        handler = with_oauth
     if handler is None:
         raise Unsupported(f"scenario {scenario!r} is not implemented by this client")
     with trio.fail_after(SCENARIO_TIMEOUT):

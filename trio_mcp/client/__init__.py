@@ -19,17 +19,22 @@ from ._stdio import connect_stdio_client, open_stdio_client
 from ._tools import StructuredContentError
 
 if TYPE_CHECKING:
+    from ._oauth import OAuthClientProvider
     from ._remote import connect_http_client, connect_websocket_client, open_http_client, open_websocket_client
 
 _REMOTE = frozenset({"open_http_client", "connect_http_client", "open_websocket_client", "connect_websocket_client"})
 
 
 def __getattr__(name: str) -> Any:
-    """The HTTP and WebSocket clients load on first use: a stdio client starts faster without them."""
+    """The HTTP, WebSocket and OAuth pieces load on first use: a stdio client starts faster without them."""
     if name in _REMOTE:
         from . import _remote
 
         return getattr(_remote, name)
+    if name == "OAuthClientProvider":
+        from ._oauth import OAuthClientProvider
+
+        return OAuthClientProvider
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -43,6 +48,7 @@ __all__ = [
     "open_stdio_client",
     "connect_stdio_client",
     "open_http_client",
+    "OAuthClientProvider",
     "connect_http_client",
     "open_websocket_client",
     "connect_websocket_client",

@@ -29,6 +29,7 @@ from ..transports._http_client import HttpClient
 from ..transports.sse_client import SseClientStream
 from ..transports.streamable_http_client import (
     LegacyTransportRequired,
+    HttpAuth,
     StatelessHttpStream,
     StreamableHttpSessionStream,
 )
@@ -51,19 +52,22 @@ async def connect_http_client(
     headers: Mapping[str, str] | None = None,
     http: HttpClient | None = None,
     protocol_version: str = "auto",
+    auth: HttpAuth | None = None,
     **client_options: Any,
 ) -> Client:
     """Connect to the MCP endpoint at ``url`` and return an initialized ``Client`` whose tasks live in ``nursery``.
 
     ``protocol_version`` "auto" finds the server's era (stateless 2026-07-28, Streamable HTTP sessions, or the
     2024-11-05 HTTP+SSE transport); a revision pins it. ``headers`` go with every request (``Authorization``,
-    say). Call ``await client.aclose()`` when done: it ends the session (DELETE) and closes the connections.
+    say). ``auth`` is an authorization provider (``trio_mcp.client._oauth.OAuthClientProvider``): it supplies the
+    ``Authorization`` header and answers the server's 401/403 by authorizing (Streamable HTTP only; the
+    2024-11-05 HTTP+SSE fallback gets its headers once). Call ``await client.aclose()`` when done: it ends the session (DELETE) and closes the connections.
     """
     own_http = http is None
     if http is None:
         http = HttpClient()
     try:
-        client = await _connect(nursery, url, dict(headers or {}), http, protocol_version, client_options)
+        client = await _connect(nursery, url, dict(headers or {}), http, protocol_version, client_options, auth)
     except BaseException:
         if own_http:
             with trio.CancelScope(shield=True):
@@ -81,12 +85,13 @@ async def _connect(
     http: HttpClient,
     version: str,
     options: dict[str, Any],
+    auth: HttpAuth | None = None,
 ) -> Client:
     if version == "auto" or version in MODERN_VERSIONS:
         modern = version if version in MODERN_VERSIONS else MODERN_VERSIONS[-1]
         for attempt in range(2):
             try:
-                return await _stateless(nursery, url, headers, http, modern, options)
+                return await _stateless(nursery, url, headers, http, modern, options, auth)
             except McpError as exc:
                 supported = supported_versions(exc)
                 known = [v for v in MODERN_VERSIONS if v in supported] if supported is not None else []
@@ -103,22 +108,33 @@ async def _connect(
                 break  # no usable server/discover: a legacy server
         version = LATEST_HANDSHAKE_VERSION
     if version == V2024_11_05:
-        return await _sse(nursery, url, headers, http, options)
+        return await _sse(nursery, url, await _with_auth(headers, auth), http, options)
     if version not in HANDSHAKE_VERSIONS:
         raise ValueError(f"unknown protocol_version {version!r}")
     try:
-        session = await StreamableHttpSessionStream.connect(nursery, url, http=http, headers=headers)
+        session = await StreamableHttpSessionStream.connect(nursery, url, http=http, headers=headers, auth=auth)
         client = await _start(nursery, session, version, options)
     except LegacyTransportRequired:
-        return await _sse(nursery, url, headers, http, options)
+        return await _sse(nursery, url, await _with_auth(headers, auth), http, options)
     # Some servers drop what they send before the GET stream exists: let it open (or be refused) first.
     with trio.move_on_after(_STANDALONE_WAIT):
         await session.standalone_settled.wait()
     return client
 
 
+async def _with_auth(headers: dict[str, str], auth: HttpAuth | None) -> dict[str, str]:
+    """The headers with the provider's current ones (for the HTTP+SSE transport, which takes them once)."""
+    return headers if auth is None else {**headers, **(await auth.auth_headers())}
+
+
 async def _stateless(
-    nursery: trio.Nursery, url: str, headers: dict[str, str], http: HttpClient, version: str, options: dict[str, Any]
+    nursery: trio.Nursery,
+    url: str,
+    headers: dict[str, str],
+    http: HttpClient,
+    version: str,
+    options: dict[str, Any],
+    auth: HttpAuth | None = None,
 ) -> Client:
     client: Client | None = None
 
@@ -126,7 +142,8 @@ async def _stateless(
         return client.tool_header_paths(name) if client is not None else None
 
     stream = await StatelessHttpStream.connect(
-        nursery, url, http=http, headers=headers, header_paths_for=header_paths_for, protocol_version=version
+        nursery, url, http=http, headers=headers, header_paths_for=header_paths_for, protocol_version=version,
+        auth=auth,
     )
     client = Client(stream, protocol_version=version, **options)
     await client.start(nursery)
@@ -158,13 +175,14 @@ async def open_http_client(
     *,
     headers: Mapping[str, str] | None = None,
     protocol_version: str = "auto",
+    auth: HttpAuth | None = None,
     **client_options: Any,
 ) -> AsyncIterator[Client]:
     """Yield an initialized ``Client`` for the MCP endpoint at ``url`` (see ``connect_http_client``)."""
     with collapse_exception_groups():
         async with trio.open_nursery() as nursery:
             client = await connect_http_client(
-                nursery, url, headers=headers, protocol_version=protocol_version, **client_options
+                nursery, url, headers=headers, protocol_version=protocol_version, auth=auth, **client_options
             )
             try:
                 yield client

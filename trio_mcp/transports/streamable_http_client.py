@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Awaitable, Callable, Final, Mapping, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, Final, Mapping, Protocol, Sequence, TypeVar
 
 import trio
 
@@ -44,6 +44,7 @@ __all__ = [
     "DEFAULT_TIMEOUTS",
     "HTTP_ERROR",
     "HeaderPathsFor",
+    "HttpAuth",
     "LegacyTransportRequired",
     "StatelessHttpStream",
     "StreamableHttpSessionStream",
@@ -70,6 +71,23 @@ _NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": 
 _MODERN_CODES: Final = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})
 _SSE: Final = "text/event-stream"
 _JSON: Final = "application/json"
+
+class HttpAuth(Protocol):
+    """What a stream asks of an authorization provider (``trio_mcp.client._oauth.OAuthClientProvider``).
+
+    ``auth_headers()`` is read before every request; on a 401 or 403 the stream calls ``handle_challenge``
+    and, when it returns True (new credentials), sends the request once more with fresh headers.
+    ``note_success()`` is called for every answer below 400.
+    """
+
+    async def auth_headers(self) -> Mapping[str, str]: ...
+
+    async def handle_challenge(
+        self, http: HttpClient, url: str, status: int, www_authenticate: str | None, sent: Mapping[str, str]
+    ) -> bool: ...
+
+    def note_success(self) -> None: ...
+
 
 HeaderPathsFor = Callable[[str], "Mapping[str, Sequence[str]] | None"]
 """For a tool name: ``{x-mcp-header name: property path in the arguments}``, or None (the client layer knows
@@ -208,6 +226,7 @@ class _HttpMessageStream:
         headers: Mapping[str, str] | None,
         timeouts: HttpTimeouts,
         connect_attempts: int,
+        auth: HttpAuth | None = None,
     ) -> None:
         if connect_attempts < 1:
             raise ValueError("connect_attempts must be at least 1")
@@ -223,6 +242,8 @@ class _HttpMessageStream:
         self._own_http = http is None
         self.http = http if http is not None else HttpClient(timeouts=timeouts)
         self._connect_attempts = connect_attempts
+        #: Supplies the ``Authorization`` header and answers 401/403 challenges (None: no authorization).
+        self.auth = auth
         self._inbox_send, self._inbox = trio.open_memory_channel[Any](_INBOX_SIZE)
         self._nursery: trio.Nursery | None = None
         self._closed: ConnectionClosed | None = None
@@ -343,8 +364,36 @@ class _HttpMessageStream:
         """Send a request, retrying only when no connection could be made (so nothing was sent).
 
         A server unreachable on every attempt closes the stream: raises ``ConnectionClosed``. Other transport
-        failures raise ``HttpError`` for the caller to pin on its request.
+        failures raise ``HttpError`` for the caller to pin on its request. With an ``auth`` provider, its
+        headers go with the request, and a 401/403 it resolves (new credentials) sends the request once more.
         """
+        if self.auth is None:
+            return await self._http_once(method, url, headers, body, timeouts=timeouts)
+        for attempt in range(2):
+            sent = dict(await self.auth.auth_headers())
+            names = {name.lower() for name in sent}
+            merged = [(name, value) for name, value in headers if name.lower() not in names] + list(sent.items())
+            response = await self._http_once(method, url, merged, body, timeouts=timeouts)
+            if response.status < 400:
+                self.auth.note_success()
+                return response
+            if attempt or response.status not in (401, 403):
+                return response
+            challenge = response.headers.get("www-authenticate")
+            if not await self.auth.handle_challenge(self.http, self.url, response.status, challenge, sent):
+                return response
+            await response.aclose()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _http_once(
+        self,
+        method: str,
+        url: str,
+        headers: list[tuple[str, str]],
+        body: bytes = b"",
+        *,
+        timeouts: HttpTimeouts | None = None,
+    ) -> ClientResponse:
         failure: HttpError | None = None
         for attempt in range(self._connect_attempts):
             if attempt:
@@ -488,6 +537,7 @@ class StreamableHttpSessionStream(_HttpMessageStream):
         default_retry: float = 1.0,
         connect_attempts: int = 3,
         delete_on_close: bool = True,
+        auth: HttpAuth | None = None,
     ) -> None:
         """Args:
         url: the MCP endpoint.
@@ -500,8 +550,11 @@ class StreamableHttpSessionStream(_HttpMessageStream):
         default_retry: seconds to wait before reconnecting when the server sent no ``retry`` field.
         connect_attempts: tries before a server that refuses connections closes the stream.
         delete_on_close: send DELETE for the session in ``aclose()``.
+        auth: an authorization provider (``HttpAuth``): its headers on every request, 401/403 answered by it.
         """
-        super().__init__(url, http=http, headers=headers, timeouts=timeouts, connect_attempts=connect_attempts)
+        super().__init__(
+            url, http=http, headers=headers, timeouts=timeouts, connect_attempts=connect_attempts, auth=auth
+        )
         #: The ``Mcp-Session-Id`` the server assigned (None before initialize, or when it assigns none).
         self.session_id: str | None = None
         #: The revision ``initialize`` negotiated; sent as ``MCP-Protocol-Version`` from then on.
@@ -837,13 +890,16 @@ class StatelessHttpStream(_HttpMessageStream):
         header_paths_for: HeaderPathsFor | None = None,
         protocol_version: str = LATEST_VERSION,
         connect_attempts: int = 3,
+        auth: HttpAuth | None = None,
     ) -> None:
         """Args:
-        url, http, headers, timeouts, connect_attempts: as for ``StreamableHttpSessionStream``.
+        url, http, headers, timeouts, connect_attempts, auth: as for ``StreamableHttpSessionStream``.
         header_paths_for: the ``x-mcp-header`` paths of a tool, for the ``Mcp-Param-*`` headers of tools/call.
         protocol_version: the ``MCP-Protocol-Version`` for a request whose ``_meta`` names none.
         """
-        super().__init__(url, http=http, headers=headers, timeouts=timeouts, connect_attempts=connect_attempts)
+        super().__init__(
+            url, http=http, headers=headers, timeouts=timeouts, connect_attempts=connect_attempts, auth=auth
+        )
         self.header_paths_for = header_paths_for
         self.protocol_version = protocol_version
         self._calls: dict[RequestId, _Call] = {}
