@@ -24,7 +24,15 @@ from .._wire.versions import (
     allows_batches,
 )
 from .._util import first_leaf
-from ..errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, McpError
+from ..errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+    ConnectionClosed,
+    McpError,
+)
 from ..transports._base import MessageStream
 from ..types import (
     META_SUBSCRIPTION_ID,
@@ -523,7 +531,7 @@ class ServerConnection:
                     await self._initialized.wait()
                 try:
                     await self.session.notify(method, params, related_request_id=related)
-                except Exception:  # the session is closing; it ends this task too
+                except ConnectionClosed:  # the session is closing; it ends this task too
                     return
             if self._outbox_dropped:
                 logger.warning("dropped %d queued notifications: the client was not reading", self._outbox_dropped)
