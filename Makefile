@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test typecheck unit interop-setup interop conformance bench-setup bench bench-quick clean
+.PHONY: demo test typecheck unit lowest interop-setup interop conformance bench-setup bench bench-quick clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ interop-setup:
 unit: $(BIN)/.installed
 	$(BIN)/python -m pytest
 
+# The suite (less interop) on the lowest dependency versions setup.cfg declares, in .venv-lowest/.
+lowest:
+	PYTHON=$(PYTHON) bash tests/lowest_versions.sh
+
 interop: $(BIN)/.installed interop-setup
 	$(BIN)/python -m pytest -m interop
 
@@ -42,7 +46,7 @@ bench: $(BIN)/.installed bench-setup
 bench-quick: $(BIN)/.installed bench-setup
 	$(BIN)/python benchmarks/compare.py --quick
 
-test: typecheck interop-setup bench-setup conformance unit
+test: typecheck interop-setup bench-setup conformance unit lowest
 
 clean:
-	rm -rf $(VENV) .interop tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) .venv-lowest .interop tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info

@@ -1,12 +1,8 @@
 """Every MCP JSON example of the founding spec texts survives ``from_wire`` + ``to_wire`` unchanged.
 
-The texts live in ``../shared/seeds/*.txt`` beside the repository (``README.md`` there says which is what). The
-module is skipped, with the reason, when that folder is absent.
-
-Extraction. Every JSON object in the text is found by trying ``json.JSONDecoder.raw_decode`` at each ``{`` and
-keeping the outermost objects that parse; that covers fenced ``json`` blocks (000, 001) as well as objects pasted
-into running text or after HTTP header lines (002, 003, 004). ``000`` prefixes every line with ``"NN | "``, which
-is removed first. ``002`` ends with ``schema.ts``; the text is cut where it starts (TypeScript, not JSON).
+The examples are the JSON objects embedded in those texts, in order, kept in ``data/spec_examples.json`` (written
+by ``data/extract_spec_examples.py``, whose docstring says how they are found), so the test needs nothing outside
+the repository.
 
 Classification.
 
@@ -33,7 +29,6 @@ An object that fits none of the rules fails the test, so a new kind of example c
 """
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -64,40 +59,14 @@ from trio_mcp.types import (
     WireType,
 )
 
-SEEDS = Path(__file__).parents[2] / "shared" / "seeds"
+EXAMPLES = Path(__file__).parent / "data" / "spec_examples.json"
 
 #: Examples found and round-tripped when this test was written; the extractor must never find fewer.
 EXPECTED_COVERED = 172
 
-pytestmark = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"seed texts not found at {SEEDS}")
 
-_LINE_PREFIX = re.compile(r"^\d+ \| ?", re.MULTILINE)
-_DECODER = json.JSONDecoder()
-
-
-def _seed_texts() -> Iterator[tuple[str, str]]:
-    for path in sorted(SEEDS.glob("*.txt")):
-        text = path.read_text(encoding="utf-8")
-        if _LINE_PREFIX.search(text):
-            text = _LINE_PREFIX.sub("", text)
-        schema_start = text.find("/* JSON-RPC types */")
-        if schema_start >= 0:
-            text = text[:schema_start]
-        yield path.name, text
-
-
-def _json_objects(text: str) -> Iterator[dict[str, Any]]:
-    """The outermost JSON objects embedded in ``text``, in order."""
-    pos = text.find("{")
-    while pos >= 0:
-        try:
-            value, end = _DECODER.raw_decode(text, pos)
-        except ValueError:
-            pos = text.find("{", pos + 1)
-            continue
-        if isinstance(value, dict) and value:
-            yield value
-        pos = text.find("{", end)
+def _seed_examples() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    yield from json.loads(EXAMPLES.read_text(encoding="utf-8")).items()
 
 
 @attrs.frozen
@@ -148,10 +117,10 @@ def _by_shape(obj: dict[str, Any]) -> tuple[Any, Any] | None:
 
 def _cases() -> list[Case]:
     cases: list[Case] = []
-    for name, text in _seed_texts():
+    for name, objects in _seed_examples():
         pending: dict[Any, str] = {}  # request id -> method of the unanswered requests
         latest: str | None = None  # method of the latest request
-        for index, obj in enumerate(_json_objects(text)):
+        for index, obj in enumerate(objects):
             source = f"{name}#{index}"
             if _is_schema_illustration(obj):
                 cases.append(Case(source, obj, None, skip="schema illustration, not a message"))
@@ -194,7 +163,7 @@ def _cases() -> list[Case]:
     return cases
 
 
-CASES = _cases() if SEEDS.is_dir() else []
+CASES = _cases()
 COVERED = [case for case in CASES if case.skip is None]
 
 

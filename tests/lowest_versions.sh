@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs the suite (less the interop tests) against the lowest versions setup.cfg declares for the runtime
+# dependencies, so the floors stay installable and true. Each `name >= X` of install_requires is installed as
+# `name == X` into .venv-lowest/, then pytest runs there with PYTHONPATH pointing at this checkout.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PYTHON="${PYTHON:-python3}"
+VENV="$ROOT/.venv-lowest"
+cd "$ROOT"
+
+pins="$("$PYTHON" - <<'PY'
+import configparser
+cfg = configparser.ConfigParser()
+cfg.read("setup.cfg")
+for line in cfg["options"]["install_requires"].strip().splitlines():
+    spec, _, marker = line.partition(";")
+    name, _, floor = spec.partition(">=")
+    pin = f"{name.strip()}=={floor.strip()}" if floor else spec.strip()
+    print(f"{pin};{marker}" if marker else pin)
+PY
+)"
+stamp="$VENV/.pins"
+if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$pins" ]]; then
+    rm -rf "$VENV"
+    "$PYTHON" -m venv "$VENV"
+    mapfile -t args <<<"$pins"
+    "$VENV/bin/python" -m pip install --quiet "${args[@]}" pytest pytest-trio hypothesis
+    echo "$pins" >"$stamp"
+fi
+echo "lowest versions: $(echo "$pins" | tr '\n' ' ')"
+PYTHONPATH="$ROOT" "$VENV/bin/python" -m pytest -q -m "not interop" -p no:cacheprovider "$@"
