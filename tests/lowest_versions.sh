@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the suite (less the interop tests) against the lowest versions setup.cfg declares for the runtime
+# Runs the suite (less the interop and benchmark smoke tests) against the lowest versions setup.cfg declares for the runtime
 # dependencies, so the floors stay installable and true. Each `name >= X` of install_requires is installed as
 # `name == X` into .venv-lowest/, then pytest runs there with PYTHONPATH pointing at this checkout.
 set -euo pipefail
@@ -28,4 +28,4 @@ if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$pins" ]]; then
     echo "$pins" >"$stamp"
 fi
 echo "lowest versions: $(echo "$pins" | tr '\n' ' ')"
-PYTHONPATH="$ROOT" "$VENV/bin/python" -m pytest -q -m "not interop" -p no:cacheprovider "$@"
+PYTHONPATH="$ROOT" "$VENV/bin/python" -m pytest -q -m "not interop and not bench" -p no:cacheprovider "$@"

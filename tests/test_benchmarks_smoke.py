@@ -24,6 +24,8 @@ sys.path.insert(0, str(BENCH))
 
 import loadgen  # noqa: E402
 
+pytestmark = pytest.mark.bench
+
 PHASES = ("stdio_c1", "stdio_c64", "http_c1", "http_c16", "http_c64", "stateless_c1", "stateless_c16",
           "stateless_c64")
 COUNTS = loadgen.Counts(requests=40, seconds=60.0, warmup=4, sessions=6, cancels=1)
