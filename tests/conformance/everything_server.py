@@ -486,6 +486,66 @@ def create_server(*, watched_interval: float | None = 3.0) -> Server:
             answers.append(f"roots: {len(await ctx.list_roots(key='client_roots'))}")
         return "; ".join(answers) if answers else "The client declared no capability to ask it through."
 
+    # ===== tools: tasks (2025-11-25 core tasks; the 2026-07-28 io.modelcontextprotocol/tasks extension) =======
+    # A tool with task_support runs as a task when the client asks (2025-11-25 `task` param) or declares the
+    # extension (2026-07-28); tasks/cancel cancels the handler's scope, so a sleeping handler ends cancelled.
+
+    @server.tool("greet", description="Greets someone (never a task)")
+    async def greet(name: str) -> str:
+        return f"Hello, {name}!"
+
+    @server.tool("slow_compute", description="Sleeps `seconds`, then reports the label", task_support="optional")
+    async def slow_compute(ctx: Context, seconds: float, label: str = "compute") -> str:
+        steps = max(1, int(seconds * 4))
+        for step in range(steps):
+            await trio.sleep(seconds / steps)
+            await ctx.report_progress(step + 1, steps, f"{label}: step {step + 1} of {steps}")
+        return f"{label}: done after {seconds} s"
+
+    @server.tool("failing_job", description="Fails with a tool error after about a second", task_support="required")
+    async def failing_job() -> str:
+        await trio.sleep(1.0)
+        raise ValueError("the job failed")
+
+    @server.tool("protocol_error_job", description="Ends in a JSON-RPC error", task_support="optional")
+    async def protocol_error_job() -> str:
+        await trio.sleep(0.2)
+        raise McpError(-32603, "Internal error: the job could not run")
+
+    @server.tool("confirm_delete", description="Asks the user to confirm, then deletes", task_support="optional")
+    async def confirm_delete(filename: str, ctx: Context) -> str:
+        form = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+        answer = await ctx.elicit(f"Delete {filename}?", form)
+        confirmed = answer.action == "accept" and bool((answer.content or {}).get("confirm"))
+        return f"{filename} deleted" if confirmed else f"{filename} kept"
+
+    @server.tool("multi_input", description="Asks two questions at once", task_support="optional")
+    async def multi_input(ctx: Context) -> str:
+        form = {"type": "object", "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}}}
+        answers: dict[str, str] = {}
+
+        async def ask(key: str) -> None:
+            result = await ctx.elicit(f"Question {key}?", form, key=key)
+            answers[key] = str((result.content or {}).get("name"))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ask, "first")
+            nursery.start_soon(ask, "second")
+        return f"first: {answers['first']}, second: {answers['second']}"
+
+    @server.tool(
+        "test_tool_with_task",
+        description="Asks for a name inline, then becomes a task that greets",
+        task_support="required",
+        defer_task=True,
+    )
+    async def tool_with_task(ctx: Context) -> str:
+        result = await ctx.elicit("What is your name?", _string_form("name"), key="user_name")
+        name = (result.content or {}).get("name", "stranger")
+        await ctx.start_task()
+        await trio.sleep(0.2)
+        return f"Hello, {name}! (from a task)"
+
     # ===== resources ====================================================================================
 
     @server.resource(

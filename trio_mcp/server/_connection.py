@@ -57,7 +57,8 @@ from ..types import (
 from ._context import Context
 from ._logging import LEVELS, RateLimiter, current_context, level_rank
 from ._modern import InputRequired, ModernRequest, find_input_required, is_modern, modern_meta, params_digest
-from ._tools import argument_error_result, content_for_revision, error_result, tool_result_wire
+from ._tasks import CORE_TASK_METHODS, EXTENSION_TASK_METHODS
+from ._tools import ToolDefinition, argument_error_result, content_for_revision, error_result, tool_result_wire
 
 if TYPE_CHECKING:
     from ._server import Server
@@ -158,7 +159,13 @@ class ServerConnection:
             await self.session.run(task_status=task_status)
         finally:
             self.server.connections.discard(self)
+            self.server.tasks.connection_closed(self)
             nursery.cancel_scope.cancel()
+
+    def task_nursery(self) -> trio.Nursery:
+        """Where tasks run when the server's task manager is not serving (outside ``Server.running()``)."""
+        assert self._nursery is not None
+        return self._nursery
 
     # -- RequestHandler ---------------------------------------------------------------------------
 
@@ -359,7 +366,16 @@ class ServerConnection:
         tool = self.server.tools.get(name)
         if tool is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {name}")
-        with self._context(request, modern) as context:
+        if tool.execution is not None or "task" in params:
+            asked = self.server.tasks.wants_task(self, request, modern, tool)
+            if asked is not None:
+                return await self.server.tasks.start(self, request, modern, tool, arguments, asked, tool.defer_task)
+        return await self.run_tool(tool, arguments, Context(request, self, modern))
+
+    async def run_tool(self, tool: ToolDefinition, arguments: dict[str, Any] | None, context: Context) -> dict[str, Any]:
+        """Run a tool's handler and build its ``CallToolResult`` (inline, or as a task)."""
+        token = current_context.set(context)
+        try:
             try:
                 value = await tool.call(arguments, context)
                 result = tool_result_wire(tool, value)
@@ -373,6 +389,8 @@ class ServerConnection:
                     raise refusal from None
                 logger.info("tool %s raised %s: %s", tool.name, type(exc).__name__, exc)
                 result = error_result(f"Error executing tool {tool.name}: {exc or type(exc).__name__}")
+        finally:
+            current_context.reset(token)
         version = context.protocol_version
         if version < V2025_11_25:  # older revisions lack some content types and structured output
             result["content"] = [content_for_revision(block, version) for block in result["content"]]
@@ -555,6 +573,7 @@ _METHODS: Final[dict[str, tuple[MethodHandler, str | None]]] = {
     "prompts/list": (ServerConnection._list_prompts, "prompts"),
     "prompts/get": (ServerConnection._get_prompt, "prompts"),
     "completion/complete": (ServerConnection._complete, "completions"),
+    **CORE_TASK_METHODS,
 }
 
 #: What a 2026-07-28 request may call: no initialize, ping, setLevel or subscribe (their replacements are
@@ -566,5 +585,7 @@ _MODERN_METHODS: Final[dict[str, tuple[MethodHandler, str | None]]] = {
         method: entry
         for method, entry in _METHODS.items()
         if method not in ("initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe")
+        and method not in CORE_TASK_METHODS
     },
+    **EXTENSION_TASK_METHODS,
 }

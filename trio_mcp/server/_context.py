@@ -126,6 +126,11 @@ class Context:
         """What the client declared it can do (on 2026-07-28: in this very request)."""
         return self._modern.capabilities if self._modern is not None else self._connection.client_capabilities
 
+    async def start_task(self) -> bool:
+        """Become a task now, for a tool registered with ``defer_task=True`` (input asked for before this
+        call is gathered inline). Returns False, doing nothing, when the call is not running as a task."""
+        return False
+
     async def close_sse_stream(self) -> bool:
         """End this request's SSE stream now while the handler goes on (SEP-1699 polling, Streamable HTTP
         sessions with an event store): the client resumes with ``Last-Event-ID`` after the ``retry`` delay and

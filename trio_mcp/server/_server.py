@@ -43,6 +43,7 @@ from ._connection import ServerConnection
 from ._modern import StateSigner
 from ._prompts import PromptDefinition, make_prompt
 from ._resources import ResourceDefinition, make_resource
+from ._tasks import TaskManager, task_capabilities
 from ._tools import ToolDefinition, make_tool
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ class Server:
         cache_scope: Literal["public", "private"] = "public",
         request_state_secret: bytes | None = None,
         request_state_ttl: float = 600.0,
+        tasks: TaskManager | None = None,
     ) -> None:
         """Args:
         name, version, title, description, website_url, icons: the ``serverInfo`` clients see.
@@ -110,6 +112,7 @@ class Server:
         request_state_secret: the HMAC key for 2026-07-28 ``requestState`` (random per process when None:
             give every replica the same secret when requests may be retried on another one).
         request_state_ttl: seconds a client has to answer an ``InputRequiredResult``.
+        tasks: runs tools as tasks (store, TTLs, limits); a default ``TaskManager`` when None.
         """
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -142,6 +145,7 @@ class Server:
         self._router: TemplateRouter[str] = TemplateRouter()
         self._listing_cache: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.connections: set[ServerConnection] = set()
+        self.tasks = tasks if tasks is not None else TaskManager()
 
     # -- tools ------------------------------------------------------------------------------------
 
@@ -158,6 +162,8 @@ class Server:
         structured_output: bool | None = None,
         meta: Mapping[str, Any] | None = None,
         run_in_thread: bool = True,
+        task_support: Literal["forbidden", "optional", "required"] | None = None,
+        defer_task: bool = False,
     ) -> Callable[[F], F]:
         """Register the decorated function as a tool.
 
@@ -165,7 +171,8 @@ class Server:
         argument) unless ``input_schema`` is given, which is then sent verbatim; the description defaults
         to the docstring; a return annotation with a schema makes the result structured. A parameter
         annotated ``Context`` receives the request context. Sync functions run in a worker thread unless
-        ``run_in_thread=False``.
+        ``run_in_thread=False``. ``task_support`` says whether a call may run as a task (see ``TaskManager``,
+        docs/tasks.md); with ``defer_task`` the handler becomes one only when it calls ``ctx.start_task()``.
         """
         options = dict(
             name=name,
@@ -178,6 +185,8 @@ class Server:
             structured_output=structured_output,
             meta=meta,
             run_in_thread=run_in_thread,
+            task_support=task_support,
+            defer_task=defer_task,
         )
 
         def register(fn: F) -> F:
@@ -376,6 +385,7 @@ class Server:
             prompts=PromptsCapability(list_changed=True) if self.prompts else None,
             logging={},
             completions={} if self.completion_handler is not None and version >= V2025_03_26 else None,
+            **task_capabilities(self.tools.values(), version),
         )
 
     def offers(self, capability: str) -> bool:
@@ -444,12 +454,13 @@ class Server:
             return
         self._running = True
         try:
-            if self._lifespan is None:
-                yield None
-            else:
-                async with self._lifespan(self) as state:
-                    self.lifespan_state = state
-                    yield state
+            async with self.tasks.serving():
+                if self._lifespan is None:
+                    yield None
+                else:
+                    async with self._lifespan(self) as state:
+                        self.lifespan_state = state
+                        yield state
         finally:
             self._running = False
             self.lifespan_state = None

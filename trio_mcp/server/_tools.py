@@ -77,6 +77,8 @@ class ToolDefinition:
     is_async: bool = True
     run_in_thread: bool = True
     structured: bool = False
+    #: The handler calls ``ctx.start_task()`` to become a task (asking for input inline before that).
+    defer_task: bool = False
 
     @functools.cached_property
     def header_paths(self) -> dict[str, tuple[str, ...]]:
@@ -127,6 +129,8 @@ def make_tool(
     structured_output: bool | None = None,
     meta: Mapping[str, Any] | None = None,
     run_in_thread: bool = True,
+    task_support: str | None = None,
+    defer_task: bool = False,
 ) -> ToolDefinition:
     """Build a ``ToolDefinition`` from a function; raises ``TypeError``/``ValueError`` for what cannot work."""
     tool_name = name or getattr(fn, "__name__", None)
@@ -141,6 +145,14 @@ def make_tool(
     if isinstance(annotations, Mapping):
         annotations = ToolAnnotations(**annotations)
     doc_description = schema.description
+    if task_support is not None:
+        if task_support not in ("forbidden", "optional", "required"):
+            raise ValueError(f"task_support must be 'forbidden', 'optional' or 'required', not {task_support!r}")
+        if execution is not None:
+            raise ValueError("give task_support or execution, not both")
+        execution = ToolExecution(task_support=task_support)  # type: ignore[arg-type]
+    if defer_task and (execution is None or execution.task_support in (None, "forbidden")):
+        raise ValueError(f"tool {tool_name!r}: defer_task=True needs task_support 'optional' or 'required'")
     structured = schema.output_schema is not None if structured_output is None else structured_output
     if structured and schema.output_schema is None:
         raise TypeError(f"tool {tool_name!r}: structured_output=True needs a return annotation with a schema")
@@ -157,6 +169,7 @@ def make_tool(
         is_async=is_async_callable(fn),
         run_in_thread=run_in_thread,
         structured=structured,
+        defer_task=defer_task,
     )
 
 

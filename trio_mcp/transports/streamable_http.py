@@ -80,8 +80,9 @@ _SSE_HEADERS: Final = (
     ("x-accel-buffering", "no"),
 )
 _JSON: Final = (("content-type", "application/json"),)
-#: Methods whose ``Mcp-Name`` header mirrors ``params.name`` or ``params.uri``.
-_NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+#: Methods whose ``Mcp-Name`` header mirrors ``params.name`` or ``params.uri`` (``params.taskId``: tasks extension).
+_NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+                 "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 #: Modern errors that mean "your request was wrong" (HTTP 400), as the 2026-07-28 transport page lists.
 _BAD_REQUEST_CODES: Final = frozenset(
     {PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY,
