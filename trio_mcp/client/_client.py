@@ -570,6 +570,13 @@ class Client:
                     raise StructuredContentError(name, errors, result)
         return result
 
+    async def call_tool_as_task(self, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> CallToolResult:
+        """Call a tool as a task and wait for its result; cancelling the call cancels the task on the server.
+        See ``trio_mcp.client.call_tool_as_task`` (docs/tasks.md) for ``ttl``, ``on_status``, ``poll_interval``."""
+        from ._tasks import call_tool_as_task
+
+        return await call_tool_as_task(self, name, arguments, **options)
+
     async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
         """One page of the server's resources."""
         return self._parse(await self.request("resources/list", _cursor(cursor)), ListResourcesResult, "resources/list")

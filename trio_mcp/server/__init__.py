@@ -3,5 +3,16 @@
 from ._context import Context
 from ._logging import McpLogHandler
 from ._server import Server, serve_http_many
+from ._task_store import FileTaskStore, MemoryTaskStore, TaskStore
+from ._tasks import TaskManager
 
-__all__ = ["Server", "Context", "McpLogHandler", "serve_http_many"]
+__all__ = [
+    "Server",
+    "Context",
+    "McpLogHandler",
+    "serve_http_many",
+    "TaskManager",
+    "TaskStore",
+    "MemoryTaskStore",
+    "FileTaskStore",
+]

@@ -66,7 +66,8 @@ _EXCERPT_BYTES: Final = 2048
 _DRAIN_SECONDS: Final = 0.5
 _CONNECT_BACKOFF: Final = 0.2
 _META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
-_NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+                 "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 #: Error codes only a 2026-07-28 server sends in an HTTP 4xx body.
 _MODERN_CODES: Final = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})
 _SSE: Final = "text/event-stream"

@@ -1,0 +1,180 @@
+"""Calling a tool as a task from the client: start it, poll at the server's pace, answer its questions, get
+the result; cancelling the scope around the call cancels the task on the server (``tasks/cancel``).
+
+Both wire forms: on 2025-11-25 the call carries ``params.task`` and the result comes from ``tasks/result``;
+on 2026-07-28 the call declares the ``io.modelcontextprotocol/tasks`` extension for itself alone (the
+server decides), ``tasks/get`` carries the result, and questions in ``inputRequests`` are answered with
+the client's callbacks through ``tasks/update``. A server that answers inline is fine too: its result is
+returned as is.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any, Callable, Final
+
+import trio
+
+from ..errors import INTERNAL_ERROR, ConnectionClosed, McpError, RemoteProtocolError, RequestTimeout, TrioMcpError
+from ..types import META_CLIENT_CAPABILITIES, RESULT_TASK, CallToolResult
+from ..types.tasks import TASKS_EXTENSION_ID
+
+if TYPE_CHECKING:
+    from ._client import Client
+
+__all__ = ["call_tool_as_task", "TaskCancelled", "TaskStatusHandler"]
+
+TaskStatusHandler = Callable[[dict[str, Any]], Any]
+"""Called with the task's wire object each time a poll shows it changed (may return an awaitable)."""
+
+#: Bound on the courtesy ``tasks/cancel`` sent when the awaiting scope is cancelled.
+CANCEL_TIMEOUT: Final = 5.0
+#: Poll interval when the server suggests none, and the bounds put on what it suggests (seconds).
+DEFAULT_POLL: Final = 1.0
+MIN_POLL: Final = 0.01
+MAX_POLL: Final = 60.0
+_TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+_MAX_INPUT_ROUNDS: Final = 16
+
+
+class TaskCancelled(TrioMcpError):
+    """The server cancelled the task (it expired, the server stopped, ...): there is no result."""
+
+    def __init__(self, task_id: str, message: str | None) -> None:
+        super().__init__(f"task {task_id} was cancelled by the server" + (f": {message}" if message else ""))
+        self.task_id = task_id
+        self.status_message = message
+
+
+async def call_tool_as_task(
+    client: Client,
+    name: str,
+    arguments: dict[str, Any] | None = None,
+    *,
+    ttl: float | None = None,
+    on_status: TaskStatusHandler | None = None,
+    poll_interval: float | None = None,
+) -> CallToolResult:
+    """Call a tool as a task and wait for its result (see the module docstring).
+
+    ``ttl`` asks the server to keep the task that many seconds (2025-11-25; the server may grant less).
+    ``poll_interval`` overrides the server's suggested pace. Raises ``McpError`` when the task failed with a
+    JSON-RPC error (or the call was refused), ``TaskCancelled`` when the server cancelled it.
+    """
+    if ttl is not None and not ttl > 0:
+        raise ValueError(f"ttl must be positive, not {ttl!r}")
+    if poll_interval is not None and not poll_interval > 0:
+        raise ValueError(f"poll_interval must be positive, not {poll_interval!r}")
+    params: dict[str, Any] = {"name": name}
+    if arguments is not None:
+        params["arguments"] = arguments
+    if client.era == "modern":
+        raw = await _modern_call(client, params)
+        if raw.get("resultType") != RESULT_TASK:
+            return client._parse(raw, CallToolResult, "tools/call")
+        task = raw
+    else:
+        if not await _runs_as_task(client, name):
+            return await client.call_tool(name, arguments)
+        params["task"] = {"ttl": round(ttl * 1000)} if ttl is not None else {}
+        raw = await client.session.request("tools/call", params)
+        if type(raw) is not dict or type(raw.get("task")) is not dict:
+            return client._parse(raw, CallToolResult, "tools/call")  # the server ran it inline
+        task = raw["task"]
+    task_id = task.get("taskId")
+    if type(task_id) is not str:
+        raise RemoteProtocolError("the server created a task without a string taskId")
+    try:
+        return await _follow(client, task_id, task, on_status, poll_interval)
+    except trio.Cancelled:
+        with trio.CancelScope(shield=True, deadline=trio.current_time() + CANCEL_TIMEOUT):
+            try:
+                await _request(client, "tasks/cancel", {"taskId": task_id})
+            except (McpError, ConnectionClosed, RequestTimeout):
+                pass  # already ended, or the server is gone: nothing left to cancel
+        raise
+
+
+async def _runs_as_task(client: Client, name: str) -> bool:
+    """2025-11-25: only a tool the server lists with task support may be called as a task."""
+    if client.server_capabilities.tasks is None or client.protocol_version < "2025-11-25":
+        return False
+    async for tool in client.iter_tools():
+        if tool.name == name:
+            support = tool.execution.task_support if tool.execution is not None else None
+            return support in ("optional", "required")
+    return False
+
+
+async def _modern_call(client: Client, params: dict[str, Any]) -> dict[str, Any]:
+    """``tools/call`` declaring the extension for this request only, with the multi round-trip loop."""
+    for _ in range(_MAX_INPUT_ROUNDS):
+        raw = await _request(client, "tools/call", params)
+        if type(raw) is not dict:
+            raise RemoteProtocolError("tools/call answered with something that is not an object")
+        if raw.get("resultType") != "input_required":
+            return raw
+        params = {key: value for key, value in params.items() if key not in ("inputResponses", "requestState")}
+        params["inputResponses"] = await client._gather_input(raw.get("inputRequests") or {})
+        if "requestState" in raw:
+            params["requestState"] = raw["requestState"]
+    raise RemoteProtocolError(f"server asked for input more than {_MAX_INPUT_ROUNDS} times for one tools/call")
+
+
+async def _request(client: Client, method: str, params: dict[str, Any]) -> Any:
+    """A request in the client's era; on 2026-07-28 with the envelope and the tasks extension declared."""
+    if client.era != "modern":
+        return await client.session.request(method, params)
+    envelope = client._envelope()
+    capabilities = dict(envelope[META_CLIENT_CAPABILITIES])
+    capabilities["extensions"] = {**(capabilities.get("extensions") or {}), TASKS_EXTENSION_ID: {}}
+    envelope[META_CLIENT_CAPABILITIES] = capabilities
+    return await client.session.request(method, {**params, "_meta": envelope})
+
+
+async def _follow(client: Client, task_id: str, task: dict[str, Any], on_status: TaskStatusHandler | None,
+                  poll_interval: float | None) -> CallToolResult:
+    modern = client.era == "modern"
+    answered: set[str] = set()
+    seen: tuple[Any, Any] | None = None
+    while True:
+        status = task.get("status")
+        if on_status is not None and (status, task.get("statusMessage")) != seen:
+            seen = (status, task.get("statusMessage"))
+            outcome = on_status(task)
+            if inspect.isawaitable(outcome):
+                await outcome
+        if status in _TERMINAL:
+            break
+        if modern and status == "input_required":
+            pending = {k: v for k, v in (task.get("inputRequests") or {}).items() if k not in answered}
+            if pending:
+                answers = await client._gather_input(pending)
+                answered.update(answers)
+                await _request(client, "tasks/update", {"taskId": task_id, "inputResponses": answers})
+                task = await _request(client, "tasks/get", {"taskId": task_id})
+                continue
+        await trio.sleep(_pace(task, modern, poll_interval))
+        task = await _request(client, "tasks/get", {"taskId": task_id})
+    if modern:
+        if status != "cancelled" and "result" not in task and "error" not in task:
+            task = await _request(client, "tasks/get", {"taskId": task_id})  # it ended before it was created
+            status = task.get("status")
+        if status == "completed":
+            return client._parse(task.get("result"), CallToolResult, "tasks/get")
+        if status == "failed":
+            raise McpError.from_error(task.get("error") or {"code": INTERNAL_ERROR, "message": "task failed"})
+        raise TaskCancelled(task_id, task.get("statusMessage"))
+    if status == "cancelled":
+        raise TaskCancelled(task_id, task.get("statusMessage"))
+    raw = await client.session.request("tasks/result", {"taskId": task_id})
+    return client._parse(raw, CallToolResult, "tasks/result")
+
+
+def _pace(task: dict[str, Any], modern: bool, override: float | None) -> float:
+    if override is not None:
+        return override
+    suggested = task.get("pollIntervalMs" if modern else "pollInterval")
+    if isinstance(suggested, (int, float)) and not isinstance(suggested, bool) and suggested > 0:
+        return min(max(suggested / 1000, MIN_POLL), MAX_POLL)
+    return DEFAULT_POLL
