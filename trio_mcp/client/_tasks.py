@@ -144,8 +144,8 @@ async def _follow(client: Client, task_id: str, task: dict[str, Any], on_status:
             outcome = on_status(task)
             if inspect.isawaitable(outcome):
                 await outcome
-        if status in _TERMINAL:
-            break
+        if status in _TERMINAL or (not modern and status == "input_required"):
+            break  # 2025-11-25: tasks/result waits for the end and carries the server's questions meanwhile
         if modern and status == "input_required":
             pending = {k: v for k, v in (task.get("inputRequests") or {}).items() if k not in answered}
             if pending:
