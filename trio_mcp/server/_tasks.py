@@ -112,6 +112,8 @@ class _LiveTask:
         self.questions: dict[str, _Question] = {}
         self.keys_used: set[str] = set()  #: an input request key is never reused within a task
         self.asking = 0  #: core form: requests to the client in flight
+        #: Core form: ids of the ``tasks/result`` requests waiting on this task; questions travel with them.
+        self.result_waiters: list[Any] = []
         self.save_lock = trio.Lock()
 
 
@@ -434,7 +436,10 @@ class TaskManager:
         if self._change(live, TaskEvent.INPUT_NEEDED):
             await self._save(live)
         try:
-            return await live.connection.session.request(method, {**params, "_meta": meta}, timeout=timeout)
+            related = live.result_waiters[-1] if live.result_waiters else None
+            return await live.connection.session.request(
+                method, {**params, "_meta": meta}, timeout=timeout, related_request_id=related
+            )
         finally:
             live.asking -= 1
             if not live.asking and self._change(live, TaskEvent.INPUT_ANSWERED):
@@ -534,8 +539,12 @@ async def _tasks_result(connection: ServerConnection, request: InboundRequest, m
     task_id = (request.params or {}).get("taskId")
     found = await manager.find(connection, modern, task_id)
     if isinstance(found, _LiveTask):
-        while not found.record.terminal:
-            await found.changed.wait()
+        found.result_waiters.append(request.id)
+        try:
+            while not found.record.terminal:
+                await found.changed.wait()
+        finally:
+            found.result_waiters.remove(request.id)
         record = found.record
     else:
         record = found
