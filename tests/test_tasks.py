@@ -326,6 +326,20 @@ async def test_ttl_keeps_the_result_then_purges_it(clock: trio.testing.MockClock
             assert await manager.store.load(task_id) is None  # purged, not just hidden
 
 
+async def test_a_running_task_past_its_ttl_is_cancelled_and_stays_purged(clock: trio.testing.MockClock) -> None:
+    manager = TaskManager(default_ttl=10, max_ttl=10)
+    server, seen = make_server(manager)
+    with trio.fail_after(600):
+        async with server.running(), connect(server, MODERN) as client:
+            task_id = (await _modern(client, "tools/call", {"name": "slow", "arguments": {"seconds": 100}}))["taskId"]
+            await trio.sleep(15)  # the purge runs every second here
+            assert manager.running_tasks() == 0 and seen["cancelled"] == 1
+            assert await manager.store.load(task_id) is None  # the ending work did not write it back
+            with pytest.raises(McpError) as caught:
+                await _modern(client, "tasks/get", {"taskId": task_id})
+            assert caught.value.code == -32602
+
+
 async def test_client_polls_at_the_servers_interval(clock: trio.testing.MockClock) -> None:
     server, _ = make_server(TaskManager(poll_interval=2.0))
     polls: list[float] = []

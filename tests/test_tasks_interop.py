@@ -56,3 +56,26 @@ async def test_cancelling_the_call_cancels_the_research_task() -> None:
             assert scope.cancelled_caught
             task = await client.request("tasks/get", {"taskId": created[0]})
     assert task["status"] == "cancelled"
+
+
+async def test_server_everything_runs_its_sampling_request_as_a_task_on_our_client() -> None:
+    """The other direction: the server asks with a task-augmented sampling/createMessage; the client answers
+    with a task, and the server polls it (tasks/get) and fetches the result (tasks/result)."""
+    from trio_mcp.types import CreateMessageResult, TextContent
+
+    sampled: list[Any] = []
+
+    async def sample(request: Any) -> CreateMessageResult:
+        sampled.append(request)
+        await trio.sleep(1.5)  # long enough for the server to poll a working task
+        return CreateMessageResult(role="assistant", content=TextContent(text="forty-two"), model="test-model")
+
+    with trio.fail_after(60):
+        async with trio_mcp.open_stdio_client(
+            EVERYTHING, stderr="capture", protocol_version="2025-11-25", sampling=sample, host_tasks=True
+        ) as client:
+            assert client.initialize_result is not None
+            result = await client.call_tool("trigger-sampling-request-async", {"prompt": "the answer?"})
+    text = "\n".join(texts(result))
+    assert len(sampled) == 1
+    assert "[COMPLETED]" in text and "forty-two" in text, text

@@ -76,6 +76,7 @@ from .._core.jsonrpc import RequestId
 from .._core.mcp_headers import header_paths
 from ._listen import ChangeNotification, Subscription
 from ._pages import DEFAULT_MAX_PAGES, ItemPages
+from ._tasks import TaskHost
 from ._tools import StructuredContentError, tool_problem
 
 __all__ = [
@@ -160,6 +161,7 @@ class Client:
         on_resource_updated: Callable[[str], Any] | None = None,
         on_list_changed: Callable[[str], Any] | None = None,
         max_pages: int = DEFAULT_MAX_PAGES,
+        host_tasks: bool = False,
     ) -> None:
         """Args:
         stream: the transport; usually an ``open_*`` function builds it.
@@ -176,6 +178,8 @@ class Client:
         on_resource_updated: receives the URI of each ``notifications/resources/updated``.
         on_list_changed: receives "tools", "resources" or "prompts" for each ``list_changed``.
         max_pages: how many pages an ``iter_*`` method fetches before deciding the server loops.
+        host_tasks: declare 2025-11-25 task support for sampling/elicitation, so a server may ask for them as
+            tasks (the callbacks then run as tasks the server polls; see docs/tasks.md).
 
         Callbacks answering server requests (roots, sampling, elicitation) run in their own task, inside the
         request's cancel scope: the server's ``notifications/cancelled`` cancels them. If one raises, the
@@ -219,12 +223,16 @@ class Client:
         self.session = Session(stream, _ClientHandler(self), request_timeout=request_timeout)
         self._initialize_result: InitializeResult | None = None
         self._on_close: list[Callable[[], Awaitable[None]]] = []
+        #: Runs a 2025-11-25 server's task-augmented sampling/elicitation requests as tasks.
+        self._task_host = TaskHost() if host_tasks else None
 
     # -- lifetime ---------------------------------------------------------------------------------
 
     async def start(self, nursery: trio.Nursery) -> None:
         """Run the session in ``nursery`` and find out which era the server speaks (see ``protocol_version``)."""
         await nursery.start(self.session.run)
+        if self._task_host is not None:
+            self._task_host.nursery = nursery
         try:
             await self._connect()
         except BaseException:
@@ -271,6 +279,8 @@ class Client:
 
     async def aclose(self) -> None:
         """Fail every pending call with ``ConnectionClosed`` at once, then shut the transport down."""
+        if self._task_host is not None:
+            self._task_host.close()
         await self.session.aclose()
         callbacks, self._on_close = self._on_close, []
         with trio.CancelScope(shield=True):
@@ -320,6 +330,8 @@ class Client:
                 capabilities["elicitation"] = {"form": {}, "url": {}}
             else:
                 capabilities["elicitation"] = {}
+        if self._task_host is not None and version == V2025_11_25 and TaskHost.capability(capabilities) is not None:
+            capabilities["tasks"] = TaskHost.capability(capabilities)
         return capabilities
 
     async def notify_roots_changed(self) -> None:
@@ -803,6 +815,14 @@ class _ClientHandler:
         method = request.method
         if method == "ping":
             return {}
+        host = client._task_host
+        if host is not None and client.era == "legacy" and host.wants(method, request.params):
+            return await host.handle(request, self._answer)
+        return await self._answer(request)
+
+    async def _answer(self, request: InboundRequest) -> Any:
+        client = self._client
+        method = request.method
         # This task serves only this request, so the variable is seen by this callback alone.
         _serving.set((request, client))
         declared = client._declared

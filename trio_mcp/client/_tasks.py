@@ -11,18 +11,34 @@ returned as is.
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Any, Callable, Final
+import logging
+import secrets
+import time
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Final
 
 import trio
 
-from ..errors import INTERNAL_ERROR, ConnectionClosed, McpError, RemoteProtocolError, RequestTimeout, TrioMcpError
-from ..types import META_CLIENT_CAPABILITIES, RESULT_TASK, CallToolResult
+from .._core.tasks import TaskEvent, TaskRecord, apply, task_wire
+from ..errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    ConnectionClosed,
+    McpError,
+    RemoteProtocolError,
+    RequestTimeout,
+    TrioMcpError,
+)
+from ..types import META_CLIENT_CAPABILITIES, META_RELATED_TASK, RESULT_TASK, CallToolResult
 from ..types.tasks import TASKS_EXTENSION_ID
 
 if TYPE_CHECKING:
     from ._client import Client
 
-__all__ = ["call_tool_as_task", "TaskCancelled", "TaskStatusHandler"]
+__all__ = ["call_tool_as_task", "TaskCancelled", "TaskStatusHandler", "TaskHost"]
+
+logger = logging.getLogger("trio_mcp.client")
 
 TaskStatusHandler = Callable[[dict[str, Any]], Any]
 """Called with the task's wire object each time a poll shows it changed (may return an awaitable)."""
@@ -178,3 +194,132 @@ def _pace(task: dict[str, Any], modern: bool, override: float | None) -> float:
     if isinstance(suggested, (int, float)) and not isinstance(suggested, bool) and suggested > 0:
         return min(max(suggested / 1000, MIN_POLL), MAX_POLL)
     return DEFAULT_POLL
+
+
+# -- the client as the receiver of task-augmented requests (2025-11-25) ----------------------------------
+
+#: Hosted tasks kept at once (running or finished and not yet expired); past it a request runs inline.
+MAX_HOSTED: Final = 64
+#: The longest a finished hosted task is kept, whatever TTL the server asks for (seconds).
+MAX_HOSTED_TTL: Final = 3600.0
+_HOSTED_METHODS: Final = frozenset({"sampling/createMessage", "elicitation/create"})
+
+
+class _Hosted:
+    __slots__ = ("record", "scope", "changed")
+
+    def __init__(self, record: TaskRecord) -> None:
+        self.record = record
+        self.scope = trio.CancelScope()
+        self.changed = trio.Event()
+
+
+class TaskHost:
+    """Runs a 2025-11-25 server's task-augmented ``sampling/createMessage`` and ``elicitation/create`` as tasks
+    on the client, and answers its ``tasks/get``, ``tasks/result``, ``tasks/list`` and ``tasks/cancel``.
+
+    The callbacks are the client's usual ones: a hosted task calls the sampling or elicitation callback in a
+    task of the client's nursery under a scope ``tasks/cancel`` cancels; the request itself is answered at once.
+    """
+
+    def __init__(self) -> None:
+        self.nursery: trio.Nursery | None = None
+        self._tasks: dict[str, _Hosted] = {}
+
+    @staticmethod
+    def capability(declared: dict[str, Any]) -> dict[str, Any] | None:
+        """The ``tasks`` capability for what the client can answer (None when it answers neither)."""
+        requests: dict[str, Any] = {}
+        if "sampling" in declared:
+            requests["sampling"] = {"createMessage": {}}
+        if "elicitation" in declared:
+            requests["elicitation"] = {"create": {}}
+        return {"list": {}, "cancel": {}, "requests": requests} if requests else None
+
+    def close(self) -> None:
+        """Cancel every hosted task (the client is closing)."""
+        for hosted in self._tasks.values():
+            hosted.scope.cancel()
+
+    def wants(self, method: str, params: dict[str, Any] | None) -> bool:
+        """Whether a request from the server is this host's business."""
+        return method.startswith("tasks/") or (method in _HOSTED_METHODS and type((params or {}).get("task")) is dict)
+
+    async def handle(self, request: Any, answer: Callable[[Any], Awaitable[Any]]) -> Any:
+        """Serve ``request``; ``answer(request)`` runs the client's callback for it."""
+        self._expire()
+        method = request.method
+        params = request.params or {}
+        if method in _HOSTED_METHODS:
+            if self.nursery is None or len(self._tasks) >= MAX_HOSTED:
+                return await answer(request)  # no room for a task: answering inline is allowed
+            return self._start(request, answer, params["task"].get("ttl"))
+        if method == "tasks/list":
+            return {"tasks": [task_wire(hosted.record) for hosted in self._tasks.values()]}
+        hosted = self._tasks.get(params.get("taskId"))  # type: ignore[arg-type]
+        if hosted is None or method not in ("tasks/get", "tasks/result", "tasks/cancel"):
+            if hosted is None and method in ("tasks/get", "tasks/result", "tasks/cancel"):
+                raise McpError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        record = hosted.record
+        if method == "tasks/get":
+            return task_wire(record)
+        if method == "tasks/cancel":
+            if record.terminal:
+                raise McpError(INVALID_PARAMS, f"Invalid params: task already ended ({record.status})")
+            self._settle(hosted, TaskEvent.CANCELLED, message="cancelled by request")
+            hosted.scope.cancel()
+            return task_wire(record)
+        while not record.terminal:
+            await hosted.changed.wait()
+        related = {META_RELATED_TASK: {"taskId": record.task_id}}
+        if record.error is not None:
+            raise McpError(record.error["code"], record.error["message"], related)
+        if record.result is None:
+            raise McpError(INVALID_REQUEST, "Invalid Request: the task was cancelled", related)
+        return {**record.result, "_meta": related}
+
+    def _start(self, request: Any, answer: Callable[[Any], Awaitable[Any]], ttl: Any) -> dict[str, Any]:
+        assert self.nursery is not None
+        now = time.time()
+        asked = ttl / 1000 if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and ttl > 0 else MAX_HOSTED_TTL
+        record = TaskRecord(
+            task_id=secrets.token_urlsafe(24), owner="server", form="core", instance="client", created_at=now,
+            last_updated_at=now, ttl_ms=round(min(asked, MAX_HOSTED_TTL) * 1000), poll_interval_ms=500,
+        )
+        hosted = self._tasks[record.task_id] = _Hosted(record)
+        self.nursery.start_soon(self._run, hosted, request, answer)
+        return {"task": task_wire(record)}
+
+    async def _run(self, hosted: _Hosted, request: Any, answer: Callable[[Any], Awaitable[Any]]) -> None:
+        with hosted.scope:
+            try:
+                result = await answer(request)
+            except McpError as exc:
+                self._settle(hosted, TaskEvent.FAILED, error={"code": exc.code, "message": exc.message})
+            except Exception as exc:
+                logger.exception("the callback of hosted task %s failed", hosted.record.task_id)
+                self._settle(hosted, TaskEvent.FAILED, error={"code": INTERNAL_ERROR, "message": str(exc) or "failed"})
+            else:
+                self._settle(hosted, TaskEvent.COMPLETED, result=result)
+        self._settle(hosted, TaskEvent.CANCELLED, message="the client closed")  # a no-op unless cancelled
+
+    def _settle(self, hosted: _Hosted, event: TaskEvent, *, result: Any = None, error: dict[str, Any] | None = None,
+                message: str | None = None) -> None:
+        record = hosted.record
+        status = apply(record.status, event)
+        if status is None:
+            return
+        record.status, record.result, record.error = status, result, error
+        record.status_message = message
+        record.last_updated_at = time.time()
+        changed, hosted.changed = hosted.changed, trio.Event()
+        changed.set()
+
+    def _expire(self) -> None:
+        now = time.time()
+        for task_id, hosted in list(self._tasks.items()):
+            expires = hosted.record.expires_at()
+            if expires is not None and expires <= now:
+                hosted.scope.cancel()
+                del self._tasks[task_id]

@@ -115,6 +115,7 @@ class _LiveTask:
         #: Core form: ids of the ``tasks/result`` requests waiting on this task; questions travel with them.
         self.result_waiters: list[Any] = []
         self.save_lock = trio.Lock()
+        self.purged = False  #: expired and deleted: nothing may write its record again
 
 
 class TaskManager:
@@ -388,6 +389,8 @@ class TaskManager:
         return changed
 
     async def _save(self, live: _LiveTask, *, notify: bool = True) -> None:
+        if live.purged:
+            return
         async with live.save_lock:
             try:
                 await self.store.save(live.record)
@@ -463,6 +466,7 @@ class TaskManager:
         if expires is not None and expires <= self._now():
             if live is not None:
                 self._cancel(live, "the task expired")
+                live.purged = True
             await self.store.delete([task_id])
             raise McpError(INVALID_PARAMS, f"Failed to retrieve task: Task has expired ({task_id!r})")
         if live is None and not record.terminal:
@@ -494,6 +498,7 @@ class TaskManager:
             live = self._live.get(task_id)
             if live is not None:
                 self._cancel(live, "the task expired")
+                live.purged = True
         if expired:
             await self.store.delete(expired)
         return len(expired)
