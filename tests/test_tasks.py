@@ -438,3 +438,25 @@ def test_invalid_options_are_refused_at_the_call() -> None:
         server.tool("t", task_support="sometimes")(lambda: None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="defer_task"):
         server.tool("t", defer_task=True)(lambda: None)
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_client_group_passes_tasks_through(version: str, clock: trio.testing.MockClock) -> None:
+    from trio_mcp.client import ClientGroup
+
+    manager = TaskManager(poll_interval=0.5)
+    server, seen = make_server(manager)
+    with trio.fail_after(60):
+        async with server.running(), trio.open_nursery() as nursery:
+            async with ClientGroup() as group:
+                client_end, server_end = memory_stream_pair()
+                nursery.start_soon(server.serve_connection, server_end)
+                await group.connect("jobs", client_end, protocol_version=version, elicitation=answer_name)
+                asked = await group.call_tool_as_task("jobs.ask")
+                assert asked.content[0].text == "Hello, Ada"  # type: ignore[union-attr]
+                with trio.move_on_after(2):
+                    await group.call_tool_as_task("jobs.slow", {"seconds": 100})
+                while manager.running_tasks():
+                    await trio.sleep(0.1)
+            nursery.cancel_scope.cancel()
+    assert seen["cancelled"] == 1

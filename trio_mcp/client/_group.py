@@ -217,11 +217,22 @@ class ClientGroup:
 
         Raises ``KeyError`` for a server not in the group, and whatever that client's call raises.
         """
+        client, tool = self._route(qualified_name)
+        return await client.call_tool(tool, arguments, **options)
+
+    async def call_tool_as_task(
+        self, qualified_name: str, arguments: dict[str, Any] | None = None, **options: Any
+    ) -> CallToolResult:
+        """``Client.call_tool_as_task`` on the right server (cancelling the call cancels the task there)."""
+        client, tool = self._route(qualified_name)
+        return await client.call_tool_as_task(tool, arguments, **options)
+
+    def _route(self, qualified_name: str) -> tuple[Client, str]:
         server, tool = self.split_name(qualified_name)
         client = self._clients.get(server)
         if client is None:
             raise KeyError(f"no server called {server!r} in this group (have: {', '.join(self._clients) or 'none'})")
-        return await client.call_tool(tool, arguments, **options)
+        return client, tool
 
 
 async def _close_quietly(name: str, client: Client) -> None:
