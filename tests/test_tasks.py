@@ -460,3 +460,21 @@ async def test_client_group_passes_tasks_through(version: str, clock: trio.testi
                     await trio.sleep(0.1)
             nursery.cancel_scope.cancel()
     assert seen["cancelled"] == 1
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_resume_task_follows_a_kept_task_id(version: str, clock: trio.testing.MockClock) -> None:
+    from trio_mcp.client import get_task, resume_task
+
+    server, _ = make_server()
+    with trio.fail_after(60):
+        async with server.running(), connect(server, version) as client:
+            params: dict[str, Any] = {"name": "slow", "arguments": {"seconds": 4}}
+            if version == CORE:
+                task_id = (await client.session.request("tools/call", {**params, "task": {}}))["task"]["taskId"]
+            else:
+                task_id = (await _modern(client, "tools/call", params))["taskId"]
+            assert (await get_task(client, task_id))["status"] == "working"
+            result = await resume_task(client, task_id)
+            assert (await get_task(client, task_id))["status"] == "completed"
+    assert result.content[0].text == "slept 4"  # type: ignore[union-attr]

@@ -16,7 +16,7 @@ from ._group import ClientGroup
 from ._listen import ChangeNotification, Subscription
 from ._pages import DEFAULT_MAX_PAGES
 from ._stdio import connect_stdio_client, open_stdio_client
-from ._tasks import TaskCancelled, TaskStatusHandler, call_tool_as_task
+from ._tasks import TaskCancelled, TaskStatusHandler, call_tool_as_task, get_task, resume_task
 from ._tools import StructuredContentError
 
 if TYPE_CHECKING:
@@ -57,6 +57,8 @@ __all__ = [
     "report_progress",
     "StructuredContentError",
     "call_tool_as_task",
+    "get_task",
+    "resume_task",
     "TaskCancelled",
     "TaskStatusHandler",
     "DEFAULT_MAX_PAGES",

@@ -36,7 +36,7 @@ from ..types.tasks import TASKS_EXTENSION_ID
 if TYPE_CHECKING:
     from ._client import Client
 
-__all__ = ["call_tool_as_task", "TaskCancelled", "TaskStatusHandler", "TaskHost"]
+__all__ = ["call_tool_as_task", "get_task", "resume_task", "TaskCancelled", "TaskStatusHandler", "TaskHost"]
 
 logger = logging.getLogger("trio_mcp.client")
 
@@ -100,6 +100,33 @@ async def call_tool_as_task(
     task_id = task.get("taskId")
     if type(task_id) is not str:
         raise RemoteProtocolError("the server created a task without a string taskId")
+    return await _follow_or_cancel(client, task_id, task, on_status, poll_interval)
+
+
+async def get_task(client: Client, task_id: str) -> dict[str, Any]:
+    """The task's state as the server reports it (``tasks/get``): its wire object, in the client's era."""
+    raw = await _request(client, "tasks/get", {"taskId": task_id})
+    if type(raw) is not dict:
+        raise RemoteProtocolError("tasks/get answered with something that is not an object")
+    return raw
+
+
+async def resume_task(
+    client: Client,
+    task_id: str,
+    *,
+    on_status: TaskStatusHandler | None = None,
+    poll_interval: float | None = None,
+) -> CallToolResult:
+    """Follow a task started earlier (a task id the application kept, across its own restart say) to its
+    result, exactly as ``call_tool_as_task`` does after starting one."""
+    if poll_interval is not None and not poll_interval > 0:
+        raise ValueError(f"poll_interval must be positive, not {poll_interval!r}")
+    return await _follow_or_cancel(client, task_id, await get_task(client, task_id), on_status, poll_interval)
+
+
+async def _follow_or_cancel(client: Client, task_id: str, task: dict[str, Any], on_status: TaskStatusHandler | None,
+                            poll_interval: float | None) -> CallToolResult:
     try:
         return await _follow(client, task_id, task, on_status, poll_interval)
     except trio.Cancelled:

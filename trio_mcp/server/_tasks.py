@@ -57,6 +57,8 @@ __all__ = ["TaskManager", "TaskContext", "task_capabilities", "CORE_TASK_METHODS
 logger = logging.getLogger("trio_mcp.server")
 
 TaskSupport = Literal["forbidden", "optional", "required"]
+#: Seconds a status notification may take to write before it is given up.
+_NOTIFY_TIMEOUT: Final = 5.0
 _REQUIRES_EXTENSION: Final[dict[str, Any]] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION_ID: {}}}}
 
 
@@ -403,10 +405,11 @@ class TaskManager:
         session = live.connection.session
         if session.closed:
             return
-        try:
-            await session.notify("notifications/tasks/status", task_wire(live.record))
-        except (ConnectionClosed, McpError):
-            pass
+        with trio.move_on_after(_NOTIFY_TIMEOUT):  # optional: a client that does not read must not stall the task
+            try:
+                await session.notify("notifications/tasks/status", task_wire(live.record))
+            except (ConnectionClosed, McpError):
+                pass
 
     # -- questions to the client ------------------------------------------------------------------
 
