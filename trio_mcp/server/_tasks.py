@@ -264,16 +264,20 @@ class TaskManager:
         live = _LiveTask(record, connection, request.progress_token)
         context = TaskContext(request, connection, modern, live, self)
         self._live[record.task_id] = live
-        if not defer:
-            await self.create(live)
+        try:
+            if not defer:
+                await self.create(live)
+        except BaseException:
+            self._live.pop(record.task_id, None)
+            raise
         nursery = self._nursery or connection.task_nursery()
         nursery.start_soon(self._run, live, tool, arguments, context)
         try:
             await live.decided.wait()
         except BaseException:
-            if not live.created:  # the request went away before its handler decided to become a task
-                live.cancel_requested.set()
-                live.scope.cancel()
+            # The request went away before it could answer: nobody will ever learn of this task, so its work
+            # stops too.
+            self._cancel(live, "the request that started it was cancelled")
             raise
         if live.created:
             if modern is None:
