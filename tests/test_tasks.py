@@ -478,3 +478,14 @@ async def test_resume_task_follows_a_kept_task_id(version: str, clock: trio.test
             result = await resume_task(client, task_id)
             assert (await get_task(client, task_id))["status"] == "completed"
     assert result.content[0].text == "slept 4"  # type: ignore[union-attr]
+
+
+async def test_core_status_notifications_wake_the_client_before_its_next_poll(clock: trio.testing.MockClock) -> None:
+    server, _ = make_server(TaskManager(poll_interval=300))  # polls alone would take five minutes
+    with trio.fail_after(600):
+        async with server.running(), connect(server, CORE) as client:
+            started = trio.current_time()
+            result = await client.call_tool_as_task("slow", {"seconds": 2})
+            took = trio.current_time() - started
+    assert result.content[0].text == "slept 2"  # type: ignore[union-attr]
+    assert took < 10, f"the client waited {took} s: it did not listen to notifications/tasks/status"

@@ -76,7 +76,7 @@ from .._core.jsonrpc import RequestId
 from .._core.mcp_headers import header_paths
 from ._listen import ChangeNotification, Subscription
 from ._pages import DEFAULT_MAX_PAGES, ItemPages
-from ._tasks import TaskHost
+from ._tasks import TaskHost, task_status_notified
 from ._tools import StructuredContentError, tool_problem
 
 __all__ = [
@@ -847,6 +847,9 @@ class _ClientHandler:
         change = _change_of(method, params)
         meta = params.get("_meta") if params else None
         subscription_id = meta.get(META_SUBSCRIPTION_ID) if type(meta) is dict else None
+        if method == "notifications/tasks/status":
+            task_status_notified(client, params)
+            return
         if method == "notifications/subscriptions/acknowledged":
             subscription = client._subscriptions.get(subscription_id)
             if subscription is not None and params is not None:

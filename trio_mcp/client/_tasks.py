@@ -14,6 +14,7 @@ import inspect
 import logging
 import secrets
 import time
+import weakref
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Final
 
 import trio
@@ -175,6 +176,29 @@ async def _request(client: Client, method: str, params: dict[str, Any]) -> Any:
     return await client.session.request(method, {**params, "_meta": envelope})
 
 
+#: Per client, the task ids being followed and the event a ``notifications/tasks/status`` for each sets.
+_WATCHED: weakref.WeakKeyDictionary[Client, dict[str, trio.Event]] = weakref.WeakKeyDictionary()
+
+
+def task_status_notified(client: Client, params: dict[str, Any] | None) -> None:
+    """A 2025-11-25 ``notifications/tasks/status`` arrived: wake the poll of that task at once."""
+    task_id = params.get("taskId") if params else None
+    event = _WATCHED.get(client, {}).get(task_id) if isinstance(task_id, str) else None
+    if event is not None:
+        event.set()
+
+
+async def _pause(client: Client, task_id: str, seconds: float) -> None:
+    """Wait until the next poll is due, or until the server says the task changed."""
+    watched = _WATCHED.setdefault(client, {})
+    event = watched[task_id] = trio.Event()
+    try:
+        with trio.move_on_after(seconds):
+            await event.wait()
+    finally:
+        watched.pop(task_id, None)
+
+
 async def _follow(client: Client, task_id: str, task: dict[str, Any], on_status: TaskStatusHandler | None,
                   poll_interval: float | None) -> CallToolResult:
     modern = client.era == "modern"
@@ -197,7 +221,7 @@ async def _follow(client: Client, task_id: str, task: dict[str, Any], on_status:
                 await _request(client, "tasks/update", {"taskId": task_id, "inputResponses": answers})
                 task = await _request(client, "tasks/get", {"taskId": task_id})
                 continue
-        await trio.sleep(_pace(task, modern, poll_interval))
+        await _pause(client, task_id, _pace(task, modern, poll_interval))
         task = await _request(client, "tasks/get", {"taskId": task_id})
     if modern:
         if status != "cancelled" and "result" not in task and "error" not in task:
