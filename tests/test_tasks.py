@@ -489,3 +489,27 @@ async def test_core_status_notifications_wake_the_client_before_its_next_poll(cl
             took = trio.current_time() - started
     assert result.content[0].text == "slept 2"  # type: ignore[union-attr]
     assert took < 10, f"the client waited {took} s: it did not listen to notifications/tasks/status"
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_deferred_task_asks_inline_first_then_becomes_a_task(version: str, clock: trio.testing.MockClock) -> None:
+    manager = TaskManager(poll_interval=0.5)
+    server = Server("deferred", tasks=manager)
+    became: list[bool] = []
+
+    @server.tool(task_support="optional", defer_task=True)
+    async def interview(ctx: Context) -> str:
+        answer = await ctx.elicit("Your name?", NAME_FORM)  # before the task exists: inline
+        became.append(await ctx.start_task())
+        assert manager.running_tasks() == (1 if became[-1] else 0)
+        await trio.sleep(5)  # the call has been answered with the task by now
+        return f"Thanks, {(answer.content or {}).get('name')}"
+
+    with trio.fail_after(60):
+        async with server.running(), connect(server, version) as client:
+            statuses: list[str] = []
+            result = await client.call_tool_as_task("interview", on_status=lambda t: statuses.append(t["status"]))
+            inline = await client.call_tool("interview")  # not as a task: start_task() does nothing
+    assert result.content[0].text == "Thanks, Ada" and inline.content[0].text == "Thanks, Ada"  # type: ignore[union-attr]
+    assert became == [True, False]
+    assert statuses[0] == "working" and statuses[-1] == "completed"
