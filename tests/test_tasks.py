@@ -513,3 +513,47 @@ async def test_deferred_task_asks_inline_first_then_becomes_a_task(version: str,
     assert result.content[0].text == "Thanks, Ada" and inline.content[0].text == "Thanks, Ada"  # type: ignore[union-attr]
     assert became == [True, False]
     assert statuses[0] == "working" and statuses[-1] == "completed"
+
+
+async def test_logs_and_progress_of_a_core_task_reach_the_client(clock: trio.testing.MockClock) -> None:
+    import logging
+
+    from trio_mcp.server import McpLogHandler
+
+    server = Server("chatty", tasks=TaskManager(poll_interval=0.5))
+    stdlib = logging.getLogger("tests.tasks.chatty")
+    stdlib.addHandler(McpLogHandler())
+    stdlib.setLevel(logging.INFO)
+
+    @server.tool(task_support="optional")
+    async def chatty(ctx: Context) -> str:
+        await trio.sleep(1)  # long after the call was answered with the task
+        await ctx.info("through the context")
+        stdlib.warning("through the stdlib")
+        await ctx.report_progress(1, 2, "half")
+        await trio.sleep(1)
+        return "done"
+
+    logs: list[Any] = []
+    try:
+        with trio.fail_after(60):
+            async with server.running(), connect(server, CORE, on_log=logs.append) as client:
+                progress: list[Any] = []
+                created = await client.session.request(
+                    "tools/call", {"name": "chatty", "task": {}, "_meta": {"progressToken": "p1"}}
+                )
+                task_id = created["task"]["taskId"]
+                original = client.session._receive_progress  # type: ignore[attr-defined]
+
+                async def spy(params: Any) -> None:
+                    progress.append(params)
+                    await original(params)
+
+                client.session._receive_progress = spy  # type: ignore[attr-defined]
+                await client.session.request("tasks/result", {"taskId": task_id})
+                await trio.sleep(0.1)
+    finally:
+        stdlib.handlers.clear()
+    assert {entry.data for entry in logs} >= {"through the context", "through the stdlib"}
+    assert [p["progressToken"] for p in progress] == ["p1"] and progress[0]["message"] == "half"
+    assert progress[0]["_meta"] == {"io.modelcontextprotocol/related-task": {"taskId": task_id}}

@@ -330,7 +330,7 @@ class ServerConnection:
         return params
 
     def queue_log(
-        self, level: str, data: Any, logger_name: str | None, related: RequestId, threshold: str | None
+        self, level: str, data: Any, logger_name: str | None, related: RequestId | None, threshold: str | None
     ) -> None:
         """Queue a log message from synchronous code; thread-safe (it hops onto the trio thread)."""
 

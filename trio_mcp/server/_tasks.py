@@ -702,8 +702,10 @@ class TaskContext(Context):
             await self._send_related("notifications/message", params)
 
     def _log_soon(self, level: str, data: Any, logger: str | None) -> None:
-        if not self._live.created or self._live.record.form == "core":
+        if not self._live.created:
             super()._log_soon(level, data, logger)
+        elif self._live.record.form == "core":  # the request is answered: the record goes out on its own
+            self._connection.queue_log(level, data, logger, None, self._connection.log_level)
 
     async def _send_related(self, method: str, params: dict[str, Any]) -> None:
         params["_meta"] = {META_RELATED_TASK: {"taskId": self._live.record.task_id}}
