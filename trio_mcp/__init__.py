@@ -14,6 +14,7 @@ from .client import (
     Client,
     ClientGroup,
     StructuredContentError,
+    TaskCancelled,
     connect_client,
     connect_stdio_client,
     fill_elicitation_defaults,
@@ -21,7 +22,7 @@ from .client import (
     open_stdio_client,
 )
 from .errors import ConnectionClosed, McpError, RemoteProtocolError, RequestTimeout, TrioMcpError
-from .server import Context, McpLogHandler, Server
+from .server import Context, McpLogHandler, Server, TaskManager
 
 if TYPE_CHECKING:
     from .client import (
@@ -60,6 +61,8 @@ __all__ = [
     "Context",
     "Field",
     "McpLogHandler",
+    "TaskManager",
+    "TaskCancelled",
     "HttpTransportOptions",
     "Client",
     "ClientGroup",
