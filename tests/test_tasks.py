@@ -557,3 +557,16 @@ async def test_logs_and_progress_of_a_core_task_reach_the_client(clock: trio.tes
     assert {entry.data for entry in logs} >= {"through the context", "through the stdlib"}
     assert [p["progressToken"] for p in progress] == ["p1"] and progress[0]["message"] == "half"
     assert progress[0]["_meta"] == {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
+
+
+async def test_a_core_task_belongs_to_its_session_too(clock: trio.testing.MockClock) -> None:
+    server, _ = make_server()
+    with trio.fail_after(60):
+        async with server.running():
+            async with connect(server, CORE, principal="alice") as first, connect(server, CORE, principal="alice") as second:
+                created = await first.session.request("tools/call", {"name": "slow", "arguments": {"seconds": 50}, "task": {}})
+                task_id = created["task"]["taskId"]
+                with pytest.raises(McpError, match="not found"):
+                    await second.session.request("tasks/get", {"taskId": task_id})
+                assert (await second.session.request("tasks/list", {}))["tasks"] == []
+                assert (await first.session.request("tasks/get", {"taskId": task_id}))["status"] == "working"
