@@ -570,3 +570,52 @@ async def test_a_core_task_belongs_to_its_session_too(clock: trio.testing.MockCl
                     await second.session.request("tasks/get", {"taskId": task_id})
                 assert (await second.session.request("tasks/list", {}))["tasks"] == []
                 assert (await first.session.request("tasks/get", {"taskId": task_id}))["status"] == "working"
+
+
+async def test_listen_stream_carries_task_notifications(clock: trio.testing.MockClock) -> None:
+    """The extension's optional push: ``subscriptions/listen`` with ``taskIds`` gets ``notifications/tasks``
+    (a full DetailedTask) for the caller's tasks; without the extension the filter is -32021."""
+    from trio_mcp.server._connection import ServerConnection
+
+    server, _ = make_server(TaskManager(poll_interval=0.5))
+    extension = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+    def message(id: int, method: str, params: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, Any]:
+        meta = {"io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": capabilities}
+        return {"jsonrpc": "2.0", "id": id, "method": method, "params": {**params, "_meta": meta}}
+
+    async def reply(peer: Any) -> dict[str, Any]:
+        while True:
+            received = await peer.receive()
+            if "id" in received:
+                return received
+
+    with trio.fail_after(60):
+        async with server.running(), trio.open_nursery() as nursery:
+            peers = []
+            for _ in range(2):
+                ours, theirs = memory_stream_pair()
+                await nursery.start(ServerConnection(server, ours).run)
+                peers.append(theirs)
+            caller, listener = peers
+            await caller.send(message(1, "tools/call", {"name": "slow", "arguments": {"seconds": 2}}, extension))
+            task_id = (await reply(caller))["result"]["taskId"]
+
+            await listener.send(message(2, "subscriptions/listen", {"notifications": {"taskIds": [task_id]}}, {}))
+            refused = await reply(listener)
+            assert refused["error"]["code"] == -32021
+
+            await listener.send(message(3, "subscriptions/listen",
+                                        {"notifications": {"taskIds": [task_id, "not-a-task"]}}, extension))
+            acknowledged = await listener.receive()
+            assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
+            assert acknowledged["params"]["notifications"]["taskIds"] == [task_id]
+            seen: list[dict[str, Any]] = []
+            while not seen or seen[-1]["status"] != "completed":
+                notice = await listener.receive()
+                assert notice["method"] == "notifications/tasks"
+                seen.append(notice["params"])
+            assert seen[-1]["taskId"] == task_id and seen[-1]["result"]["content"][0]["text"] == "slept 2"
+            assert seen[-1]["_meta"] == {"io.modelcontextprotocol/subscriptionId": 3}
+            nursery.cancel_scope.cancel()

@@ -69,12 +69,13 @@ __all__ = ["ServerConnection"]
 class _Listener:
     """One open ``subscriptions/listen`` request and the filter the server honours for it."""
 
-    __slots__ = ("request_id", "filter", "resources", "meta", "ended")
+    __slots__ = ("request_id", "filter", "resources", "task_ids", "meta", "ended")
 
     def __init__(self, request_id: RequestId, honoured: SubscriptionFilter) -> None:
         self.request_id = request_id
         self.filter = honoured
         self.resources = frozenset(honoured.resource_subscriptions or ())
+        self.task_ids = frozenset(honoured.task_ids or ())
         self.meta = {META_SUBSCRIPTION_ID: request_id}
         self.ended = trio.Event()
 
@@ -285,6 +286,7 @@ class ServerConnection:
             resource_subscriptions=list(wanted.resource_subscriptions)
             if wanted.resource_subscriptions and server.offers("resources")
             else None,
+            task_ids=server.tasks.listen_filter(self, modern, wanted.task_ids),
         )
         listener = _Listener(request.id, honoured)
         await request.notify(
@@ -296,6 +298,13 @@ class ServerConnection:
         finally:
             del self.listeners[request.id]
         return {"_meta": listener.meta}
+
+    def task_changed(self, task_id: str, params: dict[str, Any]) -> None:
+        """Queue ``notifications/tasks`` for the listen streams that follow ``task_id`` (tasks extension)."""
+        for listener in self.listeners.values():
+            if task_id in listener.task_ids:
+                notice = {**params, "_meta": listener.meta}
+                self._enqueue("notifications/tasks", notice, listener.request_id, needs_initialized=False)
 
     def end_listeners(self) -> None:
         """End every listen stream on this connection gracefully (each gets its final result)."""

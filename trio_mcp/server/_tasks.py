@@ -402,8 +402,34 @@ class TaskManager:
                 await self.store.save(live.record)
             except Exception:
                 logger.exception("could not store task %s", live.record.task_id)
-        if notify and live.created and live.record.form == "core":
+        if not (notify and live.created):
+            return
+        if live.record.form == "core":
             await self._notify_status(live)
+        else:
+            detailed = detailed_task_wire(live.record)
+            for connection in list(live.connection.server.connections):
+                connection.task_changed(live.record.task_id, detailed)
+
+    def listen_filter(self, connection: ServerConnection, modern: ModernRequest | None,
+                      wanted: list[str] | None) -> list[str] | None:
+        """The ``taskIds`` a ``subscriptions/listen`` stream gets ``notifications/tasks`` for: those of the
+        requested tasks that belong to the caller and still run. Asking without the extension is -32021."""
+        if not wanted:
+            return None
+        if modern is None or TASKS_EXTENSION_ID not in (modern.capabilities.extensions or {}):
+            raise McpError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"Missing required client capability: taskIds need the {TASKS_EXTENSION_ID} extension",
+                _REQUIRES_EXTENSION,
+            )
+        owner = _owner_key(connection.principal)
+        honoured = [
+            task_id for task_id in dict.fromkeys(wanted)
+            if (live := self._live.get(task_id)) is not None and live.created and live.record.owner == owner
+            and live.record.form == "extension"
+        ]
+        return honoured or None
 
     async def _notify_status(self, live: _LiveTask) -> None:
         session = live.connection.session
