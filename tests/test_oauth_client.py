@@ -46,7 +46,7 @@ def test_pkce_s256() -> None:
 def test_parse_www_authenticate() -> None:
     header = 'Bearer error="insufficient_scope", scope="a b", resource_metadata="http://x/.well-known/p", realm=r1'
     assert parse_www_authenticate(header) == {
-        "error": "insufficient_scope", "scope": "a b", "resource_metadata": "http://x/.well-known/p", "realm": "r1"
+        "scheme": "bearer", "error": "insufficient_scope", "scope": "a b", "resource_metadata": "http://x/.well-known/p", "realm": "r1"
     }
     assert parse_www_authenticate(None) == {}
     assert parse_www_authenticate('Basic realm="x"') == {}

@@ -7,9 +7,8 @@ The suite starts a mock server per scenario and runs this script with the mock's
 revision the mock speaks) and, for some scenarios, ``MCP_CONFORMANCE_CONTEXT`` (JSON test data). What each
 scenario expects of a client is read from its source (repository ``modelcontextprotocol/conformance``,
 ``src/scenarios/client/``); the handlers below cite the file. Authorization scenarios (``auth/*``) go through
-``trio_mcp.client._oauth.OAuthClientProvider`` (see ``with_oauth``), except those needing ES256 signing
-(client-credentials-jwt, DPoP), which exit 2. Anything else it does not know (the 0.2 skills extension,
-``sep-2640-*``) exits 2 too.
+``trio_mcp.client._oauth.OAuthClientProvider`` (see ``with_oauth``); the ES256 ones (client-credentials-jwt,
+DPoP) use the ``auth`` extra. Anything else it does not know (the 0.2 skills extension, ``sep-2640-*``) exits 2.
 
 Exit status 0 when the scenario's script ran to the end and every answer looked right; otherwise non-zero with a
 one-line reason on stderr (1: the scenario failed, 2: a scenario this client does not implement). The suite's
@@ -292,12 +291,6 @@ async def schema_preservation(url: str, version: str) -> None:
 
 #: The Client ID Metadata Document URL the basic-cimd mock expects (it is never fetched by the mock's flow).
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
-#: auth/* scenarios this client does not attempt: they need ES256 signing (no crypto library is allowed).
-UNSUPPORTED_AUTH = {
-    "auth/client-credentials-jwt": "private_key_jwt needs ES256 signing, which trio_mcp does not implement",
-    "auth/dpop": "DPoP proofs need ES256 signing, which trio_mcp does not implement",
-    "auth/dpop-nonce": "DPoP proofs need ES256 signing, which trio_mcp does not implement",
-}
 #: SEP-990: exchange the context's ID token at the IdP for an ID-JAG, then the jwt-bearer grant at the AS.
 TOKEN_EXCHANGE_SCENARIOS = {"auth/cross-app-access-complete-flow", "auth/enterprise-managed-authorization"}
 
@@ -309,10 +302,9 @@ async def with_oauth(url: str, version: str) -> None:
     Scenarios that expect a refusal (resource-mismatch, iss-*, metadata-issuer-mismatch, scope-retry-limit)
     end with a failed request, which is fine for them (allowClientError)."""
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    if scenario in UNSUPPORTED_AUTH:
-        raise Unsupported(f"authorization scenario: {UNSUPPORTED_AUTH[scenario]}")
     data = context()
-    grant: Any = "client_credentials" if scenario == "auth/client-credentials-basic" else "authorization_code"
+    client_credentials = {"auth/client-credentials-basic", "auth/client-credentials-jwt"}
+    grant: Any = "client_credentials" if scenario in client_credentials else "authorization_code"
     assertion: Any = None
     if scenario == "auth/wif-jwt-bearer":  # SEP-1933: the workload JWT in the context is the assertion
         grant = "jwt_bearer"
@@ -332,6 +324,8 @@ async def with_oauth(url: str, version: str) -> None:
         client_id=data.get("client_id"),
         client_secret=data.get("client_secret"),
         client_issuer=data.get("issuer"),
+        private_key_pem=data.get("private_key_pem"),  # client-credentials-jwt: private_key_jwt (SEP-1046)
+        signing_algorithm=data.get("signing_algorithm", "ES256"),
         client_metadata_url=CIMD_URL,
         grant=grant,
         assertion_provider=assertion,

@@ -19,10 +19,21 @@
 5. The token request, authenticated by ``client_secret_basic``, ``client_secret_post`` or ``none`` as the
    server's ``token_endpoint_auth_methods_supported`` allows. ``grant="client_credentials"`` skips 4.
 
+   ``private_key_jwt`` (RFC 7523 §2.2, ES256 by default) when the client has a private key.
+6. DPoP (RFC 9449, the MCP DPoP extension): when the authorization server lists ES256 in
+   ``dpop_signing_alg_values_supported`` (and the ``auth`` extra is installed), or always with ``dpop=True``,
+   the token is bound to a key of the provider's; every request then carries ``Authorization: DPoP`` and a
+   fresh proof, and a ``use_dpop_nonce`` answer (token endpoint or MCP server) is retried with the nonce.
+
 Scopes: the challenge's ``scope``, else the PRM's ``scopes_supported``, else none; ``offline_access`` is added
 only when the authorization server lists it. A 403 ``insufficient_scope`` re-authorizes with the union of the
 scopes asked for so far and the challenged ones; at most ``max_attempts`` authorizations in a row may go
 without a successful request in between.
+
+Refresh: a token with a refresh token is refreshed ``refresh_margin`` seconds before it expires, and once on a
+401, before authorizing afresh; concurrent requests share one refresh; a rotated refresh token replaces the old
+one. Tokens live in a ``TokenStore`` (``trio_mcp.auth.MemoryTokenStore`` by default, ``FileTokenStore`` to
+keep them across runs), keyed by the MCP server's URL; registrations by issuer.
 """
 
 from __future__ import annotations
@@ -31,22 +42,31 @@ import base64
 import hashlib
 import json
 import logging
-import re
 import secrets
 import time
 from typing import Any, Awaitable, Callable, Final, Literal, Mapping, Sequence
-from urllib.parse import parse_qs, quote, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import parse_qs, quote, urlencode, urljoin, urlsplit
 
 import attrs
 import trio
 
-from ..errors import TrioMcpError
-from ..transports._http_client import HttpClient, HttpError, HttpTimeouts
+from ..auth._errors import OAuthError
+from ..auth._http import FORM, TIMEOUTS, HttpFailure, get_json, post
+from ..auth._metadata import (
+    authorization_server_metadata_urls,
+    origin_of,
+    parse_www_authenticate,
+    protected_resource_metadata_urls,
+)
+from ..auth._extra import AuthExtraMissing, load_jwt
+from ..auth._signing import CLIENT_ASSERTION_TYPE, DpopKey, client_assertion
+from ..auth._store import MemoryTokenStore, TokenStore
+from ..transports._http_client import HttpClient, HttpError
 
 __all__ = [
     "AuthorizationServer",
     "ClientCredentials",
-    "InMemoryTokenStore",
+    "MemoryTokenStore",
     "OAuthClientProvider",
     "OAuthError",
     "OAuthToken",
@@ -62,14 +82,6 @@ __all__ = [
 
 logger = logging.getLogger("trio_mcp.oauth")
 
-_TIMEOUTS: Final = HttpTimeouts(connect=10.0, read_idle=15.0)
-_BODY_LIMIT: Final = 1 << 20
-_FORM: Final = "application/x-www-form-urlencoded"
-
-
-class OAuthError(TrioMcpError):
-    """Authorization could not be completed (discovery, registration, the grant, or a failed validation)."""
-
 
 # -- data ---------------------------------------------------------------------------------------------------
 
@@ -84,11 +96,25 @@ class OAuthToken:
     refresh_token: str | None = None
     scope: str | None = None
     obtained_at: float = attrs.field(factory=time.time)
+    #: The issuer that granted it (to refresh it after a restart) and, for a DPoP-bound token, the PEM of the
+    #: key it is bound to.
+    issuer: str | None = None
+    dpop_key: str | None = attrs.field(default=None, repr=False)
 
     def expired(self, now: float | None = None, *, margin: float = 30.0) -> bool:
         if self.expires_in is None:
             return False
         return (now if now is not None else time.time()) >= self.obtained_at + self.expires_in - margin
+
+    def to_record(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> OAuthToken | None:
+        try:
+            return cls(**{field.name: record[field.name] for field in attrs.fields(cls) if field.name in record})
+        except TypeError:
+            return None
 
 
 @attrs.frozen
@@ -96,9 +122,22 @@ class ClientCredentials:
     """A client identity at one authorization server (``issuer``; None: any)."""
 
     client_id: str
-    client_secret: str | None = None
+    client_secret: str | None = attrs.field(default=None, repr=False)
     token_endpoint_auth_method: str | None = None
     issuer: str | None = None
+    #: A PEM private key for ``private_key_jwt`` client authentication, and its algorithm.
+    private_key_pem: str | None = attrs.field(default=None, repr=False)
+    signing_algorithm: str = "ES256"
+
+    def to_record(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> ClientCredentials | None:
+        try:
+            return cls(**{field.name: record[field.name] for field in attrs.fields(cls) if field.name in record})
+        except TypeError:
+            return None
 
 
 @attrs.frozen
@@ -122,29 +161,7 @@ class AuthorizationServer:
     scopes_supported: tuple[str, ...] | None = None
     client_id_metadata_document_supported: bool = False
     iss_parameter_supported: bool = False
-
-
-@attrs.define
-class InMemoryTokenStore:
-    """Tokens and client registrations for the lifetime of the provider (the default ``token_store``).
-
-    Any object with the same four methods can persist them instead.
-    """
-
-    token: OAuthToken | None = None
-    clients: dict[str, ClientCredentials] = attrs.Factory(dict)
-
-    async def get_token(self) -> OAuthToken | None:
-        return self.token
-
-    async def set_token(self, token: OAuthToken | None) -> None:
-        self.token = token
-
-    async def get_client(self, issuer: str) -> ClientCredentials | None:
-        return self.clients.get(issuer)
-
-    async def set_client(self, issuer: str, client: ClientCredentials) -> None:
-        self.clients[issuer] = client
+    dpop_signing_alg_values_supported: tuple[str, ...] | None = None
 
 
 AuthorizationHandler = Callable[[HttpClient, str, str], Awaitable[str]]
@@ -170,64 +187,6 @@ def code_challenge(verifier: str) -> str:
 def new_code_verifier() -> str:
     """43-128 characters of the unreserved set (here 64)."""
     return secrets.token_urlsafe(48)[:64]
-
-
-_PARAM = re.compile(r'\s*([A-Za-z0-9_\-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))\s*,?')
-
-
-def parse_www_authenticate(header: str | None) -> dict[str, str]:
-    """The parameters of a ``Bearer`` challenge (``resource_metadata``, ``scope``, ``error``...), or {}."""
-    if not header:
-        return {}
-    match = re.search(r"(?i)\bbearer\b", header)
-    if match is None:
-        return {}
-    params: dict[str, str] = {}
-    rest = header[match.end():]
-    position = 0
-    while position < len(rest):
-        found = _PARAM.match(rest, position)
-        if found is None or found.end() == position:
-            break
-        name = found.group(1).lower()
-        if found.group(2) is not None:
-            value = re.sub(r"\\(.)", r"\1", found.group(2))
-        else:
-            value = found.group(3)
-        params.setdefault(name, value)
-        position = found.end()
-    return params
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, "", "", ""))
-
-
-def protected_resource_metadata_urls(server_url: str, resource_metadata: str | None = None) -> list[str]:
-    """Where to look for PRM, in order: the challenge's URL, the path-based well-known URL, the root one."""
-    urls: list[str] = []
-    if resource_metadata:
-        urls.append(urljoin(server_url, resource_metadata))
-    parts = urlsplit(server_url)
-    path = parts.path.rstrip("/")
-    if path:
-        urls.append(f"{_origin(server_url)}/.well-known/oauth-protected-resource{path}")
-    urls.append(f"{_origin(server_url)}/.well-known/oauth-protected-resource")
-    return list(dict.fromkeys(urls))
-
-
-def authorization_server_metadata_urls(issuer: str) -> list[str]:
-    """RFC 8414 and OpenID Connect discovery URLs for ``issuer``, in the order the MCP specification gives."""
-    origin = _origin(issuer)
-    path = urlsplit(issuer).path.rstrip("/")
-    if path:
-        return [
-            f"{origin}/.well-known/oauth-authorization-server{path}",
-            f"{origin}/.well-known/openid-configuration{path}",
-            f"{origin}{path}/.well-known/openid-configuration",
-        ]
-    return [f"{origin}/.well-known/oauth-authorization-server", f"{origin}/.well-known/openid-configuration"]
 
 
 def _check_endpoint(url: str) -> None:
@@ -284,39 +243,6 @@ def _strings(value: Any) -> tuple[str, ...] | None:
 # -- HTTP helpers -------------------------------------------------------------------------------------------
 
 
-async def _get_json(http: HttpClient, url: str) -> tuple[int, Any]:
-    """GET ``url``; (status, the JSON body or None)."""
-    try:
-        response = await http.request("GET", url, headers=[("accept", "application/json")], timeouts=_TIMEOUTS)
-        async with response:
-            body = await response.read(_BODY_LIMIT)
-    except HttpError as exc:
-        logger.debug("GET %s failed: %s", url, exc)
-        return 0, None
-    try:
-        return response.status, json.loads(body)
-    except ValueError:
-        return response.status, None
-
-
-async def _post(
-    http: HttpClient, url: str, body: bytes, content_type: str, headers: Sequence[tuple[str, str]] = ()
-) -> tuple[int, Any]:
-    try:
-        response = await http.request(
-            "POST", url, headers=[("content-type", content_type), ("accept", "application/json"), *headers],
-            body=body, timeouts=_TIMEOUTS,
-        )
-        async with response:
-            raw = await response.read(_BODY_LIMIT)
-    except HttpError as exc:
-        raise OAuthError(f"POST {url} failed: {exc}") from exc
-    try:
-        return response.status, json.loads(raw)
-    except ValueError:
-        return response.status, None
-
-
 async def exchange_id_token(
     http: HttpClient,
     token_endpoint: str,
@@ -341,7 +267,10 @@ async def exchange_id_token(
         form["resource"] = resource
     if client_secret is not None:
         form["client_secret"] = client_secret
-    status, document = await _post(http, token_endpoint, urlencode(form).encode(), _FORM)
+    try:
+        status, document, _ = await post(http, token_endpoint, urlencode(form).encode(), FORM)
+    except HttpFailure as exc:
+        raise OAuthError(str(exc)) from None
     if status != 200 or not isinstance(document, dict) or not isinstance(document.get("access_token"), str):
         raise OAuthError(f"the token exchange at {token_endpoint} failed (HTTP {status})")
     return str(document["access_token"])
@@ -351,7 +280,7 @@ async def headless_authorization(http: HttpClient, authorization_url: str, redir
     """The user-agent step without a user: GET the authorization URL and return the ``Location`` of its
     redirect, which is not followed (for servers that authorize at once: tests, conformance mocks)."""
     try:
-        response = await http.request("GET", authorization_url, timeouts=_TIMEOUTS)
+        response = await http.request("GET", authorization_url, timeouts=TIMEOUTS)
         async with response:
             location = response.headers.get("location")
             status = response.status
@@ -383,6 +312,8 @@ class OAuthClientProvider:
         client_name: the ``client_name`` of Dynamic Client Registration.
         client_id, client_secret: pre-registered credentials; ``client_issuer`` limits them to one
             authorization server (elsewhere the provider registers afresh).
+        private_key_pem, signing_algorithm: a pre-registered client's private key for ``private_key_jwt``
+            authentication (instead of a secret; needs the ``auth`` extra).
         client_metadata_url: an HTTPS URL of a Client ID Metadata Document, used as the ``client_id`` when the
             authorization server advertises ``client_id_metadata_document_supported``.
         scopes: scopes to ask for instead of the selection strategy (see the module docstring).
@@ -390,7 +321,10 @@ class OAuthClientProvider:
             "jwt_bearer" (RFC 7523; needs ``assertion_provider``, and usually ``client_id``).
         assertion_provider: makes the JWT of the jwt-bearer grant (see ``AssertionProvider``).
         authorization_handler: the user-agent step (default ``headless_authorization``).
-        token_store: where tokens and registrations live (default ``InMemoryTokenStore()``).
+        token_store: where tokens and registrations live (default ``trio_mcp.auth.MemoryTokenStore()``).
+        dpop: None (default): bind tokens to a DPoP key when the authorization server supports ES256 proofs
+            and the ``auth`` extra is installed; True: always (fails without the extra); False: never.
+        refresh_margin: refresh a token this many seconds before it expires.
         max_attempts: authorizations in a row without a successful request in between before giving up.
         offline_access: ask for ``offline_access`` (and register the ``refresh_token`` grant) when offered.
         application_type: the DCR ``application_type`` ("native" or "web").
@@ -404,31 +338,42 @@ class OAuthClientProvider:
         client_id: str | None = None,
         client_secret: str | None = None,
         client_issuer: str | None = None,
+        private_key_pem: str | None = None,
+        signing_algorithm: str = "ES256",
         client_metadata_url: str | None = None,
         scopes: Sequence[str] | None = None,
         grant: Literal["authorization_code", "client_credentials", "jwt_bearer"] = "authorization_code",
         assertion_provider: AssertionProvider | None = None,
         authorization_handler: AuthorizationHandler = headless_authorization,
-        token_store: InMemoryTokenStore | None = None,
+        token_store: TokenStore | None = None,
         max_attempts: int = 3,
         offline_access: bool = True,
         application_type: str = "native",
+        dpop: bool | None = None,
+        refresh_margin: float = 60.0,
     ) -> None:
         if grant == "client_credentials" and client_id is None:
             raise ValueError("the client_credentials grant needs a client_id")
         if grant == "jwt_bearer" and assertion_provider is None:
             raise ValueError("the jwt_bearer grant needs an assertion_provider")
+        if private_key_pem is not None and client_id is None:
+            raise ValueError("private_key_pem needs a client_id")
+        if refresh_margin < 0:
+            raise ValueError("refresh_margin must not be negative")
         self.assertion_provider = assertion_provider
         self.redirect_uri = redirect_uri
         self.client_name = client_name
         self.preregistered = (
-            ClientCredentials(client_id, client_secret, issuer=client_issuer) if client_id is not None else None
+            ClientCredentials(client_id, client_secret, "private_key_jwt" if private_key_pem else None, client_issuer,
+                              private_key_pem, signing_algorithm)
+            if client_id is not None
+            else None
         )
         self.client_metadata_url = client_metadata_url
         self.scopes = list(scopes) if scopes is not None else None
         self.grant = grant
         self.authorization_handler = authorization_handler
-        self.token_store = token_store if token_store is not None else InMemoryTokenStore()
+        self.token_store: TokenStore = token_store if token_store is not None else MemoryTokenStore()
         self.max_attempts = max_attempts
         self.offline_access = offline_access
         self.application_type = application_type
@@ -438,29 +383,75 @@ class OAuthClientProvider:
         self._attempts = 0
         self._requested: list[str] = []
         self._issuer: str | None = None
+        self.dpop = dpop
+        self.refresh_margin = refresh_margin
+        #: The MCP server's URL (the token store's key) and the HTTP client of the stream, for refreshes.
+        self._url: str | None = None
+        self._http: HttpClient | None = None
+        self._server: AuthorizationServer | None = None
+        self._resource: str | None = None
+        self._dpop_keys: dict[str, DpopKey] = {}
+        #: The latest DPoP nonce each origin (MCP server or authorization server) asked for.
+        self._nonces: dict[str, str] = {}
+        if dpop:
+            load_jwt("DPoP")
 
     # -- HttpAuth ---------------------------------------------------------------------------------------
 
-    async def auth_headers(self) -> Mapping[str, str]:
-        token = await self.token_store.get_token()
+    async def auth_headers(self, method: str = "POST", url: str | None = None) -> Mapping[str, str]:
+        """The ``Authorization`` (and, for a DPoP-bound token, ``DPoP``) headers of a request to ``url``;
+        a token about to expire is refreshed first."""
+        if url is not None:
+            self._url = url.split("#")[0]
+        token = await self._token()
+        if token is not None and token.refresh_token and self._http is not None and token.expired(
+            margin=self.refresh_margin
+        ):
+            await self._refresh_once(self._http, token)
+            token = await self._token()
         if token is None:
             return {}
+        if token.token_type.lower() == "dpop" and token.dpop_key is not None:
+            target = url or self._url or ""
+            proof = self._dpop_key(token.dpop_key).proof(
+                method, target, access_token=token.access_token, nonce=self._nonces.get(origin_of(target))
+            )
+            return {"authorization": f"DPoP {token.access_token}", "dpop": proof}
         return {"authorization": f"Bearer {token.access_token}"}
 
     def note_success(self) -> None:
         self._attempts = 0
 
     async def handle_challenge(
-        self, http: HttpClient, url: str, status: int, www_authenticate: str | None, sent: Mapping[str, str]
+        self,
+        http: HttpClient,
+        url: str,
+        status: int,
+        www_authenticate: str | None,
+        sent: Mapping[str, str],
+        dpop_nonce: str | None = None,
     ) -> bool:
-        """Authorize after a 401 (or a 403 ``insufficient_scope``); True when there is a new token to use."""
+        """Answer a 401 (or a 403 ``insufficient_scope``): True when the request should be sent again (a new
+        DPoP nonce, a refreshed token, or a new authorization)."""
+        self._http = http
+        self._url = url.split("#")[0]
         params = parse_www_authenticate(www_authenticate)
         if status == 403 and params.get("error") != "insufficient_scope":
             return False
+        if params.get("error") == "use_dpop_nonce" and dpop_nonce:
+            known = self._nonces.get(origin_of(url))
+            self._nonces[origin_of(url)] = dpop_nonce
+            return known != dpop_nonce
+        current = await self._token()
+        if current is not None and f" {current.access_token}" not in sent.get("authorization", ""):
+            return True  # another request already renewed the token while this one was on its way
+        if status == 401 and current is not None and current.refresh_token:
+            if await self._refresh_once(http, current):
+                return True
         async with self._lock:
-            current = await self.auth_headers()
-            if current and current.get("authorization") != sent.get("authorization"):
-                return True  # another request already authorized while this one waited
+            current_headers = await self._token()
+            if current_headers is not None and f" {current_headers.access_token}" not in sent.get("authorization", ""):
+                return True
             if self._attempts >= self.max_attempts:
                 self.last_error = OAuthError(f"gave up after {self._attempts} authorization attempts")
                 logger.warning("%s", self.last_error)
@@ -474,6 +465,61 @@ class OAuthClientProvider:
                 return False
             self.last_error = None
             return True
+
+    # -- tokens ---------------------------------------------------------------------------------------
+
+    async def _token(self) -> OAuthToken | None:
+        if self._url is None:
+            return None
+        record = await self.token_store.get_token(self._url)
+        return OAuthToken.from_record(record) if record is not None else None
+
+    async def _store_token(self, token: OAuthToken | None) -> None:
+        if self._url is not None:
+            await self.token_store.set_token(self._url, token.to_record() if token is not None else None)
+
+    def _dpop_key(self, pem: str) -> DpopKey:
+        key = self._dpop_keys.get(pem)
+        if key is None:
+            key = self._dpop_keys[pem] = DpopKey(pem.encode())
+        return key
+
+    async def _refresh_once(self, http: HttpClient, stale: OAuthToken) -> bool:
+        """Refresh ``stale`` unless another task already did (single flight); True when a new token is there."""
+        async with self._lock:
+            current = await self._token()
+            if current is None:
+                return False
+            if current.access_token != stale.access_token:
+                return True
+            try:
+                await self.refresh(http, current)
+            except OAuthError as exc:
+                logger.info("refreshing the token failed: %s", exc)
+                await self._store_token(None)
+                return False
+            return True
+
+    async def refresh(self, http: HttpClient, token: OAuthToken) -> OAuthToken:
+        """Use ``token``'s refresh token (RFC 6749 §6); store and return the new token. A response without a
+        refresh token keeps the old one; one with a new refresh token replaces it (rotation)."""
+        if not token.refresh_token:
+            raise OAuthError("the token has no refresh token")
+        server = self._server
+        if server is None or (token.issuer is not None and server.issuer != token.issuer):
+            if token.issuer is None:
+                raise OAuthError("the token does not say which authorization server granted it")
+            server = await self.discover_authorization_server(http, token.issuer)
+        client = await self._client_for(http, server)
+        form = {"grant_type": "refresh_token", "refresh_token": token.refresh_token}
+        resource = self._resource or self._url
+        if resource:
+            form["resource"] = resource
+        refreshed = await self._token_request(http, server, client, form, dpop_key=token.dpop_key)
+        if refreshed.refresh_token is None:
+            refreshed = attrs.evolve(refreshed, refresh_token=token.refresh_token)
+        await self._store_token(refreshed)
+        return refreshed
 
     # -- the flow -----------------------------------------------------------------------------------------
 
@@ -511,7 +557,10 @@ class OAuthClientProvider:
             token = await self._authorization_code(http, pending)
         self._requested = scopes
         self._issuer = server.issuer
-        await self.token_store.set_token(token)
+        self._server = server
+        self._resource = resource
+        self._url = self._url or server_url.split("#")[0]
+        await self._store_token(token)
         return token
 
     async def discover_protected_resource(
@@ -519,7 +568,7 @@ class OAuthClientProvider:
     ) -> ProtectedResource | None:
         """The first PRM document found (see ``protected_resource_metadata_urls``), or None."""
         for url in protected_resource_metadata_urls(server_url, resource_metadata):
-            status, document = await _get_json(http, url)
+            status, document = await get_json(http, url)
             if status == 200 and isinstance(document, dict):
                 servers = _strings(document.get("authorization_servers")) or ()
                 resource = document.get("resource")
@@ -531,21 +580,21 @@ class OAuthClientProvider:
     async def discover_authorization_server(self, http: HttpClient, issuer: str) -> AuthorizationServer:
         """The metadata of ``issuer``; its ``issuer`` field must equal ``issuer``."""
         for url in authorization_server_metadata_urls(issuer):
-            status, document = await _get_json(http, url)
+            status, document = await get_json(http, url)
             if status == 200 and isinstance(document, dict):
                 return self._server_from(document, issuer)
         raise OAuthError(f"no authorization server metadata found for {issuer}")
 
     async def _legacy_authorization_server(self, http: HttpClient, server_url: str) -> AuthorizationServer:
         """2025-03-26: metadata at the MCP server's origin, else the default endpoints there."""
-        origin = _origin(server_url)
+        origin = origin_of(server_url)
         for url in authorization_server_metadata_urls(origin):
-            status, document = await _get_json(http, url)
+            status, document = await get_json(http, url)
             if status == 200 and isinstance(document, dict):
                 # Before PRM nothing named the issuer: the 2025-03-26 rule only asks for the server's origin, so
                 # an issuer with a path under that origin (e.g. http://host/oauth) is accepted.
                 recorded = document.get("issuer")
-                same_origin = isinstance(recorded, str) and _origin(recorded) == origin
+                same_origin = isinstance(recorded, str) and origin_of(recorded) == origin
                 return self._server_from(document, recorded if same_origin and isinstance(recorded, str) else origin)
         return AuthorizationServer(
             None, f"{origin}/authorize", f"{origin}/token", f"{origin}/register", None, None
@@ -573,6 +622,7 @@ class OAuthClientProvider:
             _strings(document.get("scopes_supported")),
             document.get("client_id_metadata_document_supported") is True,
             document.get("authorization_response_iss_parameter_supported") is True,
+            _strings(document.get("dpop_signing_alg_values_supported")),
         )
 
     async def _client_for(self, http: HttpClient, server: AuthorizationServer) -> ClientCredentials:
@@ -580,7 +630,8 @@ class OAuthClientProvider:
         pre = self.preregistered
         if pre is not None and (pre.issuer is None or server.issuer is None or pre.issuer.rstrip("/") == key.rstrip("/")):
             return pre
-        stored = await self.token_store.get_client(key)
+        record = await self.token_store.get_client(key)
+        stored = ClientCredentials.from_record(record) if record is not None else None
         if stored is not None:
             return stored
         if self.client_metadata_url and server.client_id_metadata_document_supported:
@@ -588,7 +639,7 @@ class OAuthClientProvider:
         if server.registration_endpoint is None:
             raise OAuthError(f"no client credentials for {key} and it offers no dynamic registration")
         client = await self._register(http, server, key)
-        await self.token_store.set_client(key, client)
+        await self.token_store.set_client(key, client.to_record())
         return client
 
     async def _register(self, http: HttpClient, server: AuthorizationServer, key: str) -> ClientCredentials:
@@ -607,9 +658,12 @@ class OAuthClientProvider:
             "token_endpoint_auth_method": method,
             "application_type": self.application_type,
         }
-        status, document = await _post(
-            http, server.registration_endpoint, json.dumps(metadata).encode(), "application/json"
-        )
+        try:
+            status, document, _ = await post(
+                http, server.registration_endpoint, json.dumps(metadata).encode(), "application/json"
+            )
+        except HttpFailure as exc:
+            raise OAuthError(str(exc)) from None
         if status not in (200, 201) or not isinstance(document, dict) or not isinstance(document.get("client_id"), str):
             raise OAuthError(f"dynamic client registration at {server.registration_endpoint} failed (HTTP {status})")
         secret = document.get("client_secret")
@@ -622,6 +676,8 @@ class OAuthClientProvider:
         )
 
     def _auth_method(self, server: AuthorizationServer, client: ClientCredentials) -> str:
+        if client.private_key_pem is not None:
+            return "private_key_jwt"
         if client.client_secret is None:
             return "none"
         supported = server.token_endpoint_auth_methods_supported
@@ -698,29 +754,81 @@ class OAuthClientProvider:
             form["scope"] = " ".join(pending.scopes)
         return await self._token_request(http, pending.server, pending.client, form)
 
-    async def _token_request(
-        self, http: HttpClient, server: AuthorizationServer, client: ClientCredentials, form: dict[str, str]
-    ) -> OAuthToken:
+    def _use_dpop(self, server: AuthorizationServer) -> bool:
+        if self.dpop is not None:
+            return self.dpop
+        if "ES256" not in (server.dpop_signing_alg_values_supported or ()):
+            return False
+        try:
+            load_jwt("DPoP")
+        except AuthExtraMissing:
+            logger.info("%s offers DPoP; without the auth extra the token is a plain bearer token", server.issuer)
+            return False
+        return True
+
+    def _client_authentication(
+        self, server: AuthorizationServer, client: ClientCredentials, form: dict[str, str]
+    ) -> list[tuple[str, str]]:
+        """Authenticate the client on a token request: a header to send, or fields added to ``form``."""
         method = self._auth_method(server, client)
-        headers: list[tuple[str, str]] = []
         if method == "client_secret_basic" and client.client_secret is not None:
             pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
-            headers.append(("authorization", "Basic " + base64.b64encode(pair.encode()).decode("ascii")))
-        else:
-            form["client_id"] = client.client_id
-            if method == "client_secret_post" and client.client_secret is not None:
-                form["client_secret"] = client.client_secret
-        status, document = await _post(http, server.token_endpoint, urlencode(form).encode(), _FORM, headers)
-        if status != 200 or not isinstance(document, dict) or not isinstance(document.get("access_token"), str):
+            return [("authorization", "Basic " + base64.b64encode(pair.encode()).decode("ascii"))]
+        form["client_id"] = client.client_id
+        if method == "client_secret_post" and client.client_secret is not None:
+            form["client_secret"] = client.client_secret
+        elif method == "private_key_jwt" and client.private_key_pem is not None:
+            form["client_assertion_type"] = CLIENT_ASSERTION_TYPE
+            form["client_assertion"] = client_assertion(
+                client.private_key_pem, client_id=client.client_id, audience=server.issuer or server.token_endpoint,
+                algorithm=client.signing_algorithm,
+            )
+        return []
+
+    async def _token_request(
+        self,
+        http: HttpClient,
+        server: AuthorizationServer,
+        client: ClientCredentials,
+        form: dict[str, str],
+        *,
+        dpop_key: str | None = None,
+    ) -> OAuthToken:
+        """POST to the token endpoint (with a DPoP proof when tokens are DPoP-bound, retried once with the
+        server's nonce after ``use_dpop_nonce``)."""
+        key = self._dpop_key(dpop_key) if dpop_key is not None else DpopKey() if self._use_dpop(server) else None
+        endpoint_origin = origin_of(server.token_endpoint)
+        for attempt in range(2):
+            fields = dict(form)
+            headers = self._client_authentication(server, client, fields)
+            if key is not None:
+                headers.append(("dpop", key.proof("POST", server.token_endpoint,
+                                                  nonce=self._nonces.get(endpoint_origin))))
+            try:
+                status, document, answer_headers = await post(
+                    http, server.token_endpoint, urlencode(fields).encode(), FORM, headers
+                )
+            except HttpFailure as exc:
+                raise OAuthError(str(exc)) from None
+            nonce = answer_headers.get("dpop-nonce")
+            if key is not None and nonce:
+                self._nonces[endpoint_origin] = nonce
             error = document.get("error") if isinstance(document, dict) else None
+            if not (status == 400 and error == "use_dpop_nonce" and key is not None and nonce and attempt == 0):
+                break
+        if status != 200 or not isinstance(document, dict) or not isinstance(document.get("access_token"), str):
             raise OAuthError(f"the token request to {server.token_endpoint} failed (HTTP {status}, {error})")
         expires = document.get("expires_in")
         refresh = document.get("refresh_token")
         scope = document.get("scope")
+        token_type = str(document.get("token_type") or "Bearer")
+        bound = key is not None and token_type.lower() == "dpop"
         return OAuthToken(
             document["access_token"],
-            str(document.get("token_type") or "Bearer"),
+            token_type,
             float(expires) if isinstance(expires, (int, float)) else None,
             refresh if isinstance(refresh, str) else None,
             scope if isinstance(scope, str) else None,
+            issuer=server.issuer,
+            dpop_key=key.private_key_pem().decode("ascii") if bound and key is not None else None,
         )

@@ -171,6 +171,8 @@ class ServerConnection:
     # -- RequestHandler ---------------------------------------------------------------------------
 
     async def handle_request(self, request: InboundRequest) -> Any:
+        if self.server.scopes and type(request.params) is dict:  # scopes= on a tool, resource or prompt
+            self.server.scopes.check(self.server.required_scopes(request.method, request.params), self.principal)
         if self.modern_only or is_modern(request.params):
             return await self._handle_modern(request)
         method = request.method
@@ -497,6 +499,7 @@ class ServerConnection:
     def _page(self, request: InboundRequest, modern: ModernRequest | None, method: str, key: str) -> dict[str, Any]:
         params = params_from_wire(request.params, PaginatedRequestParams)
         items = self.server.listing(method, modern.version if modern is not None else self.version)
+        items = self.server.scopes.visible(method, items, self.principal)
         page_size = self.server.page_size or max(len(items), 1)
         try:
             page, next_cursor = paginate(

@@ -98,8 +98,14 @@ class Context:
 
     @property
     def principal(self) -> Any:
-        """Who the transport authenticated (what ``HttpTransportOptions.authenticate`` returned), else None."""
+        """Who the transport authenticated (a ``trio_mcp.auth.Principal`` with OAuth, what
+        ``HttpTransportOptions.authenticate`` returned with that hook), else None."""
         return self._connection.principal
+
+    @property
+    def scopes(self) -> frozenset[str]:
+        """The scopes the caller's access token grants (empty without OAuth; see ``trio_mcp.auth``)."""
+        return frozenset(getattr(self._connection.principal, "scopes", None) or ())
 
     @property
     def lifespan_state(self) -> Any:

@@ -18,6 +18,7 @@ from typing import (
     TypeVar,
 )
 
+import attrs
 import trio
 
 from .._pagination import CursorCodec
@@ -45,10 +46,12 @@ from ._prompts import PromptDefinition, make_prompt
 from ._resources import ResourceDefinition, make_resource
 from ._tasks import TaskManager, task_capabilities
 from ._tools import ToolDefinition, make_tool
+from ..auth._scopes import ScopeTable
 
 if TYPE_CHECKING:
     import ssl
 
+    from ..auth import ResourceServerAuth
     from ..transports.streamable_http import HttpTransportOptions
 
 # The HTTP and WebSocket transports are imported when first served: a stdio server starts faster without them.
@@ -134,6 +137,8 @@ class Server:
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self.tools: dict[str, ToolDefinition] = {}
+        #: The scopes each tool, resource and prompt needs (``scopes=`` of the decorators).
+        self.scopes = ScopeTable()
         self.resources: dict[str, ResourceDefinition] = {}
         self.templates: dict[str, ResourceDefinition] = {}
         self.prompts: dict[str, PromptDefinition] = {}
@@ -164,6 +169,7 @@ class Server:
         run_in_thread: bool = True,
         task_support: Literal["forbidden", "optional", "required"] | None = None,
         defer_task: bool = False,
+        scopes: Sequence[str] = (),
     ) -> Callable[[F], F]:
         """Register the decorated function as a tool.
 
@@ -190,7 +196,7 @@ class Server:
         )
 
         def register(fn: F) -> F:
-            self.add_tool(fn, **options)
+            self.scopes.require("tools", self.add_tool(fn, **options).name, scopes)
             return fn
 
         return register
@@ -218,6 +224,7 @@ class Server:
         size: int | None = None,
         icons: Sequence[Icon] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] = (),
     ) -> Callable[[F], F]:
         """Register the decorated function as the resource at ``uri``.
 
@@ -238,6 +245,7 @@ class Server:
 
         def register(fn: F) -> F:
             self.add_resource(fn, uri, **options)
+            self.scopes.require("resources", uri, scopes)
             return fn
 
         return register
@@ -289,6 +297,7 @@ class Server:
         description: str | None = None,
         icons: Sequence[Icon] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Sequence[str] = (),
     ) -> Callable[[F], F]:
         """Register the decorated function as a prompt.
 
@@ -299,7 +308,7 @@ class Server:
         options = dict(name=name, title=title, description=description, icons=icons, meta=meta)
 
         def register(fn: F) -> F:
-            self.add_prompt(fn, **options)
+            self.scopes.require("prompts", self.add_prompt(fn, **options).name, scopes)
             return fn
 
         return register
@@ -489,6 +498,7 @@ class Server:
         *,
         options: HttpTransportOptions | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        auth: ResourceServerAuth | None = None,
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     ) -> NoReturn:
         """Serve MCP over HTTP until cancelled: Streamable HTTP on ``/mcp`` (both eras) and HTTP+SSE on ``/sse``.
@@ -496,10 +506,15 @@ class Server:
         Binds 127.0.0.1 by default and then accepts only local ``Host`` and ``Origin`` values; see
         ``HttpTransportOptions`` for paths, allow-lists, limits, session settings and bearer-token
         authentication. ``ssl_context`` serves HTTPS. ``task_status.started()`` receives the bound port.
-        To serve several servers on one port, see ``serve_http_many``.
+        ``auth`` protects the server with OAuth (``trio_mcp.auth.ResourceServerAuth``: metadata, challenges,
+        the ``scopes=`` of tools, resources and prompts). To serve several servers on one port, see
+        ``serve_http_many``.
         """
         from ..transports.streamable_http import HttpTransportOptions, serve_streamable_http
 
+        if auth is not None:
+            auth.scopes_for = self.required_scopes
+            options = attrs.evolve(options or HttpTransportOptions(), auth=auth)
         async with self.running():
             await serve_streamable_http(
                 self.serve_connection,
@@ -525,6 +540,17 @@ class Server:
 
         async with self.running():
             await serve_websocket(self.serve_connection, host, port, task_status=task_status, **options)
+
+    def required_scopes(self, method: str, params: Mapping[str, Any]) -> frozenset[str]:
+        """The scopes a request needs (``scopes=`` of the tool, resource or prompt it names)."""
+
+        def resource_key(uri: str) -> str | None:
+            if uri in self.resources:
+                return uri
+            match = self._router.match(uri)
+            return match[0] if match is not None else None
+
+        return self.scopes.needed(method, params, resource_key)
 
     def tool_header_paths(self, name: str) -> dict[str, tuple[str, ...]] | None:
         """The ``x-mcp-header`` names of a tool's parameters and where each sits in its arguments."""

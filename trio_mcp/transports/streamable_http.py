@@ -103,6 +103,15 @@ class ConnectFunction(Protocol):
     def __call__(self, stream: MessageStream, *, modern_only: bool = ..., principal: Any = ...) -> Awaitable[None]: ...
 
 
+class RequestGuard(Protocol):
+    """Authorization in front of the endpoints (``trio_mcp.auth.ResourceServerAuth``): it answers the paths of
+    ``metadata_paths`` itself, and admits a request (returns its principal) or answers it and returns None."""
+
+    def metadata_paths(self, endpoint_path: str) -> tuple[str, ...]: ...
+
+    async def __call__(self, request: HttpRequest, response: HttpResponse, endpoint_path: str) -> Any: ...
+
+
 HeaderPaths = Callable[[str], "Mapping[str, tuple[str, ...]] | None"]
 """For a tool name: ``{x-mcp-header name (lower case): argument path}``, or None for an unknown tool."""
 
@@ -184,6 +193,9 @@ class HttpTransportOptions:
     #: is (any value but None) or None to refuse (401 with ``WWW-Authenticate: Bearer``). A session stays bound
     #: to the principal that opened it. None: no authentication.
     authenticate: Callable[[str], Awaitable[Any]] | None = None
+    #: OAuth protection (``trio_mcp.auth.ResourceServerAuth``): metadata, challenges, scopes, DPoP. It replaces
+    #: ``authenticate`` when both are set.
+    auth: RequestGuard | None = None
 
 
 # -- where a message goes ----------------------------------------------------------------------------------
@@ -451,6 +463,8 @@ class StreamableHttpApp:
         options = self.options
         if path == options.path:
             return True
+        if options.auth is not None and path in options.auth.metadata_paths(options.path):
+            return True
         return options.sessions and options.sse_path is not None and path in (options.sse_path, options.messages_path)
 
     async def __call__(self, request: HttpRequest, response: HttpResponse) -> None:
@@ -460,7 +474,11 @@ class StreamableHttpApp:
             await _send_error(response, status, None, INVALID_REQUEST, message)
             return
         principal: Any = None
-        if self.options.authenticate is not None:
+        if self.options.auth is not None:
+            principal = await self.options.auth(request, response, self.options.path)
+            if principal is None:
+                return
+        elif self.options.authenticate is not None:
             principal = await self._authenticate(request)
             if principal is None:
                 await _send_error(response, 401, None, INVALID_REQUEST, "Unauthorized: a valid bearer token is required",

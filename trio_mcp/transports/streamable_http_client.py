@@ -76,15 +76,22 @@ _JSON: Final = "application/json"
 class HttpAuth(Protocol):
     """What a stream asks of an authorization provider (``trio_mcp.client._oauth.OAuthClientProvider``).
 
-    ``auth_headers()`` is read before every request; on a 401 or 403 the stream calls ``handle_challenge``
-    and, when it returns True (new credentials), sends the request once more with fresh headers.
-    ``note_success()`` is called for every answer below 400.
+    ``auth_headers(method, url)`` is read before every request (a DPoP proof names both); on a 401 or 403 the
+    stream calls ``handle_challenge`` (with the answer's ``DPoP-Nonce``, if any) and, when it returns True (new
+    credentials, a DPoP nonce), sends the request again with fresh headers (at most twice). ``note_success()``
+    is called for every answer below 400.
     """
 
-    async def auth_headers(self) -> Mapping[str, str]: ...
+    async def auth_headers(self, method: str = "POST", url: str | None = None) -> Mapping[str, str]: ...
 
     async def handle_challenge(
-        self, http: HttpClient, url: str, status: int, www_authenticate: str | None, sent: Mapping[str, str]
+        self,
+        http: HttpClient,
+        url: str,
+        status: int,
+        www_authenticate: str | None,
+        sent: Mapping[str, str],
+        dpop_nonce: str | None = None,
     ) -> bool: ...
 
     def note_success(self) -> None: ...
@@ -370,18 +377,19 @@ class _HttpMessageStream:
         """
         if self.auth is None:
             return await self._http_once(method, url, headers, body, timeouts=timeouts)
-        for attempt in range(2):
-            sent = dict(await self.auth.auth_headers())
+        for attempt in range(3):  # the first try, after an authorization, after a DPoP nonce challenge
+            sent = dict(await self.auth.auth_headers(method, url))
             names = {name.lower() for name in sent}
             merged = [(name, value) for name, value in headers if name.lower() not in names] + list(sent.items())
             response = await self._http_once(method, url, merged, body, timeouts=timeouts)
             if response.status < 400:
                 self.auth.note_success()
                 return response
-            if attempt or response.status not in (401, 403):
+            if attempt == 2 or response.status not in (401, 403):
                 return response
             challenge = response.headers.get("www-authenticate")
-            if not await self.auth.handle_challenge(self.http, self.url, response.status, challenge, sent):
+            nonce = response.headers.get("dpop-nonce")
+            if not await self.auth.handle_challenge(self.http, self.url, response.status, challenge, sent, nonce):
                 return response
             await response.aclose()
         raise AssertionError("unreachable")  # pragma: no cover
