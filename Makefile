@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test typecheck unit lowest interop-setup interop conformance bench-setup bench bench-quick clean
+.PHONY: demo test typecheck unit lowest interop-setup auth-server-setup interop conformance bench-setup bench bench-quick clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ typecheck: $(BIN)/.installed
 # in its own virtual environment (.interop/); see tests/interop/setup.sh.
 interop-setup:
 	PYTHON=$(PYTHON) bash tests/interop/setup.sh
+
+# The authorization server of the end-to-end OAuth tests (oauth2-mock-server, npm); see tests/auth_server/setup.sh.
+auth-server-setup: interop-setup
+	bash tests/auth_server/setup.sh
 
 unit: $(BIN)/.installed
 	$(BIN)/python -m pytest
@@ -46,7 +50,7 @@ bench: $(BIN)/.installed bench-setup
 bench-quick: $(BIN)/.installed bench-setup
 	$(BIN)/python benchmarks/compare.py --quick
 
-test: typecheck interop-setup bench-setup conformance unit lowest
+test: typecheck interop-setup auth-server-setup bench-setup conformance unit lowest
 
 clean:
-	rm -rf $(VENV) .venv-lowest .interop tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) .venv-lowest .interop tests/auth_server/node_modules tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info

@@ -21,7 +21,8 @@
 
    ``private_key_jwt`` (RFC 7523 §2.2, ES256 by default) when the client has a private key.
 6. DPoP (RFC 9449, the MCP DPoP extension): when the authorization server lists ES256 in
-   ``dpop_signing_alg_values_supported`` (and the ``auth`` extra is installed), or always with ``dpop=True``,
+   ``dpop_signing_alg_values_supported``, the MCP server asks for DPoP (a ``DPoP`` challenge, or ES256 in its
+   PRM) and the ``auth`` extra is installed, or always with ``dpop=True``,
    the token is bound to a key of the provider's; every request then carries ``Authorization: DPoP`` and a
    fresh proof, and a ``use_dpop_nonce`` answer (token endpoint or MCP server) is retried with the nonce.
 
@@ -147,6 +148,7 @@ class ProtectedResource:
     resource: str | None
     authorization_servers: tuple[str, ...]
     scopes_supported: tuple[str, ...] | None = None
+    dpop_signing_alg_values_supported: tuple[str, ...] | None = None
 
 
 @attrs.frozen
@@ -322,8 +324,10 @@ class OAuthClientProvider:
         assertion_provider: makes the JWT of the jwt-bearer grant (see ``AssertionProvider``).
         authorization_handler: the user-agent step (default ``headless_authorization``).
         token_store: where tokens and registrations live (default ``trio_mcp.auth.MemoryTokenStore()``).
-        dpop: None (default): bind tokens to a DPoP key when the authorization server supports ES256 proofs
-            and the ``auth`` extra is installed; True: always (fails without the extra); False: never.
+        dpop: None (default): bind tokens to a DPoP key when the authorization server supports ES256 proofs,
+            the MCP server asks for DPoP (its challenge's scheme, or ES256 in its PRM's
+            ``dpop_signing_alg_values_supported``) and the ``auth`` extra is installed; True: always (fails
+            without the extra); False: never.
         refresh_margin: refresh a token this many seconds before it expires.
         max_attempts: authorizations in a row without a successful request in between before giving up.
         offline_access: ask for ``offline_access`` (and register the ``refresh_token`` grant) when offered.
@@ -390,6 +394,7 @@ class OAuthClientProvider:
         self._http: HttpClient | None = None
         self._server: AuthorizationServer | None = None
         self._resource: str | None = None
+        self._resource_wants_dpop = False
         self._dpop_keys: dict[str, DpopKey] = {}
         #: The latest DPoP nonce each origin (MCP server or authorization server) asked for.
         self._nonces: dict[str, str] = {}
@@ -490,7 +495,7 @@ class OAuthClientProvider:
             current = await self._token()
             if current is None:
                 return False
-            if current.access_token != stale.access_token:
+            if current != stale:  # another task refreshed it meanwhile (tokens may be equal: compare records)
                 return True
             try:
                 await self.refresh(http, current)
@@ -548,6 +553,10 @@ class OAuthClientProvider:
         if step_up and server.issuer == self._issuer:
             scopes = list(dict.fromkeys([*self._requested, *scopes]))
         client = await self._client_for(http, server)
+        # DPoP when both ends take it: the server challenged with DPoP or lists ES256 in its PRM.
+        self._resource_wants_dpop = challenge.get("scheme") == "dpop" or (
+            prm is not None and "ES256" in (prm.dpop_signing_alg_values_supported or ())
+        )
         pending = _Pending(server, client, resource, scopes)
         if self.grant == "client_credentials":
             token = await self._client_credentials(http, pending)
@@ -573,7 +582,8 @@ class OAuthClientProvider:
                 servers = _strings(document.get("authorization_servers")) or ()
                 resource = document.get("resource")
                 return ProtectedResource(
-                    resource if isinstance(resource, str) else None, servers, _strings(document.get("scopes_supported"))
+                    resource if isinstance(resource, str) else None, servers, _strings(document.get("scopes_supported")),
+                    _strings(document.get("dpop_signing_alg_values_supported")),
                 )
         return None
 
@@ -757,7 +767,7 @@ class OAuthClientProvider:
     def _use_dpop(self, server: AuthorizationServer) -> bool:
         if self.dpop is not None:
             return self.dpop
-        if "ES256" not in (server.dpop_signing_alg_values_supported or ()):
+        if not self._resource_wants_dpop or "ES256" not in (server.dpop_signing_alg_values_supported or ()):
             return False
         try:
             load_jwt("DPoP")

@@ -1,0 +1,327 @@
+"""Authorization end to end against a real authorization server (oauth2-mock-server on 127.0.0.1, installed by
+tests/auth_server/setup.sh): it signs JWTs with its own keys and serves discovery, JWKS, introspection and
+refresh tokens. Our protected server verifies its tokens; our client obtains, refreshes and steps up.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import os
+import subprocess
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+import trio
+
+import trio_mcp
+from trio_mcp.auth import (
+    DpopKey,
+    DpopVerifier,
+    FileTokenStore,
+    IntrospectionVerifier,
+    JwtVerifier,
+    MemoryTokenStore,
+    ResourceServerAuth,
+    loopback_authorization,
+    parse_www_authenticate,
+)
+from trio_mcp.client._oauth import OAuthClientProvider
+from trio_mcp.transports._http_client import HttpClient
+
+pytest.importorskip("jwt", reason="the auth extra (PyJWT[crypto]) is not installed")
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVER_JS = ROOT / "tests" / "auth_server" / "server.mjs"
+PATHS = ROOT / ".interop" / "paths.json"
+
+
+@pytest.fixture(scope="module")
+def issuer() -> Iterator[str]:
+    """The authorization server's issuer URL (one server process for the module)."""
+    if not PATHS.exists() or not (SERVER_JS.parent / "node_modules" / "oauth2-mock-server").exists():
+        pytest.skip("the authorization server is not installed: run tests/interop/setup.sh and tests/auth_server/setup.sh")
+    node = json.loads(PATHS.read_text())["node"]
+    process = subprocess.Popen([node, str(SERVER_JS)], cwd=SERVER_JS.parent, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        yield json.loads(line)["issuer"]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def make_server() -> trio_mcp.Server:
+    server = trio_mcp.Server("protected")
+
+    @server.tool(scopes=["mcp:read"])
+    def whoami(ctx: trio_mcp.Context) -> str:
+        """Who the token speaks for, and its scopes."""
+        return f"{ctx.principal.subject} {' '.join(sorted(ctx.scopes))}"
+
+    @server.tool(scopes=["mcp:admin"])
+    def wipe() -> str:
+        """Needs the admin scope."""
+        return "wiped"
+
+    return server
+
+
+class Protected:
+    """Our protected MCP server on 127.0.0.1 in front of the real authorization server."""
+
+    def __init__(self, issuer: str, *, introspection: bool = False, dpop: DpopVerifier | None = None) -> None:
+        self.issuer = issuer
+        self.introspection = introspection
+        self.dpop = dpop
+        self.url = ""
+
+    async def start(self, nursery: trio.Nursery) -> str:
+        verifier: Any
+        # The audience is this server's URL, known once it listens: set it before the first request.
+        if self.introspection:
+            verifier = IntrospectionVerifier(f"{self.issuer}/introspect", client_id="rs", client_secret="rs-secret",
+                                             audience="pending", issuer=self.issuer)
+        else:
+            verifier = JwtVerifier(issuer=self.issuer, audience="pending")
+        auth = ResourceServerAuth(verifier, authorization_servers=[self.issuer],
+                                  scopes_supported=["mcp:read", "mcp:admin"], required_scopes=["mcp:read"],
+                                  dpop=self.dpop)
+        port = await nursery.start(lambda task_status: make_server().serve_http(port=0, auth=auth,
+                                                                                  task_status=task_status))
+        self.url = f"http://127.0.0.1:{port}/mcp"
+        verifier.audience = {self.url} if self.introspection else [self.url]
+        return self.url
+
+
+async def get_token(http: HttpClient, issuer: str, *, dpop: DpopKey | None = None, **form: str) -> dict[str, Any]:
+    fields = {"grant_type": "client_credentials", "client_id": "test-client", **form}
+    headers = [("content-type", "application/x-www-form-urlencoded")]
+    if dpop is not None:
+        headers.append(("dpop", dpop.proof("POST", f"{issuer}/token")))
+    response = await http.request("POST", f"{issuer}/token", headers=headers, body=urlencode(fields).encode())
+    async with response:
+        body = json.loads(await response.read())
+    assert response.status == 200, body
+    return body  # type: ignore[no-any-return]
+
+
+async def post_mcp(http: HttpClient, url: str, token: str | None, *, method: str = "tools/list",
+                   params: dict[str, Any] | None = None, scheme: str = "Bearer",
+                   extra: list[tuple[str, str]] = ()) -> tuple[int, dict[str, str], Any]:
+    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {
+        **(params or {}), "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+                                    "io.modelcontextprotocol/clientCapabilities": {}}}}
+    headers = [("content-type", "application/json"), ("accept", "application/json, text/event-stream"),
+               ("mcp-protocol-version", "2026-07-28"), ("mcp-method", method), *extra]
+    if method == "tools/call":
+        headers.append(("mcp-name", str((params or {})["name"])))
+    if token is not None:
+        headers.append(("authorization", f"{scheme} {token}"))
+    response = await http.request("POST", url, headers=headers, body=json.dumps(message).encode())
+    async with response:
+        raw = await response.read()
+    www = "; ".join(response.headers.get_all("www-authenticate"))
+    return response.status, {"www-authenticate": www, "dpop-nonce": response.headers.get("dpop-nonce", "")}, (
+        json.loads(raw) if raw else None)
+
+
+def b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def forged(token: str, *, header: dict[str, Any] | None = None, claims: dict[str, Any] | None = None,
+           key: bytes | None = None) -> str:
+    """``token`` with its header or claims changed; re-signed with HMAC-SHA256 under ``key``, or unsigned."""
+    head, body, signature = token.split(".")
+    new_head = b64(json.dumps({**json.loads(base64.urlsafe_b64decode(head + "==")), **(header or {})}).encode())
+    new_body = b64(json.dumps({**json.loads(base64.urlsafe_b64decode(body + "==")), **(claims or {})}).encode())
+    if key is not None:
+        signature = b64(hmac.new(key, f"{new_head}.{new_body}".encode(), hashlib.sha256).digest())
+    elif header and header.get("alg") == "none":
+        signature = ""
+    return f"{new_head}.{new_body}.{signature}"
+
+
+async def test_protected_server_metadata_challenges_and_bad_tokens(issuer: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, "trio_mcp.auth")
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            protected = Protected(issuer)
+            url = await protected.start(nursery)
+            origin = url.removesuffix("/mcp")
+            for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"):
+                response = await http.request("GET", origin + path)
+                async with response:
+                    document = json.loads(await response.read())
+                assert response.status == 200
+                assert document["resource"] == url and document["authorization_servers"] == [issuer]
+                assert document["scopes_supported"] == ["mcp:read", "mcp:admin"]
+
+            status, headers, _ = await post_mcp(http, url, None)
+            challenge = parse_www_authenticate(headers["www-authenticate"])
+            assert status == 401 and "error" not in challenge
+            assert challenge["resource_metadata"] == f"{origin}/.well-known/oauth-protected-resource/mcp"
+            assert challenge["scope"] == "mcp:read"
+
+            good = (await get_token(http, issuer, resource=url, scope="mcp:read"))["access_token"]
+            status, _, body = await post_mcp(http, url, good)
+            assert status == 200 and [tool["name"] for tool in body["result"]["tools"]] == ["whoami"]
+            status, _, body = await post_mcp(http, url, good, method="tools/call", params={"name": "whoami"})
+            assert status == 200 and body["result"]["content"][0]["text"] == "None mcp:read"
+
+            # A tool needing a scope the token lacks: 403 naming it, so the client can step up.
+            status, headers, _ = await post_mcp(http, url, good, method="tools/call", params={"name": "wipe"})
+            challenge = parse_www_authenticate(headers["www-authenticate"])
+            assert status == 403 and challenge["error"] == "insufficient_scope"
+            assert "mcp:admin" in challenge["scope"].split()
+
+            response = await http.request("GET", f"{issuer}/jwks")
+            async with response:
+                public_key = json.dumps(json.loads(await response.read())["keys"][0]).encode()
+            bad = {
+                "expired": (await get_token(http, issuer, resource=url, scope="mcp:read",
+                                            test_exp_offset="-120"))["access_token"],
+                "wrong audience": (await get_token(http, issuer, resource="http://127.0.0.1:1/mcp",
+                                                   scope="mcp:read"))["access_token"],
+                "no audience": (await get_token(http, issuer, scope="mcp:read"))["access_token"],
+                "wrong issuer": (await get_token(http, issuer, resource=url, scope="mcp:read",
+                                                 test_iss="http://127.0.0.1:2"))["access_token"],
+                "alg none": forged(good, header={"alg": "none"}),
+                "HS256 with the public key": forged(good, header={"alg": "HS256"}, key=public_key),
+                "tampered": forged(good, claims={"scope": "mcp:read mcp:admin"}),
+                "garbage": "not-a-jwt",
+            }
+            for name, token in bad.items():
+                caplog.clear()
+                status, headers, _ = await post_mcp(http, url, token)
+                challenge = parse_www_authenticate(headers["www-authenticate"])
+                assert status == 401 and challenge["error"] == "invalid_token", name
+                assert challenge["resource_metadata"].endswith("/.well-known/oauth-protected-resource/mcp"), name
+                assert [r for r in caplog.records if "refused POST /mcp" in r.getMessage()], name
+                assert token not in caplog.text, name
+            nursery.cancel_scope.cancel()
+
+
+async def test_introspection_verifier(issuer: str) -> None:
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            url = await Protected(issuer, introspection=True).start(nursery)
+            good = (await get_token(http, issuer, resource=url, scope="mcp:read"))["access_token"]
+            assert (await post_mcp(http, url, good))[0] == 200
+            assert (await post_mcp(http, url, good))[0] == 200  # answered from the cache
+            expired = (await get_token(http, issuer, resource=url, scope="mcp:read",
+                                       test_exp_offset="-120"))["access_token"]
+            other = (await get_token(http, issuer, resource="http://127.0.0.1:1/mcp", scope="mcp:read"))["access_token"]
+            for token in (expired, other, forged(good, claims={"sub": "mallory"})):
+                status, headers, _ = await post_mcp(http, url, token)
+                assert status == 401 and 'error="invalid_token"' in headers["www-authenticate"]
+            nursery.cancel_scope.cancel()
+
+
+async def test_dpop_bound_tokens(issuer: str) -> None:
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            url = await Protected(issuer, dpop=DpopVerifier(require_nonce=True)).start(nursery)
+            key = DpopKey()
+            answer = await get_token(http, issuer, dpop=key, resource=url, scope="mcp:read")
+            assert answer["token_type"] == "DPoP"
+            token = answer["access_token"]
+            # No nonce yet: the server asks for one.
+            proof = key.proof("POST", url, access_token=token)
+            status, headers, _ = await post_mcp(http, url, token, scheme="DPoP", extra=[("dpop", proof)])
+            assert status == 401 and 'error="use_dpop_nonce"' in headers["www-authenticate"]
+            nonce = headers["dpop-nonce"]
+            proof = key.proof("POST", url, access_token=token, nonce=nonce)
+            assert (await post_mcp(http, url, token, scheme="DPoP", extra=[("dpop", proof)]))[0] == 200
+            refusals = {
+                "replayed": proof,
+                "another key": DpopKey().proof("POST", url, access_token=token, nonce=nonce),
+                "another method": key.proof("GET", url, access_token=token, nonce=nonce),
+                "another URL": key.proof("POST", url + "x", access_token=token, nonce=nonce),
+                "another token": key.proof("POST", url, access_token=token + "x", nonce=nonce),
+            }
+            for name, bad_proof in refusals.items():
+                status, headers, _ = await post_mcp(http, url, token, scheme="DPoP", extra=[("dpop", bad_proof)])
+                assert status == 401 and 'error="invalid_dpop_proof"' in headers["www-authenticate"], name
+            status, headers, _ = await post_mcp(http, url, token)  # a DPoP-bound token presented as Bearer
+            assert status == 401 and 'error="invalid_token"' in headers["www-authenticate"]
+            nursery.cancel_scope.cancel()
+
+
+class CountingStore(MemoryTokenStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[dict[str, Any] | None] = []
+
+    async def set_token(self, resource: str, token: dict[str, Any] | None) -> None:
+        self.writes.append(token)
+        await super().set_token(resource, token)
+
+
+@pytest.mark.parametrize("dpop", [False, True], ids=["bearer", "dpop"])
+async def test_client_obtains_refreshes_and_steps_up(issuer: str, dpop: bool) -> None:
+    """With a server that takes DPoP (its PRM says ES256), the client binds its tokens to a key on its own."""
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            url = await Protected(issuer, dpop=DpopVerifier() if dpop else None).start(nursery)
+            store = CountingStore()
+            # refresh_margin = the token lifetime: every request after the first refreshes, so rotation (each
+            # refresh token works once at this server) is exercised on every call.
+            provider = OAuthClientProvider(client_id="test-client", token_store=store, refresh_margin=3600)
+            async with trio_mcp.open_http_client(url, auth=provider) as client:
+                assert [tool.name for tool in (await client.list_tools()).tools] == ["whoami"]
+                first = store.writes[-1]
+                assert first is not None and first["refresh_token"] and (first["dpop_key"] is not None) == dpop
+                result = await client.call_tool("whoami", {})
+                assert result.content[0].text == "johndoe mcp:read offline_access"  # type: ignore[union-attr]
+                before = len(store.writes)
+                async with trio.open_nursery() as calls:  # five concurrent calls share one refresh
+                    for _ in range(5):
+                        calls.start_soon(client.call_tool, "whoami", {})
+                assert len(store.writes) == before + 1
+                refreshed = store.writes[1:]
+                assert refreshed and all(token is not None for token in refreshed)  # no refresh was refused
+                assert len({token["refresh_token"] for token in refreshed}) == len(refreshed)  # type: ignore[index]
+                # Step up: the admin tool is not listed, but calling it gets 403 insufficient_scope and the
+                # provider re-authorizes with the union of the scopes.
+                result = await client.call_tool("wipe", {})
+                assert result.content[0].text == "wiped"  # type: ignore[union-attr]
+                assert set(store.writes[-1]["scope"].split()) >= {"mcp:read", "mcp:admin"}  # type: ignore[index]
+            nursery.cancel_scope.cancel()
+
+
+async def test_file_store_and_loopback_helper(issuer: str, tmp_path: Path) -> None:
+    """The interactive helper with a browser stand-in that follows redirects (urllib): the authorization
+    server redirects it to our loopback listener. A second run reuses the stored token: no browser."""
+    path = tmp_path / "tokens.json"
+    opened: list[str] = []
+
+    def browser(url: str) -> None:
+        opened.append(url)
+        urllib.request.urlopen(url, timeout=10).read()
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            url = await Protected(issuer).start(nursery)
+            for run in range(2):
+                async with loopback_authorization(open_browser=browser, timeout=20) as loopback:
+                    assert loopback.redirect_uri.startswith("http://127.0.0.1:")
+                    provider = OAuthClientProvider(client_id="test-client", redirect_uri=loopback.redirect_uri,
+                                                   authorization_handler=loopback.authorize,
+                                                   token_store=FileTokenStore(path))
+                    async with trio_mcp.open_http_client(url, auth=provider) as client:
+                        await client.call_tool("whoami", {})
+                assert len(opened) == 1, run
+                assert os.stat(path).st_mode & 0o777 == 0o600
+            assert url in json.loads(path.read_text())["tokens"]
+            nursery.cancel_scope.cancel()
