@@ -40,10 +40,18 @@ class ScopeTable:
     def __bool__(self) -> bool:
         return bool(self._needs)
 
-    def require(self, kind: str, key: str, scopes: Iterable[str]) -> None:
+    @staticmethod
+    def checked(scopes: Iterable[str]) -> frozenset[str]:
+        """``scopes`` as a set, or ``ValueError`` for one that is not a scope token (RFC 6749 §3.3)."""
+        if isinstance(scopes, str):
+            raise ValueError(f"scopes must be a list of scope names, not the string {scopes!r}")
         wanted = frozenset(scopes)
         if any(not isinstance(scope, str) or not scope or " " in scope for scope in wanted):
             raise ValueError(f"scopes must be non-empty strings without spaces, not {sorted(map(repr, wanted))}")
+        return wanted
+
+    def require(self, kind: str, key: str, scopes: Iterable[str]) -> None:
+        wanted = self.checked(scopes)
         if wanted:
             self._needs[(kind, key)] = wanted
         else:

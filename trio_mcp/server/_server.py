@@ -179,6 +179,8 @@ class Server:
         annotated ``Context`` receives the request context. Sync functions run in a worker thread unless
         ``run_in_thread=False``. ``task_support`` says whether a call may run as a task (see ``TaskManager``,
         docs/tasks.md); with ``defer_task`` the handler becomes one only when it calls ``ctx.start_task()``.
+        ``scopes`` are the OAuth scopes a caller needs (``trio_mcp.auth``): others do not see the tool listed,
+        and calling it gets the step-up challenge (the same holds for resources and prompts).
         """
         options = dict(
             name=name,
@@ -194,6 +196,8 @@ class Server:
             task_support=task_support,
             defer_task=defer_task,
         )
+
+        ScopeTable.checked(scopes)  # refused at the decorator, before anything is registered
 
         def register(fn: F) -> F:
             self.scopes.require("tools", self.add_tool(fn, **options).name, scopes)
@@ -242,6 +246,8 @@ class Server:
             icons=icons,
             meta=meta,
         )
+
+        ScopeTable.checked(scopes)  # refused at the decorator, before anything is registered
 
         def register(fn: F) -> F:
             self.add_resource(fn, uri, **options)
@@ -306,6 +312,8 @@ class Server:
         message), content, ``PromptMessage`` objects, or a list of them.
         """
         options = dict(name=name, title=title, description=description, icons=icons, meta=meta)
+
+        ScopeTable.checked(scopes)  # refused at the decorator, before anything is registered
 
         def register(fn: F) -> F:
             self.scopes.require("prompts", self.add_prompt(fn, **options).name, scopes)
