@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -324,4 +325,87 @@ async def test_file_store_and_loopback_helper(issuer: str, tmp_path: Path) -> No
                 assert len(opened) == 1, run
                 assert os.stat(path).st_mode & 0o777 == 0o600
             assert url in json.loads(path.read_text())["tokens"]
+            nursery.cancel_scope.cancel()
+
+
+def doc_example(page: str) -> str:
+    """The first Python code block of a docs page."""
+    text = (ROOT / "docs" / page).read_text()
+    return text.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_the_docs_examples_run(issuer: str, tmp_path: Path) -> None:
+    """docs/protecting-a-server.md's server and docs/authorizing-a-client.md's command-line client, as printed,
+    against the real authorization server; the "browser" is a script that follows the redirects."""
+    (tmp_path / "server.py").write_text(doc_example("protecting-a-server.md"))
+    (tmp_path / "client.py").write_text(doc_example("authorizing-a-client.md"))
+    (tmp_path / "browser.py").write_text(
+        "import sys, urllib.request\n"
+        f"open({str(tmp_path / 'opened')!r}, 'a').write('x')\n"
+        "urllib.request.urlopen(sys.argv[1], timeout=10).read()\n"
+    )
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ISSUER": issuer, "PORT": str(port),
+           "TOKENS": str(tmp_path / "tokens.json"), "BROWSER": f"{sys.executable} {tmp_path / 'browser.py'} %s"}
+    server = subprocess.Popen([sys.executable, str(tmp_path / "server.py")], env=env)
+    try:
+        with trio.fail_after(30):
+            while True:
+                try:
+                    await (await trio.open_tcp_stream("127.0.0.1", port)).aclose()
+                    break
+                except OSError:
+                    await trio.sleep(0.05)
+            url = f"http://127.0.0.1:{port}/mcp"
+            for run in range(2):
+                done = await trio.run_process([sys.executable, str(tmp_path / "client.py"), url], env=env,
+                                              capture_stdout=True)
+                output = done.stdout.decode()
+                assert f"{run + 1} notes" in output and "hello" in output, output
+            assert (tmp_path / "opened").read_text() == "x"  # the browser opened once; the second run reused the token
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+async def test_a_refused_token_is_refreshed_once_before_authorizing_again(issuer: str) -> None:
+    from trio_mcp.client._oauth import headless_authorization
+
+    authorizations: list[str] = []
+
+    async def counting(http: HttpClient, url: str, redirect_uri: str) -> str:
+        authorizations.append(url)
+        return await headless_authorization(http, url, redirect_uri)
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            url = await Protected(issuer).start(nursery)
+            store = MemoryTokenStore()
+            provider = OAuthClientProvider(client_id="test-client", token_store=store, authorization_handler=counting)
+            async with trio_mcp.open_http_client(url, auth=provider, protocol_version="2026-07-28") as client:
+                await client.call_tool("whoami", {})
+                record = await store.get_token(url)
+                assert record is not None and len(authorizations) == 1
+                # The server now refuses the access token (here: an expired one in its place); the refresh
+                # token still works, so one refresh answers the 401 and nobody is asked to authorize again.
+                expired = await get_token(http, issuer, resource=url, scope="mcp:read", test_exp_offset="-120")
+                await store.set_token(url, {**record, "access_token": expired["access_token"]})
+                await client.call_tool("whoami", {})
+                assert len(authorizations) == 1
+                renewed = await store.get_token(url)
+                assert renewed is not None and renewed["refresh_token"] != record["refresh_token"]
+                # A refused refresh (the refresh token was revoked: here, replaced by an unknown one) falls back
+                # to a new authorization.
+                await store.set_token(url, {**renewed, "access_token": expired["access_token"],
+                                            "refresh_token": "revoked"})
+                await client.call_tool("whoami", {})
+                assert len(authorizations) == 2
             nursery.cancel_scope.cancel()
