@@ -409,3 +409,26 @@ async def test_a_refused_token_is_refreshed_once_before_authorizing_again(issuer
                 await client.call_tool("whoami", {})
                 assert len(authorizations) == 2
             nursery.cancel_scope.cancel()
+
+
+async def test_step_up_inside_a_session(issuer: str) -> None:
+    """A Streamable HTTP session stays the caller's across the step-up, and from then on its listings and calls
+    see the new scopes. The HTTP+SSE transport (2024-11-05) then works with the stored token: it sends the
+    headers it has when it connects (it has no 401 handling of its own)."""
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            url = await Protected(issuer).start(nursery)
+            store = MemoryTokenStore()
+            provider = OAuthClientProvider(client_id="test-client", token_store=store)
+            async with trio_mcp.open_http_client(url, auth=provider, protocol_version="2025-11-25") as client:
+                assert [tool.name for tool in (await client.list_tools()).tools] == ["whoami"]
+                assert (await client.call_tool("wipe", {})).content[0].text == "wiped"  # type: ignore[union-attr]
+                assert sorted(tool.name for tool in (await client.list_tools()).tools) == ["whoami", "wipe"]
+                text = (await client.call_tool("whoami", {})).content[0].text  # type: ignore[union-attr]
+                assert "mcp:admin" in text.split()
+            legacy = OAuthClientProvider(client_id="test-client", token_store=store)
+            await legacy.auth_headers("GET", url)  # where the stored token is found
+            sse_url = url.removesuffix("/mcp") + "/sse"
+            async with trio_mcp.open_http_client(sse_url, auth=legacy, protocol_version="2024-11-05") as client:
+                assert (await client.call_tool("wipe", {})).content[0].text == "wiped"  # type: ignore[union-attr]
+            nursery.cancel_scope.cancel()

@@ -116,8 +116,8 @@ class ServerConnection:
         the per-request ``_meta`` is then an error rather than a handshake-era request."""
         self.server = server
         self.modern_only = modern_only
-        #: Who the transport authenticated (HTTP bearer tokens); None when it did not.
-        self.principal = principal
+        self._principal = principal
+        self._stream = stream
         self.lifecycle = Lifecycle()
         self.protocol_version: str | None = None
         self.client_info: Implementation | None = None
@@ -167,6 +167,13 @@ class ServerConnection:
         """Where tasks run when the server's task manager is not serving (outside ``Server.running()``)."""
         assert self._nursery is not None
         return self._nursery
+
+    @property
+    def principal(self) -> Any:
+        """Who the transport authenticated (HTTP bearer tokens), None when it did not; a stream that
+        authenticates every request (an HTTP session: the caller's token is refreshed or stepped up) has the
+        latest as its ``principal``."""
+        return getattr(self._stream, "principal", self._principal)
 
     # -- RequestHandler ---------------------------------------------------------------------------
 

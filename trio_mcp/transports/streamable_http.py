@@ -822,6 +822,7 @@ class StreamableHttpApp:
         session = self.sessions.get(session_id)
         if session is None or session.principal != request_principal.get():
             return None
+        session.principal = request_principal.get()  # the same caller; its latest token (refreshed, stepped up)
         return session
 
     # -- HTTP+SSE (2024-11-05) -----------------------------------------------------------------------------
@@ -902,6 +903,11 @@ class _VersionTracking:
     async def close_request_stream(self, request_id: RequestId) -> bool:
         """See ``_Session.close_request_stream``."""
         return await self._session.close_request_stream(request_id)
+
+    @property
+    def principal(self) -> Any:
+        """Who sent the session's latest request (``ServerConnection.principal`` reads it)."""
+        return self._session.principal
 
 
 async def _read_message(request: HttpRequest, response: HttpResponse) -> Any:

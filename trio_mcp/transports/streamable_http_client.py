@@ -643,9 +643,9 @@ class StreamableHttpSessionStream(_HttpMessageStream):
             return
         with trio.move_on_after(_DELETE_TIMEOUT):
             try:
-                response = await self.http.request("DELETE", self.url, headers=self._headers(), timeouts=self._short)
+                response = await self._http("DELETE", self.url, self._headers(), timeouts=self._short)  # with auth
                 await response.aclose()
-            except (HttpError, RuntimeError) as exc:
+            except (HttpError, ConnectionClosed, RuntimeError) as exc:
                 logger.debug("DELETE of the session failed: %s", exc)
 
     # -- internals -------------------------------------------------------------------------------------------
