@@ -432,3 +432,55 @@ async def test_step_up_inside_a_session(issuer: str) -> None:
             async with trio_mcp.open_http_client(sse_url, auth=legacy, protocol_version="2024-11-05") as client:
                 assert (await client.call_tool("wipe", {})).content[0].text == "wiped"  # type: ignore[union-attr]
             nursery.cancel_scope.cancel()
+
+
+# -- the official MCP Python SDK (installed by tests/interop/setup.sh) ------------------------------------------
+
+
+def mcp_python() -> str:
+    python = json.loads(PATHS.read_text()).get("mcp_python")
+    if not python or not Path(python).exists():
+        pytest.skip("the official Python SDK is not installed: run tests/interop/setup.sh")
+    return str(python)
+
+
+async def test_the_official_sdk_client_authorizes_against_our_server(issuer: str) -> None:
+    """The official SDK's client and OAuth provider: it reads our Protected Resource Metadata, authorizes at the
+    real authorization server and calls a tool our server guards with a scope."""
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            url = await Protected(issuer).start(nursery)
+            script = ROOT / "tests" / "interop" / "official_oauth_client.py"
+            done = await trio.run_process([mcp_python(), str(script), "--url", url, "--client-id", "official"],
+                                          capture_stdout=True)
+            out = json.loads(done.stdout.decode().strip().splitlines()[-1])
+            assert out.get("tools") == ["whoami"], out
+            assert out["texts"] == ["johndoe mcp:read offline_access"] and not out["is_error"], out
+            nursery.cancel_scope.cancel()
+
+
+async def test_our_client_authorizes_against_the_official_sdk_server(issuer: str) -> None:
+    """Our client against the official SDK's protected server (AuthSettings + an introspecting verifier)."""
+    script = ROOT / "tests" / "interop" / "official_oauth_server.py"
+    process = await trio.lowlevel.open_process([mcp_python(), str(script), "--issuer", issuer],
+                                               stdout=subprocess.PIPE)
+    try:
+        with trio.fail_after(60):
+            assert process.stdout is not None
+            line = b""
+            while not line.endswith(b"\n"):
+                chunk = await process.stdout.receive_some(4096)
+                assert chunk, "the official server exited before serving"
+                line += chunk
+            url = line.decode().split("serving ", 1)[1].strip()
+            provider = OAuthClientProvider(client_id="test-client")
+            async with trio_mcp.open_http_client(url, auth=provider) as client:
+                assert [tool.name for tool in (await client.list_tools()).tools] == ["whoami"]
+                assert (await client.call_tool("whoami", {})).content[0].text == "authorized"  # type: ignore[union-attr]
+            assert provider.last_error is None
+    finally:
+        process.terminate()
+        with trio.move_on_after(10):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()

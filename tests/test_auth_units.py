@@ -31,7 +31,6 @@ from trio_mcp.auth import (
 )
 from trio_mcp.auth._metadata import challenge, protected_resource_metadata_paths
 from trio_mcp.transports._http_client import HttpClient
-from trio_mcp.transports._http_server import serve_http
 from trio_mcp.transports.streamable_http import HttpTransportOptions
 
 
