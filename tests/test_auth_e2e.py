@@ -79,10 +79,12 @@ def make_server() -> trio_mcp.Server:
 class Protected:
     """Our protected MCP server on 127.0.0.1 in front of the real authorization server."""
 
-    def __init__(self, issuer: str, *, introspection: bool = False, dpop: DpopVerifier | None = None) -> None:
+    def __init__(self, issuer: str, *, introspection: bool = False, dpop: DpopVerifier | None = None,
+                 whole_origin: bool = False) -> None:
         self.issuer = issuer
         self.introspection = introspection
         self.dpop = dpop
+        self.whole_origin = whole_origin  # the resource is the origin (every endpoint), not the /mcp URL
         self.url = ""
 
     async def start(self, nursery: trio.Nursery) -> str:
@@ -99,7 +101,10 @@ class Protected:
         port = await nursery.start(lambda task_status: make_server().serve_http(port=0, auth=auth,
                                                                                   task_status=task_status))
         self.url = f"http://127.0.0.1:{port}/mcp"
-        verifier.audience = {self.url} if self.introspection else [self.url]
+        audience = self.url
+        if self.whole_origin:
+            audience = auth.resource = f"http://127.0.0.1:{port}"
+        verifier.audience = {audience} if self.introspection else [audience]
         return self.url
 
 
@@ -413,8 +418,7 @@ async def test_a_refused_token_is_refreshed_once_before_authorizing_again(issuer
 
 async def test_step_up_inside_a_session(issuer: str) -> None:
     """A Streamable HTTP session stays the caller's across the step-up, and from then on its listings and calls
-    see the new scopes. The HTTP+SSE transport (2024-11-05) then works with the stored token: it sends the
-    headers it has when it connects (it has no 401 handling of its own)."""
+    see the new scopes. The HTTP+SSE transport (2024-11-05) then works with the stored token."""
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
             url = await Protected(issuer).start(nursery)
@@ -484,3 +488,18 @@ async def test_our_client_authorizes_against_the_official_sdk_server(issuer: str
             await process.wait()
         if process.returncode is None:
             process.kill()
+
+
+async def test_http_sse_transport_authorizes_and_steps_up(issuer: str) -> None:
+    """The 2024-11-05 HTTP+SSE client authorizes on the GET's 401 and steps up on a POST's 403, with a server
+    whose resource is its origin (so its metadata covers /sse as well as /mcp)."""
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            url = await Protected(issuer, whole_origin=True).start(nursery)
+            sse_url = url.removesuffix("/mcp") + "/sse"
+            provider = OAuthClientProvider(client_id="test-client")
+            async with trio_mcp.open_http_client(sse_url, auth=provider, protocol_version="2024-11-05") as client:
+                assert [tool.name for tool in (await client.list_tools()).tools] == ["whoami"]
+                assert (await client.call_tool("wipe", {})).content[0].text == "wiped"  # type: ignore[union-attr]
+            assert provider.last_error is None
+            nursery.cancel_scope.cancel()

@@ -406,7 +406,7 @@ class OAuthClientProvider:
     async def auth_headers(self, method: str = "POST", url: str | None = None) -> Mapping[str, str]:
         """The ``Authorization`` (and, for a DPoP-bound token, ``DPoP``) headers of a request to ``url``;
         a token about to expire is refreshed first."""
-        if url is not None:
+        if url is not None and self._url is None:  # the stream's first request goes to its URL (the store's key)
             self._url = url.split("#")[0]
         token = await self._token()
         if token is not None and token.refresh_token and self._http is not None and token.expired(

@@ -108,23 +108,18 @@ async def _connect(
                 break  # no usable server/discover: a legacy server
         version = LATEST_HANDSHAKE_VERSION
     if version == V2024_11_05:
-        return await _sse(nursery, url, await _with_auth(headers, auth), http, options)
+        return await _sse(nursery, url, headers, http, options, auth)
     if version not in HANDSHAKE_VERSIONS:
         raise ValueError(f"unknown protocol_version {version!r}")
     try:
         session = await StreamableHttpSessionStream.connect(nursery, url, http=http, headers=headers, auth=auth)
         client = await _start(nursery, session, version, options)
     except LegacyTransportRequired:
-        return await _sse(nursery, url, await _with_auth(headers, auth), http, options)
+        return await _sse(nursery, url, headers, http, options, auth)
     # Some servers drop what they send before the GET stream exists: let it open (or be refused) first.
     with trio.move_on_after(_STANDALONE_WAIT):
         await session.standalone_settled.wait()
     return client
-
-
-async def _with_auth(headers: dict[str, str], auth: HttpAuth | None) -> dict[str, str]:
-    """The headers with the provider's current ones (for the HTTP+SSE transport, which takes them once)."""
-    return headers if auth is None else {**headers, **(await auth.auth_headers())}
 
 
 async def _stateless(
@@ -151,9 +146,10 @@ async def _stateless(
 
 
 async def _sse(
-    nursery: trio.Nursery, url: str, headers: dict[str, str], http: HttpClient, options: dict[str, Any]
+    nursery: trio.Nursery, url: str, headers: dict[str, str], http: HttpClient, options: dict[str, Any],
+    auth: HttpAuth | None = None,
 ) -> Client:
-    stream = await SseClientStream.connect(nursery, url, http=http, headers=headers)
+    stream = await SseClientStream.connect(nursery, url, http=http, headers=headers, auth=auth)
     return await _start(nursery, stream, V2024_11_05, options)
 
 

@@ -20,6 +20,7 @@ from ..errors import ConnectionClosed, RemoteProtocolError
 from ._http_client import ClientResponse, HttpClient, HttpError, HttpTimeout, HttpTimeouts
 from .streamable_http_client import (
     DEFAULT_TIMEOUTS,
+    HttpAuth,
     _content_type,
     _excerpt,
     _failure,
@@ -59,13 +60,16 @@ class SseClientStream(_HttpMessageStream):
         timeouts: HttpTimeouts = DEFAULT_TIMEOUTS,
         endpoint_timeout: float = 10.0,
         connect_attempts: int = 3,
+        auth: HttpAuth | None = None,
     ) -> None:
         """Args:
         url: the SSE URL (the GET endpoint, ``/sse`` on most servers).
-        http, headers, timeouts, connect_attempts: as for ``StreamableHttpSessionStream``.
+        http, headers, timeouts, connect_attempts, auth: as for ``StreamableHttpSessionStream`` (the provider's
+            headers go on the GET and on every POST).
         endpoint_timeout: seconds to wait for the ``endpoint`` event.
         """
-        super().__init__(url, http=http, headers=headers, timeouts=timeouts, connect_attempts=connect_attempts)
+        super().__init__(url, http=http, headers=headers, timeouts=timeouts, connect_attempts=connect_attempts,
+                         auth=auth)
         self.endpoint_timeout = endpoint_timeout
         #: Where messages are POSTed, from the server's ``endpoint`` event.
         self.endpoint_url: str | None = None
