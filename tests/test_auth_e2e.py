@@ -503,3 +503,25 @@ async def test_http_sse_transport_authorizes_and_steps_up(issuer: str) -> None:
                 assert (await client.call_tool("wipe", {})).content[0].text == "wiped"  # type: ignore[union-attr]
             assert provider.last_error is None
             nursery.cancel_scope.cancel()
+
+
+async def test_websocket_upgrades_are_protected(issuer: str, caplog: pytest.LogCaptureFixture) -> None:
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            verifier = JwtVerifier(issuer=issuer, audience="pending")
+            auth = ResourceServerAuth(verifier, authorization_servers=[issuer], required_scopes=["mcp:read"])
+            port = await nursery.start(lambda task_status: make_server().serve_websocket(
+                port=0, path="/mcp", auth=auth, task_status=task_status))
+            url = f"ws://127.0.0.1:{port}/mcp"
+            verifier.audience = [f"http://127.0.0.1:{port}/mcp"]
+            with pytest.raises(trio_mcp.ConnectionClosed, match="401"):
+                async with trio_mcp.open_websocket_client(url):
+                    pass
+            assert "refused GET /mcp" in caplog.text and "no access token" in caplog.text
+            token = (await get_token(http, issuer, resource=f"http://127.0.0.1:{port}/mcp",
+                                     scope="mcp:read"))["access_token"]
+            async with trio_mcp.open_websocket_client(url, headers={"authorization": f"Bearer {token}"}) as client:
+                assert [tool.name for tool in (await client.list_tools()).tools] == ["whoami"]
+                with pytest.raises(trio_mcp.McpError, match="Insufficient scope"):
+                    await client.call_tool("wipe", {})
+            nursery.cancel_scope.cancel()

@@ -16,17 +16,20 @@ server never forwards a client's token anywhere: it is read here and dropped.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
-from typing import Any, Callable, Collection, Mapping, Sequence
+from typing import Any, Awaitable, Callable, Collection, Mapping, Sequence
+
+import attrs
 from urllib.parse import urlsplit
 
-from ..transports._http_server import HttpRequest, HttpResponse, RequestBodyError, ClientDisconnected
+from ..transports._http_server import ClientDisconnected, Headers, HttpRequest, HttpResponse, RequestBodyError
 from ._dpop import DpopVerifier, InvalidDpopProof
 from ._metadata import challenge, protected_resource_metadata, protected_resource_metadata_paths
 from ._tokens import InvalidToken, Principal, TokenVerifier
 
-__all__ = ["ResourceServerAuth", "ScopesFor"]
+__all__ = ["Refusal", "ResourceServerAuth", "ScopesFor"]
 
 logger = logging.getLogger("trio_mcp.auth")
 
@@ -34,6 +37,15 @@ ScopesFor = Callable[[str, Mapping[str, Any]], Collection[str]]
 """``(method, params) -> the scopes a request needs`` (``Server.required_scopes``)."""
 
 _JSON = (("content-type", "application/json"), ("cache-control", "no-store"))
+
+
+@attrs.frozen
+class Refusal:
+    """How to refuse a request: a status, headers (the challenge among them) and a JSON body."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
 
 
 class ResourceServerAuth:
@@ -81,52 +93,79 @@ class ResourceServerAuth:
         #: What a request needs beyond ``required_scopes``; set by ``Server.serve_http(auth=...)``.
         self.scopes_for: ScopesFor | None = None
 
-    # -- what the HTTP transport calls -----------------------------------------------------------------
+    # -- what the transports call ---------------------------------------------------------------------
 
     def metadata_paths(self, endpoint_path: str) -> tuple[str, ...]:
         """The paths this guard answers itself (the PRM documents of the endpoint at ``endpoint_path``)."""
         return protected_resource_metadata_paths(self._resource_path(endpoint_path))
 
     async def __call__(self, request: HttpRequest, response: HttpResponse, endpoint_path: str) -> Any:
-        """Admit a request to ``endpoint_path``: return its ``Principal``, or answer it (PRM, 401, 403) and
-        return None."""
-        resource = self._resource_url(request, endpoint_path)
+        """HTTP: admit a request to ``endpoint_path`` and return its ``Principal``, or answer it (PRM, 401,
+        403) and return None."""
         if request.path in self.metadata_paths(endpoint_path) and request.path != endpoint_path:
-            await self._send_metadata(request, response, resource)
+            await self._send_metadata(request, response, self._resource_url(request.headers, endpoint_path))
             return None
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        scopes = functools.partial(self._message_scopes, request) if request.method == "POST" else None
+        outcome = await self.admit(request.method, request.path, request.headers, endpoint_path=endpoint_path,
+                                   peer=request.peer, message_scopes=scopes)
+        if isinstance(outcome, Refusal):
+            await response.send(outcome.status, outcome.headers, outcome.body)
+            return None
+        return outcome
+
+    async def admit_upgrade(
+        self, path: str, raw_headers: Sequence[tuple[bytes, bytes]], peer: tuple[str, int] | None
+    ) -> tuple[Principal | None, tuple[int, list[tuple[str, str]], bytes] | None]:
+        """WebSocket: admit an upgrade (``GET path``, the endpoint itself): ``(principal, None)``, or
+        ``(None, (status, headers, body))`` to refuse it with."""
+        path = path.split("?", 1)[0]
+        outcome = await self.admit("GET", path, Headers._from_raw(raw_headers), endpoint_path=path, peer=peer)
+        if isinstance(outcome, Refusal):
+            return None, (outcome.status, outcome.headers, outcome.body)
+        return outcome, None
+
+    async def admit(
+        self,
+        method: str,
+        path: str,
+        headers: Headers,
+        *,
+        endpoint_path: str,
+        peer: tuple[str, int] | None = None,
+        message_scopes: Callable[[], Awaitable[set[str]]] | None = None,
+    ) -> Principal | Refusal:
+        """The principal of a request, or the refusal to answer it with (401/403 and its challenge);
+        ``message_scopes`` reads what the request's message needs (``scopes=`` of a tool, say)."""
+        scheme, _, token = headers.get("authorization", "").partition(" ")
         scheme, token = scheme.lower(), token.strip()
-        metadata_url = self._metadata_url(request, endpoint_path)
+        resource = self._resource_url(headers, endpoint_path)
+        metadata_url = _with_path(resource, self.metadata_paths(endpoint_path)[0])
+        where = f"{method} {path} from {f'{peer[0]}:{peer[1]}' if peer else '?'}"
         if scheme not in ("bearer", "dpop") or not token:
-            self._refused(request, "no access token")
-            await self._challenge(response, 401, metadata_url, error=None)
-            return None
+            return self._refusal(where, "no access token", 401, metadata_url, error=None)
         try:
             principal = await self.verifier.verify(token)
-            self._check_binding(request, scheme, token, principal, resource)
+            self._check_binding(method, path, headers, scheme, token, principal, resource)
         except InvalidDpopProof as exc:
-            self._refused(request, str(exc))
-            await self._dpop_challenge(response, metadata_url, exc)
-            return None
+            return self._dpop_refusal(where, metadata_url, exc)
         except InvalidToken as exc:
-            self._refused(request, str(exc))
-            await self._challenge(response, 401, metadata_url, error="invalid_token", description=str(exc))
-            return None
+            return self._refusal(where, str(exc), 401, metadata_url, error="invalid_token", description=str(exc))
         needed = set(self.required_scopes)
-        if self.scopes_for is not None and request.method == "POST":
-            needed |= await self._message_scopes(request)
+        if message_scopes is not None and self.scopes_for is not None:
+            needed |= await message_scopes()
         missing = needed - principal.scopes
         if missing:
-            self._refused(request, f"insufficient scope (needs {' '.join(sorted(missing))})")
-            await self._challenge(response, 403, metadata_url, error="insufficient_scope",
-                                  scope=" ".join(sorted(needed | principal.scopes)),
-                                  description=f"requires scope {' '.join(sorted(missing))}")
-            return None
+            return self._refusal(where, f"insufficient scope (needs {' '.join(sorted(missing))})", 403,
+                                 metadata_url, error="insufficient_scope",
+                                 scope=" ".join(sorted(needed | principal.scopes)),
+                                 description=f"requires scope {' '.join(sorted(missing))}")
         return principal
 
     # -- checks ----------------------------------------------------------------------------------------
 
-    def _check_binding(self, request: HttpRequest, scheme: str, token: str, principal: Principal, url: str) -> None:
+    def _check_binding(
+        self, method: str, path: str, headers: Headers, scheme: str, token: str, principal: Principal, url: str
+    ) -> None:
         bound = principal.key_thumbprint is not None
         if scheme == "bearer":
             if bound:
@@ -136,10 +175,9 @@ class ResourceServerAuth:
             return
         if self.dpop is None:
             raise InvalidToken("this server does not accept DPoP tokens")
-        if len(request.headers.get_all("dpop")) > 1:
+        if len(headers.get_all("dpop")) > 1:
             raise InvalidDpopProof("the request carries more than one DPoP proof")
-        full_url = url if urlsplit(url).path == request.path else _with_path(url, request.path)
-        self.dpop.check(request.headers.get("dpop"), method=request.method, url=full_url, access_token=token,
+        self.dpop.check(headers.get("dpop"), method=method, url=_with_path(url, path), access_token=token,
                         principal=principal)
 
     async def _message_scopes(self, request: HttpRequest) -> set[str]:
@@ -172,50 +210,42 @@ class ResourceServerAuth:
         await response.send(200, (("content-type", "application/json"), ("cache-control", "max-age=3600"),
                                   ("access-control-allow-origin", "*")), body if request.method == "GET" else b"")
 
-    async def _challenge(
-        self, response: HttpResponse, status: int, metadata_url: str, *, error: str | None,
+    def _refusal(
+        self, where: str, reason: str, status: int, metadata_url: str, *, error: str | None,
         scope: str | None = None, description: str | None = None,
-    ) -> None:
+    ) -> Refusal:
+        logger.warning("refused %s: %s", where, reason)
         if scope is None and self.required_scopes:
             scope = " ".join(sorted(self.required_scopes))
         params = [("resource_metadata", metadata_url), ("scope", scope), ("error", error),
                   ("error_description", description if error else None)]
-        headers = [("www-authenticate", challenge("Bearer", params))]
+        headers = [*_JSON, ("www-authenticate", challenge("Bearer", params))]
         if self.dpop is not None:
             algs = " ".join(self.dpop.algorithms)
             headers.append(("www-authenticate", challenge("DPoP", [*params, ("algs", algs)])))
         body = {"error": error or "unauthorized", "error_description": description or "an access token is required"}
-        await response.send(status, [*_JSON, *headers], json.dumps(body).encode())
+        return Refusal(status, headers, json.dumps(body).encode())
 
-    async def _dpop_challenge(self, response: HttpResponse, metadata_url: str, exc: InvalidDpopProof) -> None:
+    def _dpop_refusal(self, where: str, metadata_url: str, exc: InvalidDpopProof) -> Refusal:
         assert self.dpop is not None
+        logger.warning("refused %s: %s", where, exc)
         error = "use_dpop_nonce" if exc.use_nonce else "invalid_dpop_proof"
         params = [("resource_metadata", metadata_url), ("error", error), ("error_description", str(exc)),
                   ("algs", " ".join(self.dpop.algorithms))]
-        headers = [("www-authenticate", challenge("DPoP", params))]
+        headers = [*_JSON, ("www-authenticate", challenge("DPoP", params))]
         if self.dpop.require_nonce:
             headers.append(("dpop-nonce", self.dpop.nonce()))
-        body = json.dumps({"error": error, "error_description": str(exc)}).encode()
-        await response.send(401, [*_JSON, *headers], body)
+        return Refusal(401, headers, json.dumps({"error": error, "error_description": str(exc)}).encode())
 
     # -- URLs ------------------------------------------------------------------------------------------
 
     def _resource_path(self, endpoint_path: str) -> str:
         return urlsplit(self.resource).path if self.resource is not None else endpoint_path
 
-    def _resource_url(self, request: HttpRequest, endpoint_path: str) -> str:
+    def _resource_url(self, headers: Headers, endpoint_path: str) -> str:
         if self.resource is not None:
             return self.resource
-        return f"http://{request.headers.get('host', 'localhost')}{endpoint_path}"
-
-    def _metadata_url(self, request: HttpRequest, endpoint_path: str) -> str:
-        resource = self._resource_url(request, endpoint_path)
-        return _with_path(resource, self.metadata_paths(endpoint_path)[0])
-
-    @staticmethod
-    def _refused(request: HttpRequest, reason: str) -> None:
-        peer = f"{request.peer[0]}:{request.peer[1]}" if request.peer else "?"
-        logger.warning("refused %s %s from %s: %s", request.method, request.path, peer, reason)
+        return f"http://{headers.get('host', 'localhost')}{endpoint_path}"
 
 
 def _with_path(url: str, path: str) -> str:

@@ -34,7 +34,7 @@ import functools
 import logging
 import math
 import ssl
-from typing import Any, Awaitable, Callable, Final, Mapping, NoReturn, Sequence, cast
+from typing import Any, Awaitable, Callable, Final, Mapping, NoReturn, Protocol, Sequence, cast
 from urllib.parse import urlsplit
 
 import trio
@@ -321,10 +321,19 @@ class WebSocketMessageStream:
 # -- server --------------------------------------------------------------------------------------------------
 
 
+class UpgradeGuard(Protocol):
+    """Authorization of upgrades (``trio_mcp.auth.ResourceServerAuth``): ``(principal, None)`` admits one,
+    ``(None, (status, headers, body))`` refuses it."""
+
+    async def admit_upgrade(
+        self, path: str, raw_headers: Sequence[tuple[bytes, bytes]], peer: tuple[str, int] | None
+    ) -> tuple[Any, tuple[int, list[tuple[str, str]], bytes] | None]: ...
+
+
 class _WebSocketServer:
     def __init__(
         self,
-        connect: Callable[[MessageStream], Awaitable[None]],
+        connect: Callable[..., Awaitable[None]],
         *,
         path: str | None,
         allowed_origins: Sequence[str] | None,
@@ -335,8 +344,10 @@ class _WebSocketServer:
         handshake_timeout: float,
         close_timeout: float,
         max_connections: int,
+        auth: UpgradeGuard | None = None,
     ) -> None:
         self.connect = connect
+        self.auth = auth
         self.path = path
         origins = allowed_origins if allowed_origins is not None else tuple(_LOCAL_HOSTS)
         self.allowed_origins = frozenset(o.lower().rstrip("/") for o in origins)
@@ -385,6 +396,16 @@ class _WebSocketServer:
                     status, extra_headers=[(b"content-type", b"text/plain; charset=utf-8")], body=text.encode() + b"\n"
                 )
             return
+        principal: Any = None
+        if self.auth is not None:
+            remote = request.remote
+            peer = (str(remote.address), remote.port) if isinstance(remote, trio_websocket.Endpoint) else None
+            principal, refused = await self.auth.admit_upgrade(request.path, request.headers, peer)
+            if refused is not None:
+                status, headers, body = refused
+                with trio.move_on_after(self.close_timeout):
+                    await request.reject(status, extra_headers=[(n.encode(), v.encode()) for n, v in headers], body=body)
+                return
         websocket: WebSocketConnection | None = None
         with trio.move_on_after(self.handshake_timeout):
             websocket = await request.accept(subprotocol=SUBPROTOCOL)
@@ -394,7 +415,7 @@ class _WebSocketServer:
         nursery.start_soon(stream.keepalive)
         code = CLOSE_NORMAL
         try:
-            await self.connect(stream)
+            await (self.connect(stream) if self.auth is None else self.connect(stream, principal=principal))
         except ConnectionClosed:
             pass
         except BaseException:
@@ -428,7 +449,7 @@ class _WebSocketServer:
 
 
 async def serve_websocket(
-    connect: Callable[[MessageStream], Awaitable[None]],
+    connect: Callable[..., Awaitable[None]],
     host: str = "127.0.0.1",
     port: int = 0,
     *,
@@ -442,6 +463,7 @@ async def serve_websocket(
     close_timeout: float = DEFAULT_CLOSE_TIMEOUT,
     max_connections: int = 1000,
     handler_nursery: trio.Nursery | None = None,
+    auth: UpgradeGuard | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> NoReturn:
     """Serve MCP over WebSocket (not part of the MCP specification) until cancelled.
@@ -462,6 +484,8 @@ async def serve_websocket(
         close_timeout: seconds each step of the closing handshake may take.
         max_connections: connections served at once; more are refused with HTTP 503.
         handler_nursery: where connection tasks run (default: a nursery of this call).
+        auth: OAuth for the upgrade (``trio_mcp.auth.ResourceServerAuth``): it is refused with 401/403 and the
+            challenge unless it carries an acceptable token; ``connect`` then gets ``principal=``.
 
     Cancelling it stops accepting and closes every connection with 1001 (each close bounded).
     """
@@ -478,6 +502,7 @@ async def serve_websocket(
         handshake_timeout=handshake_timeout,
         close_timeout=close_timeout,
         max_connections=max_connections,
+        auth=auth,
     )
     async with trio.open_nursery() as nursery:
         listeners = await nursery.start(
