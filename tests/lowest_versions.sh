@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the suite (less the interop and benchmark smoke tests) against the lowest versions setup.cfg declares for the runtime
-# dependencies, so the floors stay installable and true. Each `name >= X` of install_requires is installed as
-# `name == X` into .venv-lowest/, then pytest runs there with PYTHONPATH pointing at this checkout.
+# dependencies, so the floors stay installable and true. Each `name >= X` of install_requires (and of the `auth`
+# extra, which the tests exercise) is installed as `name == X` into .venv-lowest/, then pytest runs there with
+# PYTHONPATH pointing at this checkout.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
@@ -12,7 +13,9 @@ pins="$("$PYTHON" - <<'PY'
 import configparser
 cfg = configparser.ConfigParser()
 cfg.read("setup.cfg")
-for line in cfg["options"]["install_requires"].strip().splitlines():
+lines = cfg["options"]["install_requires"].strip().splitlines()
+lines += cfg["options.extras_require"]["auth"].strip().splitlines()
+for line in lines:
     spec, _, marker = line.partition(";")
     name, _, floor = spec.partition(">=")
     pin = f"{name.strip()}=={floor.strip()}" if floor else spec.strip()

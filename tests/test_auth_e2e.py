@@ -38,6 +38,7 @@ from trio_mcp.client._oauth import OAuthClientProvider
 from trio_mcp.transports._http_client import HttpClient
 
 pytest.importorskip("jwt", reason="the auth extra (PyJWT[crypto]) is not installed")
+pytestmark = pytest.mark.interop  # a real authorization server and the official SDK: peers nobody here wrote
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_JS = ROOT / "tests" / "auth_server" / "server.mjs"

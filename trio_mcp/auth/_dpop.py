@@ -96,7 +96,7 @@ class DpopVerifier:
             raise InvalidDpopProof("the DPoP proof's jwk is missing or holds a private key")
         try:
             key = jwt.PyJWK(jwk, algorithm)
-            claims: dict[str, Any] = jwt.decode(proof, key, algorithms=[algorithm],
+            claims: dict[str, Any] = jwt.decode(proof, key.key, algorithms=[algorithm],
                                                 options={"verify_exp": False, "verify_iat": False})
         except jwt.PyJWTError:
             raise InvalidDpopProof("the DPoP proof's signature does not verify") from None

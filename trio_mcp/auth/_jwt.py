@@ -107,7 +107,7 @@ class JwtVerifier:
                 continue
             try:
                 claims = jwt.decode(
-                    token, key, algorithms=[algorithm], audience=self.audience, issuer=self.issuer,
+                    token, key.key, algorithms=[algorithm], audience=self.audience, issuer=self.issuer,
                     leeway=self.leeway, options={"require": ["exp", "iss", "aud"]},
                 )
                 break
