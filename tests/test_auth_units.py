@@ -205,3 +205,38 @@ def test_without_the_extra_signatures_fail_naming_it(monkeypatch: pytest.MonkeyP
     assert OAuthClientProvider(client_id="c").dpop is None
     with pytest.raises(AuthExtraMissing):
         OAuthClientProvider(client_id="c", dpop=True)
+
+
+async def test_an_unreachable_authorization_server_is_503_not_401(caplog: pytest.LogCaptureFixture) -> None:
+    """When the keys or the introspection endpoint cannot be reached, the token is not the client's fault:
+    503 with Retry-After, no challenge (a client must not re-authorize for it)."""
+    import socket
+
+    from trio_mcp.auth import IntrospectionVerifier
+
+    import base64
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"  # nothing listens there once closed
+    header = base64.urlsafe_b64encode(b'{"alg":"RS256","kid":"k"}').rstrip(b"=").decode()
+    token = f"{header}.e30.c2ln"
+    verifiers = [
+        JwtVerifier(issuer=dead, audience="http://127.0.0.1/mcp"),
+        IntrospectionVerifier(f"{dead}/introspect", client_id="c", client_secret="s", audience="x"),
+    ]
+    with trio.fail_after(20):
+        for verifier in verifiers:
+            auth = ResourceServerAuth(verifier, authorization_servers=[dead])
+            server = trio_mcp.Server("s")
+            async with trio.open_nursery() as nursery, HttpClient() as http:
+                port = await nursery.start(lambda task_status: server.serve_http(port=0, auth=auth,
+                                                                                 task_status=task_status))
+                response = await http.request("POST", f"http://127.0.0.1:{port}/mcp",
+                                              headers=[("authorization", f"Bearer {token}")], body=b"{}")
+                async with response:
+                    await response.read()
+                assert response.status == 503 and response.headers.get("retry-after") == "5"
+                assert "www-authenticate" not in response.headers
+                nursery.cancel_scope.cancel()
+    assert "could not check the token" in caplog.text and token not in caplog.text

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ._signing import DpopKey, client_assertion, jwk_thumbprint
     from ._store import FileTokenStore, MemoryTokenStore, TokenStore
     from ._loopback import loopback_authorization
-    from ._tokens import CallableVerifier, InvalidToken, Principal, TokenVerifier
+    from ._tokens import CallableVerifier, InvalidToken, Principal, TokenVerifier, VerifierUnavailable
 
 _LAZY = {
     "DpopVerifier": "_dpop",
@@ -47,6 +47,7 @@ _LAZY = {
     "InvalidToken": "_tokens",
     "Principal": "_tokens",
     "TokenVerifier": "_tokens",
+    "VerifierUnavailable": "_tokens",
 }
 
 
@@ -73,6 +74,7 @@ __all__ = [
     "ResourceServerAuth",
     "TokenStore",
     "TokenVerifier",
+    "VerifierUnavailable",
     "client_assertion",
     "jwk_thumbprint",
     "loopback_authorization",

@@ -16,7 +16,7 @@ from urllib.parse import quote, urlencode
 from ..transports._http_client import HttpClient
 from ._http import FORM, HttpFailure, post
 from ._jwt import principal_from_claims
-from ._tokens import InvalidToken, Principal
+from ._tokens import InvalidToken, Principal, VerifierUnavailable
 
 __all__ = ["IntrospectionVerifier"]
 
@@ -97,7 +97,7 @@ class IntrospectionVerifier:
             status, document, _ = await post(self._http, self.endpoint, body, FORM,
                                              [("authorization", self._authorization)])
         except HttpFailure as exc:
-            raise InvalidToken(f"introspection failed: {exc}") from None
+            raise VerifierUnavailable(f"introspection failed: {exc}") from None
         if status != 200 or not isinstance(document, dict):
-            raise InvalidToken(f"introspection failed (HTTP {status})")
+            raise VerifierUnavailable(f"introspection failed (HTTP {status})")
         return document

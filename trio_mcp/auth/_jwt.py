@@ -20,7 +20,7 @@ from ..transports._http_client import HttpClient
 from ._extra import load_jwt
 from ._http import get_json
 from ._metadata import authorization_server_metadata_urls
-from ._tokens import InvalidToken, Principal, scopes_of
+from ._tokens import InvalidToken, Principal, VerifierUnavailable, scopes_of
 
 __all__ = ["ASYMMETRIC_ALGORITHMS", "JwtVerifier"]
 
@@ -77,6 +77,7 @@ class JwtVerifier:
         self._clock = clock
         self._keys: dict[str | None, list[Any]] = {}
         self._fetched_at: float | None = None
+        self._fetched_ok = False
         self._lock = trio.Lock()
 
     async def aclose(self) -> None:
@@ -99,6 +100,8 @@ class JwtVerifier:
         kid = header.get("kid")
         keys = await self._keys_for(kid if isinstance(kid, str) else None)
         if not keys:
+            if not self._keys and not self._fetched_ok:
+                raise VerifierUnavailable(f"the keys of {self.issuer} could not be fetched")
             raise InvalidToken("the token was signed by a key the issuer does not publish")
         claims: dict[str, Any] | None = None
         failure = "the token's signature does not verify"
@@ -166,6 +169,7 @@ class JwtVerifier:
             kid = entry.get("kid")
             keys.setdefault(kid if isinstance(kid, str) else None, []).append(key)
         self._keys = keys
+        self._fetched_ok = True
 
     async def _discover_jwks_uri(self, http: HttpClient) -> str | None:
         for url in authorization_server_metadata_urls(self.issuer):

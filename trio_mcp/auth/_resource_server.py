@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from ..transports._http_server import ClientDisconnected, Headers, HttpRequest, HttpResponse, RequestBodyError
 from ._dpop import DpopVerifier, InvalidDpopProof
 from ._metadata import challenge, protected_resource_metadata, protected_resource_metadata_paths
-from ._tokens import InvalidToken, Principal, TokenVerifier
+from ._tokens import InvalidToken, Principal, TokenVerifier, VerifierUnavailable
 
 __all__ = ["Refusal", "ResourceServerAuth", "ScopesFor"]
 
@@ -150,6 +150,10 @@ class ResourceServerAuth:
             return self._dpop_refusal(where, metadata_url, exc)
         except InvalidToken as exc:
             return self._refusal(where, str(exc), 401, metadata_url, error="invalid_token", description=str(exc))
+        except VerifierUnavailable as exc:
+            logger.error("could not check the token of %s: %s", where, exc)
+            body = json.dumps({"error": "temporarily_unavailable", "error_description": "try again shortly"})
+            return Refusal(503, [*_JSON, ("retry-after", "5")], body.encode())
         needed = set(self.required_scopes)
         if message_scopes is not None and self.scopes_for is not None:
             needed |= await message_scopes()

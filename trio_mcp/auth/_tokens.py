@@ -9,7 +9,7 @@ import attrs
 
 from ..errors import TrioMcpError
 
-__all__ = ["CallableVerifier", "InvalidToken", "Principal", "TokenVerifier", "scopes_of"]
+__all__ = ["CallableVerifier", "InvalidToken", "Principal", "TokenVerifier", "VerifierUnavailable", "scopes_of"]
 
 
 def _frozen_strings(value: Iterable[str]) -> frozenset[str]:
@@ -50,8 +50,14 @@ class InvalidToken(TrioMcpError):
     """An access token was refused; the message says why and never contains the token."""
 
 
+class VerifierUnavailable(TrioMcpError):
+    """A token could not be checked now (the authorization server's keys or introspection endpoint cannot be
+    reached): not the client's fault, so the request is answered 503, not 401."""
+
+
 class TokenVerifier(Protocol):
-    """Checks an access token: returns who it speaks for, or raises ``InvalidToken``.
+    """Checks an access token: returns who it speaks for, or raises ``InvalidToken`` (or ``VerifierUnavailable``
+    when it cannot tell now).
 
     Implementations: ``JwtVerifier`` (signed JWTs against the issuer's keys), ``IntrospectionVerifier``
     (RFC 7662), ``CallableVerifier`` (your own function).

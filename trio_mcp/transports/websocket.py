@@ -43,7 +43,6 @@ from trio_websocket import CloseReason, WebSocketConnection, WebSocketRequest
 
 from .._core.jsonrpc import RequestId, decode, encode
 from ..errors import ConnectionClosed
-from ._base import MessageStream
 from .streamable_http import _LOCAL_HOSTS, _hostname
 
 __all__ = [
