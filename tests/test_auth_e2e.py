@@ -25,6 +25,7 @@ import trio
 import trio_mcp
 from trio_mcp.auth import (
     DpopKey,
+    InvalidToken,
     DpopVerifier,
     FileTokenStore,
     IntrospectionVerifier,
@@ -45,9 +46,8 @@ SERVER_JS = ROOT / "tests" / "auth_server" / "server.mjs"
 PATHS = ROOT / ".interop" / "paths.json"
 
 
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[str]:
-    """The authorization server's issuer URL (one server process for the module)."""
+def authorization_server() -> Iterator[str]:
+    """Run the authorization server; yield its issuer URL."""
     if not PATHS.exists() or not (SERVER_JS.parent / "node_modules" / "oauth2-mock-server").exists():
         pytest.skip("the authorization server is not installed: run tests/interop/setup.sh and tests/auth_server/setup.sh")
     node = json.loads(PATHS.read_text())["node"]
@@ -59,6 +59,18 @@ def issuer() -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def issuer() -> Iterator[str]:
+    """The authorization server's issuer URL (one server process for the module)."""
+    yield from authorization_server()
+
+
+@pytest.fixture
+def own_issuer() -> Iterator[str]:
+    """An authorization server of the test's own (for tests that change its keys)."""
+    yield from authorization_server()
 
 
 def make_server() -> trio_mcp.Server:
@@ -526,3 +538,28 @@ async def test_websocket_upgrades_are_protected(issuer: str, caplog: pytest.LogC
                 with pytest.raises(trio_mcp.McpError, match="Insufficient scope"):
                     await client.call_tool("wipe", {})
             nursery.cancel_scope.cancel()
+
+
+async def test_jwks_refetched_on_an_unknown_kid(own_issuer: str) -> None:
+    """The issuer rotates its keys: a token signed with the new key makes the verifier fetch the keys again
+    (once per refetch_interval at most); a kid the issuer does not publish is refused."""
+    issuer = own_issuer
+    with trio.fail_after(30):
+        async with HttpClient() as http:
+            async def post(path: str, form: dict[str, str]) -> dict[str, Any]:
+                response = await http.request("POST", issuer + path, body=urlencode(form).encode(),
+                                              headers=[("content-type", "application/x-www-form-urlencoded")])
+                async with response:
+                    return json.loads(await response.read())  # type: ignore[no-any-return]
+
+            audience = "http://127.0.0.1:1/mcp"
+            verifier = JwtVerifier(issuer=issuer, audience=audience, refetch_interval=0.0, http=http)
+            first = (await get_token(http, issuer, resource=audience, scope="mcp:read"))["access_token"]
+            assert (await verifier.verify(first)).scopes == {"mcp:read"}
+            await post("/test/rotate", {"kid": "rotated-key"})
+            rotated = (await post("/test/token", {"kid": "rotated-key", "aud": audience, "scope": "r"}))["access_token"]
+            assert json.loads(base64.urlsafe_b64decode(rotated.split(".")[0] + "=="))["kid"] == "rotated-key"
+            assert (await verifier.verify(rotated)).subject == "rotated"
+            verifier.refetch_interval = 3600.0
+            with pytest.raises(InvalidToken, match="does not publish"):
+                await verifier.verify(forged(rotated, header={"kid": "unknown-key"}))

@@ -6,7 +6,8 @@
 //
 //     node server.mjs            -> prints {"issuer": "http://127.0.0.1:<port>"} on one line, serves until killed
 //
-// Test-only token request parameters: test_exp_offset (seconds from now for `exp`, e.g. -120), test_iss.
+// Test-only token request parameters: test_exp_offset (seconds from now for `exp`, e.g. -120), test_iss; and
+// the routes POST /test/rotate {kid} and POST /test/token {kid, aud, scope} (key rotation).
 import { createHash, createPublicKey, verify } from "node:crypto";
 import { createLocalJWKSet, jwtVerify } from "jose";
 import { Events, OAuth2Server } from "oauth2-mock-server";
@@ -113,6 +114,21 @@ server.service.addRoute("POST", "/introspect", async (req, res) => {
   }
   res.setHeader("content-type", "application/json");
   res.end(JSON.stringify(answer));
+});
+
+// Test-only: add a signing key with a given kid (key rotation), and sign a token with a chosen key.
+server.service.addRoute("POST", "/test/rotate", async (req, res) => {
+  await server.issuer.keys.generate("RS256", { kid: String(req.body?.kid) });
+  res.setHeader("content-type", "application/json");
+  res.end("{}");
+});
+server.service.addRoute("POST", "/test/token", async (req, res) => {
+  const { kid, aud, scope } = req.body ?? {};
+  const token = await server.issuer.buildToken({
+    kid, scopesOrTransform: (_header, payload) => Object.assign(payload, { aud, scope, sub: "rotated" }),
+  });
+  res.setHeader("content-type", "application/json");
+  res.end(JSON.stringify({ access_token: token }));
 });
 
 process.stdout.write(`${JSON.stringify({ issuer })}\n`);

@@ -43,6 +43,7 @@ class JwtVerifier:
         jwks_uri: where the keys are; default: the ``jwks_uri`` of the issuer's metadata.
         leeway: seconds of clock skew allowed on ``exp``, ``nbf`` and ``iat``.
         refetch_interval: the least number of seconds between two JWKS fetches caused by unknown keys.
+        cache_seconds: how long fetched keys are used before they are fetched again.
         http: the HTTP client to fetch with (default: one of its own, closed by ``aclose()``).
     """
 
@@ -55,6 +56,7 @@ class JwtVerifier:
         jwks_uri: str | None = None,
         leeway: float = 30.0,
         refetch_interval: float = 30.0,
+        cache_seconds: float = 3600.0,
         http: HttpClient | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -72,6 +74,7 @@ class JwtVerifier:
         self.jwks_uri = jwks_uri
         self.leeway = leeway
         self.refetch_interval = refetch_interval
+        self.cache_seconds = cache_seconds
         self._http = http
         self._own_http = http is None
         self._clock = clock
@@ -133,12 +136,24 @@ class JwtVerifier:
         return principal_from_claims(claims)
 
     async def _keys_for(self, kid: str | None) -> list[Any]:
+        """The keys a token names; fetched when unknown (at most once per ``refetch_interval``) and when older
+        than ``cache_seconds`` (keys the issuer stopped publishing are then no longer accepted)."""
+        if not self._needs_fetch(kid, self._clock()):  # the common case: no lock, no wait
+            return self._select(kid)
         async with self._lock:
             now = self._clock()
-            known = kid in self._keys if kid is not None else bool(self._keys)
-            stale = self._fetched_at is None or (not known and now - self._fetched_at >= self.refetch_interval)
-            if stale:
+            if self._needs_fetch(kid, now):
                 await self._fetch(now)
+        return self._select(kid)
+
+    def _needs_fetch(self, kid: str | None, now: float) -> bool:
+        if self._fetched_at is None:
+            return True
+        age = now - self._fetched_at
+        known = kid in self._keys if kid is not None else bool(self._keys)
+        return age >= self.cache_seconds or (not known and age >= self.refetch_interval)
+
+    def _select(self, kid: str | None) -> list[Any]:
         if kid is not None:
             return list(self._keys.get(kid, ()))
         return [key for keys in self._keys.values() for key in keys]
