@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ import trio
 
 import trio_mcp
 from peers import cancel_after_first_progress
+from trio_mcp.transports.stdio import StdioProcess
 from trio_mcp.types import ProgressNotificationParams, Root, TextContent
 
 pytestmark = pytest.mark.interop
@@ -68,6 +70,30 @@ async def test_everything_handshake(version: str) -> None:
             assert client.server_info.version
             assert client.server_capabilities.tools is not None
             await client.ping()
+
+
+@pytest.mark.parametrize("with_roots", [False, True])
+async def test_everything_exits_cleanly_when_the_client_closes(with_roots: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # server-everything asks a client that declared roots for them 350 ms after the handshake. A client that
+    # closed its end of stdout at once made that write die of EPIPE (exit status 1, a stack trace).
+    monkeypatch.setattr(StdioProcess, "shutdown_grace", 1.0)
+
+    async def roots() -> list[Root]:
+        return []  # pragma: no cover - the client is closed before the server asks
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            process = await StdioProcess.start(nursery, EVERYTHING, stderr="capture")
+            client = await trio_mcp.connect_client(
+                nursery, process.stream, protocol_version="2025-11-25", roots=roots if with_roots else None
+            )
+            client.add_close_callback(process.aclose)
+            await client.ping()
+            await client.aclose()
+    assert "EPIPE" not in process.stderr_tail
+    # With roots, it still waits for the answer to the roots/list it sent after its stdin closed, so it
+    # outlives the grace period and is stopped by SIGTERM; without, it exits by itself.
+    assert process.process.returncode == (-signal.SIGTERM if with_roots else 0), process.stderr_tail
 
 
 async def test_everything_tools_progress_and_cancel() -> None:

@@ -17,7 +17,8 @@ import trio_mcp
 from trio_mcp.transports.stdio import StdioProcess
 from trio_mcp.types import ProgressNotificationParams, Root, TextContent
 
-SERVER = [sys.executable, str(Path(__file__).parent / "servers" / "stdio_server.py")]
+SERVER_DIR = Path(__file__).parent / "servers"
+SERVER = [sys.executable, str(SERVER_DIR / "stdio_server.py")]
 HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 
 
@@ -205,11 +206,53 @@ async def test_command_not_found_is_a_fast_typed_error() -> None:
                 pass  # pragma: no cover
 
 
-async def test_server_that_is_not_mcp_fails_fast() -> None:
+@pytest.mark.parametrize("version", ["auto", "2025-11-25"])
+async def test_server_that_is_not_mcp_fails_fast(version: str) -> None:
     with trio.fail_after(5):
-        with pytest.raises(trio_mcp.ConnectionClosed, match="exited with status 0"):
-            async with trio_mcp.open_stdio_client([sys.executable, "-c", "print('hello, I am not MCP')"], protocol_version="2025-11-25"):
+        with pytest.raises(trio_mcp.ConnectionClosed) as info:
+            async with trio_mcp.open_stdio_client(
+                [sys.executable, "-c", "print('hello, I am not MCP')"], protocol_version=version
+            ):
                 pass  # pragma: no cover
+    message = str(info.value)
+    assert "exited with status 0" in message
+    assert "no JSON-RPC" in message and "hello, I am not MCP" in message
+
+
+@pytest.mark.parametrize("version", ["auto", "2025-11-25", "2026-07-28"])
+async def test_a_peer_that_echoes_its_input_is_named_as_such(version: str) -> None:
+    with trio.fail_after(10):
+        with pytest.raises(trio_mcp.RemoteProtocolError, match="sent our own .* request back.*not an MCP server"):
+            async with trio_mcp.open_stdio_client(["cat"], protocol_version=version):
+                pass  # pragma: no cover
+
+
+@pytest.mark.parametrize("version", ["auto", "2025-11-25"])
+async def test_server_exiting_during_the_handshake_always_reports_status_and_stderr(version: str) -> None:
+    # The exit races our first write (EPIPE) against the read side's EOF; either way the report is the same.
+    command = ["sh", "-c", "echo 'fatal: no config' >&2; exit 3"]
+    with trio.fail_after(60):
+        for _ in range(50):
+            with pytest.raises(trio_mcp.ConnectionClosed) as info:
+                async with trio_mcp.open_stdio_client(command, stderr="capture", protocol_version=version):
+                    pass  # pragma: no cover
+            assert "exited with status 3" in str(info.value)
+            assert "fatal: no config" in str(info.value)
+
+
+async def test_server_may_write_while_it_stops() -> None:
+    # The server writes one more line 50 ms after its stdin closes: the client keeps reading until it exits.
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            process = await StdioProcess.start(
+                nursery, [sys.executable, str(SERVER_DIR / "late_writer.py")], stderr="capture"
+            )
+            client = await trio_mcp.connect_client(nursery, process.stream, protocol_version="2025-11-25")
+            client.add_close_callback(process.aclose)
+            await client.ping()
+            await client.aclose()
+    assert process.process.returncode == 0, process.stderr_tail
+    assert process.stderr_tail == ""
 
 
 async def test_shutdown_escalates_to_sigkill_for_a_stubborn_server(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -117,6 +117,8 @@ _INPUT_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"
 #: How many input rounds one request may take before the server is assumed to loop.
 MAX_INPUT_ROUNDS: Final = 16
 
+#: Requests only a client sends: receiving one while connecting means the peer echoed ours.
+_CLIENT_ONLY_METHODS: Final = frozenset({"initialize", "server/discover"})
 #: Client-to-server methods and the server capability each needs.
 _REQUIRED_SERVER_CAPABILITY: Final = {
     "tools/list": "tools",
@@ -225,6 +227,7 @@ class Client:
         self._on_close: list[Callable[[], Awaitable[None]]] = []
         #: Runs a 2025-11-25 server's task-augmented sampling/elicitation requests as tasks.
         self._task_host = TaskHost() if host_tasks else None
+        self._peer_fault: RemoteProtocolError | None = None
 
     # -- lifetime ---------------------------------------------------------------------------------
 
@@ -235,9 +238,17 @@ class Client:
             self._task_host.nursery = nursery
         try:
             await self._connect()
-        except BaseException:
+        except BaseException as exc:
             await self.aclose()
+            if self._peer_fault is not None and isinstance(exc, (McpError, ConnectionClosed, RequestTimeout)):
+                raise self._peer_fault from None
             raise
+
+    def _fail_handshake(self, fault: RemoteProtocolError) -> None:
+        """End a handshake the peer cannot complete; ``start()`` raises ``fault`` instead of what the calls saw."""
+        if self._peer_fault is None:
+            self._peer_fault = fault
+        self.session.close(str(fault))
 
     async def _connect(self) -> None:
         requested = self._requested_version
@@ -808,6 +819,14 @@ class _ClientHandler:
         self._client = client
 
     async def handle_request(self, request: InboundRequest) -> Any:
+        if request.method in _CLIENT_ONLY_METHODS and self._client.era is None:
+            self._client._fail_handshake(
+                RemoteProtocolError(
+                    f"the peer sent our own {request.method} request back instead of answering it: it echoes its "
+                    "input (like `cat` or a shell), so it is not an MCP server"
+                )
+            )
+            raise McpError(INVALID_REQUEST, f"Invalid Request: a server may not send {request.method}")
         refusal = self._client.lifecycle.server_request_refusal(request.method)
         if refusal is not None:
             raise McpError(INVALID_REQUEST, f"Invalid Request: {refusal}")

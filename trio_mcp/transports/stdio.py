@@ -3,7 +3,8 @@
 Server side, ``stdio_server_stream()`` takes over fds 0 and 1 and points fd 1 at stderr while it serves,
 so a stray ``print()`` in a handler (or a child process it spawns) can never corrupt the wire. Client side,
 ``StdioProcess`` spawns the server in its own process group, drains its stderr, and shuts it down in the
-spec's order: close stdin, wait, SIGTERM, wait, SIGKILL.
+spec's order: close stdin, wait, SIGTERM, wait, SIGKILL; it keeps reading the server's stdout until the process
+has exited, so a server that still writes while it stops never meets a broken pipe.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ logger = logging.getLogger("trio_mcp.stdio")
 _READ_CHUNK = 65536
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 DEFAULT_WRITE_TIMEOUT = 30.0
+#: Longest wait for a server that closed its pipes to be reaped, so that its exit status can be reported.
+_DESCRIBE_TIMEOUT = 1.5
 
 StderrMode = Union[Literal["forward", "capture"], Callable[[str], None]]
 """What to do with a server's stderr: copy it to ours, only keep its tail, or hand each line to a callable."""
@@ -66,6 +69,8 @@ class StdioMessageStream:
         skip_unparseable: bool = False,
         on_eof: Callable[[], Awaitable[ConnectionClosed]] | None = None,
     ) -> None:
+        """``on_eof`` builds the error for a peer that went away (end of input, or a write that found the pipe
+        broken): a subprocess's exit status and stderr, say."""
         self._receive_stream = receive_stream
         self._send_stream = send_stream
         self._framer = LineFramer(max_line_bytes)
@@ -76,6 +81,9 @@ class StdioMessageStream:
         self._broken: ConnectionClosed | None = None
         self._queued = _Batch()
         self._writing = False
+        #: Messages received, and the first line skipped as not JSON (to say what a non-MCP peer did).
+        self.messages_received = 0
+        self.first_skipped_line: bytes | None = None
 
     async def send(self, message: Any, *, related_request_id: RequestId | None = None) -> None:
         if self._broken is not None:
@@ -111,6 +119,10 @@ class StdioMessageStream:
                             await self._send_stream.send_all(data)
                         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
                             self._broken = ConnectionClosed("stdio pipe closed", detail=str(exc) or None)
+                    if self._broken is not None and self._on_eof is not None:
+                        # The peer is gone; whether the read side or this write notices first, say why.
+                        with trio.move_on_after(_DESCRIBE_TIMEOUT):
+                            self._broken = await self._on_eof()
                 if timer.cancelled_caught:
                     self._broken = ConnectionClosed(f"peer did not read a message within {self._write_timeout:g} s")
                 batch.error = self._broken
@@ -148,7 +160,10 @@ class StdioMessageStream:
             message = decode(item)
             if self._skip_unparseable and type(message) is InvalidMessage:
                 logger.warning("skipping a line that is not JSON: %r", item[:200])
+                if self.first_skipped_line is None:
+                    self.first_skipped_line = bytes(item[:200])
                 continue
+            self.messages_received += 1
             return message
 
     async def aclose(self) -> None:
@@ -228,8 +243,9 @@ class StdioProcess:
     ) -> None:
         assert process.stdin is not None and process.stdout is not None
         self.process = process
+        self._stdout = _ServerStdout(process.stdout)
         self.stream = StdioMessageStream(
-            process.stdout,
+            self._stdout,
             process.stdin,
             max_line_bytes=max_line_bytes,
             write_timeout=write_timeout,
@@ -311,15 +327,20 @@ class StdioProcess:
         return "\n".join(self._stderr_tail)
 
     async def _describe_exit(self) -> ConnectionClosed:
-        # stdout hit EOF: the process is exiting or has exited; give it a moment to be reaped.
+        # A pipe hit EOF or broke: the process is exiting or has exited; give it a moment to be reaped.
         with trio.move_on_after(1.0):
             await self.process.wait()
         with trio.move_on_after(0.2):
             await self._stderr_done.wait()
         code = self.process.returncode
-        status = "is still running but closed its stdout" if code is None else _describe_returncode(code)
+        status = "is still running but closed its pipes" if code is None else _describe_returncode(code)
+        detail = f"server {status}"
+        skipped = self.stream.first_skipped_line
+        if self.stream.messages_received == 0 and skipped is not None:
+            text = skipped.decode("utf-8", "replace")
+            detail += f" having written no JSON-RPC to stdout, only lines like {text!r}: is it an MCP server?"
         tail = self.stderr_tail
-        detail = f"server {status}" + (f"; stderr tail:\n{tail}" if tail else "")
+        detail += f"; stderr tail:\n{tail}" if tail else ""
         return ConnectionClosed("server closed the connection", detail=detail)
 
     async def aclose(self) -> None:
@@ -329,19 +350,23 @@ class StdioProcess:
         self._closed = True
         process = self.process
         with trio.CancelScope(shield=True):
-            await self.stream.aclose()
-            with trio.move_on_after(self.shutdown_grace):
-                await process.wait()
-            if process.returncode is None:
-                self._signal(signal.SIGTERM)
+            await self.stream.aclose()  # closes stdin; stdout stays open (see _ServerStdout)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._stdout.discard_until_closed)
                 with trio.move_on_after(self.shutdown_grace):
                     await process.wait()
-            if process.returncode is None:
-                self._signal(signal.SIGKILL if os.name == "posix" else signal.SIGTERM)
-                await process.wait()
-            elif os.name == "posix":
-                # The leader is gone; make sure nothing it started in its group outlives it.
-                self._signal(signal.SIGTERM)
+                if process.returncode is None:
+                    self._signal(signal.SIGTERM)
+                    with trio.move_on_after(self.shutdown_grace):
+                        await process.wait()
+                if process.returncode is None:
+                    self._signal(signal.SIGKILL if os.name == "posix" else signal.SIGTERM)
+                    await process.wait()
+                elif os.name == "posix":
+                    # The leader is gone; make sure nothing it started in its group outlives it.
+                    self._signal(signal.SIGTERM)
+                nursery.cancel_scope.cancel()
+            await self._stdout.pipe.aclose()
             with trio.move_on_after(0.5):
                 await self._stderr_done.wait()
             if process.stderr is not None:
@@ -354,6 +379,38 @@ class StdioProcess:
             else:
                 self.process.kill() if signum != signal.SIGTERM else self.process.terminate()
         except (ProcessLookupError, PermissionError):
+            pass
+
+
+class _ServerStdout(trio.abc.ReceiveStream):
+    """A server's stdout as its session reads it.
+
+    Closing it for the session leaves the pipe open: ``StdioProcess.aclose`` reads and discards whatever the
+    server still writes until the process has exited (a Node server dies of EPIPE otherwise), then closes it.
+    """
+
+    def __init__(self, pipe: trio.abc.ReceiveStream) -> None:
+        self.pipe = pipe
+        self._reader_gone = trio.Event()
+        self._reader_gone.set()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        gone = self._reader_gone = trio.Event()
+        try:
+            return await self.pipe.receive_some(max_bytes)
+        finally:
+            gone.set()
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+    async def discard_until_closed(self) -> None:
+        """Read and drop output until end of stream (the caller cancels this once the process has exited)."""
+        await self._reader_gone.wait()  # the session's reader, cancelled by now, leaves the pipe first
+        try:
+            while await self.pipe.receive_some(_READ_CHUNK):
+                pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError, OSError):
             pass
 
 
