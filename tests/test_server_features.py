@@ -573,9 +573,10 @@ async def test_context_requests_are_refused_without_the_capability() -> None:
                 with pytest.raises(trio_mcp.McpError, match="did not declare") as info:
                     await client.call_tool(tool, {"question": "q"} if tool == "ask_model" else None)
                 assert info.value.code == -32601
-        async with open_in_memory(
-            make_context_server(), protocol_version="2025-03-26", elicitation=lambda p: None  # type: ignore[arg-type,return-value]
-        ) as client:
+        async def elicitation(params: ElicitRequestParams) -> ElicitResult:
+            raise AssertionError("never called: elicitation does not exist on 2025-03-26")  # pragma: no cover
+
+        async with open_in_memory(make_context_server(), protocol_version="2025-03-26", elicitation=elicitation) as client:
             with pytest.raises(trio_mcp.McpError, match="elicitation"):
                 await client.call_tool("ask_user")  # elicitation does not exist before 2025-06-18
 

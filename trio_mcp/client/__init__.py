@@ -2,14 +2,8 @@
 
 from typing import TYPE_CHECKING, Any
 
-from ._client import (
-    Client,
-    ElicitationHandler,
-    ProgressHandler,
-    RootsHandler,
-    SamplingHandler,
-    report_progress,
-)
+from ._client import Client, report_progress
+from ._options import ClientOptions, ElicitationHandler, ProgressHandler, RootsHandler, SamplingHandler
 from ._connect import connect_client, open_client
 from ._elicitation import fill_elicitation_defaults
 from ._group import ClientGroup
@@ -21,9 +15,17 @@ from ._tools import StructuredContentError
 
 if TYPE_CHECKING:
     from ._oauth import OAuthClientProvider
-    from ._remote import connect_http_client, connect_websocket_client, open_http_client, open_websocket_client
+    from ._remote import (
+        WebSocketOptions,
+        connect_http_client,
+        connect_websocket_client,
+        open_http_client,
+        open_websocket_client,
+    )
 
-_REMOTE = frozenset({"open_http_client", "connect_http_client", "open_websocket_client", "connect_websocket_client"})
+_REMOTE = frozenset(
+    {"open_http_client", "connect_http_client", "open_websocket_client", "connect_websocket_client", "WebSocketOptions"}
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -41,6 +43,8 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Client",
+    "ClientOptions",
+    "WebSocketOptions",
     "ClientGroup",
     "ChangeNotification",
     "Subscription",

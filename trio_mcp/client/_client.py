@@ -35,7 +35,7 @@ from ..errors import (
     RemoteProtocolError,
     RequestTimeout,
 )
-from ..transports._base import MessageStream
+from ..transports._base import MessageStream, as_connection_closed
 from ..types import (
     CallToolResult,
     CompleteResult,
@@ -75,6 +75,14 @@ from .._wire.convert import to_wire
 from .._core.jsonrpc import RequestId
 from .._core.mcp_headers import header_paths
 from ._listen import ChangeNotification, Subscription
+from ._options import (
+    ElicitationHandler,
+    ProgressHandler,
+    RootsHandler,
+    SamplingHandler,
+    check_client_options,
+    check_timeout,
+)
 from ._pages import DEFAULT_MAX_PAGES, ItemPages
 from ._tasks import TaskHost, task_status_notified
 from ._tools import StructuredContentError, tool_problem
@@ -91,18 +99,6 @@ __all__ = [
 logger = logging.getLogger("trio_mcp.client")
 
 T = TypeVar("T")
-
-RootsHandler = Callable[[], Awaitable[Sequence[Root]]]
-"""Answers the server's ``roots/list``: returns the roots the server may work in."""
-
-SamplingHandler = Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult]]
-"""Answers ``sampling/createMessage``: runs the host's model on the server's messages."""
-
-ElicitationHandler = Callable[[ElicitRequestParams], Awaitable[ElicitResult]]
-"""Answers ``elicitation/create``: asks the user and returns accept (with content), decline or cancel."""
-
-ProgressHandler = Callable[[ProgressNotificationParams], Any]
-"""Receives each progress update for a call; may be sync or async, and its exceptions are logged, not raised."""
 
 _UNSET: Final[Any] = object()
 
@@ -191,11 +187,15 @@ class Client:
         Notification callbacks run in the session's reader in arrival order (they may be async): keep them
         short, and hand long work to a task. Their exceptions are logged, never raised.
         """
-        if protocol_version != "auto" and protocol_version not in HANDSHAKE_VERSIONS + MODERN_VERSIONS:
-            known = ", ".join(("auto",) + HANDSHAKE_VERSIONS + MODERN_VERSIONS)
-            raise ValueError(f"protocol_version must be one of {known}")
-        if max_pages < 1:
-            raise ValueError("max_pages must be at least 1")
+        check_client_options(
+            {
+                "client_info": client_info, "protocol_version": protocol_version, "probe_timeout": probe_timeout,
+                "request_timeout": request_timeout, "roots": roots, "sampling": sampling,
+                "sampling_tools": sampling_tools, "elicitation": elicitation, "elicitation_url": elicitation_url,
+                "on_log": on_log, "on_resource_updated": on_resource_updated, "on_list_changed": on_list_changed,
+                "max_pages": max_pages,
+            }
+        )
         self.max_pages = max_pages
         #: outputSchema of each tool seen in the latest listings (None: the tool declared none).
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
@@ -280,7 +280,7 @@ class Client:
         self._modern_version = version
         self._declared = self._capabilities_wire(version)
         options: dict[str, Any] = {} if timeout is _UNSET else {"timeout": timeout}
-        raw = await self.session.request("server/discover", {"_meta": self._envelope()}, **options)
+        raw = await self._send_request("server/discover", {"_meta": self._envelope()}, **options)
         self._discover_result = self._parse(raw, DiscoverResult, "server/discover")
         self.era = "modern"
 
@@ -308,7 +308,7 @@ class Client:
         }
         self.lifecycle.handle(HandshakeEvent.INITIALIZE_REQUEST)
         try:
-            raw = await self.session.request("initialize", params, cancellable=False)
+            raw = await self._send_request("initialize", params, cancellable=False)
         except McpError:
             self.lifecycle.handle(HandshakeEvent.INITIALIZE_ERROR)
             raise
@@ -430,6 +430,15 @@ class Client:
         ``on_progress`` is given, but never runs past ``max_total_timeout``. A method that needs a server
         capability the server did not declare is refused here, before sending.
         """
+        if not isinstance(method, str) or not method:
+            raise TypeError(f"method must be a non-empty str, not {method!r}")
+        if params is not None and type(params) is not dict:
+            raise TypeError(f"params must be a dict or None, not {type(params).__name__}")
+        if timeout is not _UNSET:
+            check_timeout("timeout", timeout)
+        check_timeout("max_total_timeout", max_total_timeout)
+        if on_progress is not None and not callable(on_progress):
+            raise TypeError(f"on_progress must be a function or None, not {type(on_progress).__name__}")
         needed = _REQUIRED_SERVER_CAPABILITY.get(method)
         if needed == "completions" and self.protocol_version == "2024-11-05":
             needed = None  # that revision has the method but no capability for it
@@ -446,8 +455,19 @@ class Client:
         if max_total_timeout is not None:
             options["max_total_timeout"] = max_total_timeout
         if self.era != "modern":
-            return await self.session.request(method, params, **options)
+            return await self._send_request(method, params, **options)
         return await self._modern_request(method, params, options)
+
+    async def _send_request(self, method: str, params: dict[str, Any] | None, **options: Any) -> Any:
+        """The one way requests leave the client: a transport's note that the connection was lost before the
+        answer becomes ``ConnectionClosed``, so callers never see transport failures as ``McpError``."""
+        try:
+            return await self.session.request(method, params, **options)
+        except McpError as exc:
+            closed = as_connection_closed(exc)
+            if closed is None:
+                raise
+            raise closed from None
 
     async def _modern_request(self, method: str, params: dict[str, Any] | None, options: dict[str, Any]) -> Any:
         """A 2026-07-28 request: the envelope goes in ``_meta``, and input the server asks for is gathered
@@ -455,7 +475,7 @@ class Client:
         params = dict(params or {})
         params["_meta"] = {**(params.get("_meta") or {}), **self._envelope()}
         for _ in range(MAX_INPUT_ROUNDS):
-            raw = await self.session.request(method, params, **options)
+            raw = await self._send_request(method, params, **options)
             result_type = raw.get("resultType") if type(raw) is dict else None
             if result_type in (None, "complete"):
                 return raw
@@ -563,6 +583,10 @@ class Client:
         the exception); ``validate_output=False`` skips the check. A tool never listed is not checked: the
         client does not list tools behind your back.
         """
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise TypeError(f"arguments must be a dict or None, not {type(arguments).__name__}")
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
@@ -739,7 +763,7 @@ class Client:
 
         async def run() -> None:
             try:
-                await self.session.request(
+                await self._send_request(
                     "subscriptions/listen",
                     {"notifications": wanted, "_meta": self._envelope()},
                     timeout=None,

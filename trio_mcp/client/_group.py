@@ -6,7 +6,7 @@ import logging
 import os
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from types import TracebackType
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 
 import attrs
 import trio
@@ -14,11 +14,15 @@ import trio
 from .._util import collapse_exception_groups
 from ..errors import TrioMcpError
 from ..transports._base import MessageStream
-from ..transports.stdio import StderrMode
+from ..transports.stdio import StderrMode, check_stdio_options
 from ..types import CallToolResult, Tool
 from ._client import Client
 from ._connect import connect_client
+from ._options import ClientOptions, check_client_options
 from ._stdio import connect_stdio_client
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["ClientGroup"]
 
@@ -92,21 +96,24 @@ class ClientGroup:
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         stderr: StderrMode = "forward",
-        **client_options: Any,
+        **client_options: Unpack[ClientOptions],
     ) -> Client:
         """Start ``command`` as the server called ``name`` and return its initialized client.
 
         Raises what ``open_stdio_client`` raises when the server cannot be started or initialized, and
         ``ValueError`` for a name already in use or containing the separator.
         """
+        check_client_options(client_options)
+        check_stdio_options(command, env=env, cwd=cwd, stderr=stderr)
 
         async def connect(nursery: trio.Nursery) -> Client:
             return await connect_stdio_client(nursery, command, env=env, cwd=cwd, stderr=stderr, **client_options)
 
         return await self._add(name, connect)
 
-    async def connect(self, name: str, stream: MessageStream, **client_options: Any) -> Client:
+    async def connect(self, name: str, stream: MessageStream, **client_options: Unpack[ClientOptions]) -> Client:
         """Add the server at the other end of ``stream`` (any transport) as ``name``; returns its client."""
+        check_client_options(client_options)
 
         async def connect(nursery: trio.Nursery) -> Client:
             return await connect_client(nursery, stream, **client_options)

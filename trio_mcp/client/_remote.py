@@ -8,8 +8,10 @@ POST, the 2024-11-05 HTTP+SSE transport.
 
 from __future__ import annotations
 
+import ssl
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, AsyncIterator, Mapping, TypedDict
+from urllib.parse import urlsplit
 
 import trio
 
@@ -35,8 +37,18 @@ from ..transports.streamable_http_client import (
 )
 from ..transports.websocket import connect_websocket_stream
 from ._client import Client, supported_versions
+from ._options import ClientOptions, check_client_options, check_timeout
 
-__all__ = ["open_http_client", "connect_http_client", "open_websocket_client", "connect_websocket_client"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = [
+    "open_http_client",
+    "connect_http_client",
+    "open_websocket_client",
+    "connect_websocket_client",
+    "WebSocketOptions",
+]
 
 #: How long to wait for a session's GET stream to open (or be refused) before handing the client over.
 _STANDALONE_WAIT = 5.0
@@ -45,15 +57,72 @@ _STANDALONE_WAIT = 5.0
 _MODERN_ERRORS = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})
 
 
+class WebSocketOptions(TypedDict, total=False):
+    """``transport_options`` of the WebSocket clients: what ``connect_websocket_stream`` takes besides the URL."""
+
+    ssl_context: ssl.SSLContext | None
+    max_message_bytes: int
+    ping_interval: float | None
+    pong_timeout: float
+    write_timeout: float
+    connect_timeout: float
+    close_timeout: float
+
+
+def _check_url(url: object, schemes: tuple[str, ...]) -> None:
+    if not isinstance(url, str):
+        raise TypeError(f"url must be a str, not {type(url).__name__}")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError as exc:
+        raise ValueError(f"url {url!r} is not a valid URL: {exc}") from None
+    if parts.scheme not in schemes or not parts.hostname:
+        raise ValueError(f"url must be an absolute {' or '.join(s + '://' for s in schemes)} URL, not {url!r}")
+
+
+def _check_headers(headers: object) -> None:
+    if headers is not None and (
+        not isinstance(headers, Mapping)
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())
+    ):
+        raise TypeError("headers must be a mapping of str to str, or None")
+
+
+def _check_http_options(url: object, *, headers: object, auth: object, http: object = None) -> None:
+    _check_url(url, ("http", "https"))
+    _check_headers(headers)
+    if auth is not None and not callable(getattr(auth, "auth_headers", None)):
+        raise TypeError(f"auth must be an authorization provider (OAuthClientProvider), not {type(auth).__name__}")
+    if http is not None and not isinstance(http, HttpClient):
+        raise TypeError(f"http must be a trio_mcp HttpClient or None, not {type(http).__name__}")
+
+
+def _check_websocket_options(url: object, *, origin: object, headers: object, transport_options: object) -> None:
+    _check_url(url, ("ws", "wss"))
+    _check_headers(headers)
+    if origin is not None and not isinstance(origin, str):
+        raise TypeError(f"origin must be a str or None, not {type(origin).__name__}")
+    if transport_options is None:
+        return
+    if not isinstance(transport_options, Mapping):
+        raise TypeError(f"transport_options must be a mapping, not {type(transport_options).__name__}")
+    known = WebSocketOptions.__annotations__
+    for name, value in transport_options.items():
+        if name not in known:
+            raise TypeError(f"unknown WebSocket transport option {name!r}; the options are: {', '.join(known)}")
+        if name.endswith("_timeout") or name == "ping_interval":
+            check_timeout(f"transport_options[{name!r}]", value, allow_none=name == "ping_interval")
+
+
 async def connect_http_client(
     nursery: trio.Nursery,
     url: str,
     *,
     headers: Mapping[str, str] | None = None,
     http: HttpClient | None = None,
-    protocol_version: str = "auto",
     auth: HttpAuth | None = None,
-    **client_options: Any,
+    **client_options: Unpack[ClientOptions],
 ) -> Client:
     """Connect to the MCP endpoint at ``url`` and return an initialized ``Client`` whose tasks live in ``nursery``.
 
@@ -63,11 +132,15 @@ async def connect_http_client(
     ``Authorization`` header and answers the server's 401/403 by authorizing (Streamable HTTP only; the
     2024-11-05 HTTP+SSE fallback gets its headers once). Call ``await client.aclose()`` when done: it ends the session (DELETE) and closes the connections.
     """
+    check_client_options(client_options)
+    _check_http_options(url, headers=headers, http=http, auth=auth)
+    options: dict[str, Any] = dict(client_options)
+    protocol_version = options.pop("protocol_version", "auto")
     own_http = http is None
     if http is None:
         http = HttpClient()
     try:
-        client = await _connect(nursery, url, dict(headers or {}), http, protocol_version, client_options, auth)
+        client = await _connect(nursery, url, dict(headers or {}), http, protocol_version, options, auth)
     except BaseException:
         if own_http:
             with trio.CancelScope(shield=True):
@@ -109,8 +182,6 @@ async def _connect(
         version = LATEST_HANDSHAKE_VERSION
     if version == V2024_11_05:
         return await _sse(nursery, url, headers, http, options, auth)
-    if version not in HANDSHAKE_VERSIONS:
-        raise ValueError(f"unknown protocol_version {version!r}")
     try:
         session = await StreamableHttpSessionStream.connect(nursery, url, http=http, headers=headers, auth=auth)
         client = await _start(nursery, session, version, options)
@@ -170,16 +241,15 @@ async def open_http_client(
     url: str,
     *,
     headers: Mapping[str, str] | None = None,
-    protocol_version: str = "auto",
     auth: HttpAuth | None = None,
-    **client_options: Any,
+    **client_options: Unpack[ClientOptions],
 ) -> AsyncIterator[Client]:
     """Yield an initialized ``Client`` for the MCP endpoint at ``url`` (see ``connect_http_client``)."""
+    check_client_options(client_options)
+    _check_http_options(url, headers=headers, auth=auth)
     with collapse_exception_groups():
         async with trio.open_nursery() as nursery:
-            client = await connect_http_client(
-                nursery, url, headers=headers, protocol_version=protocol_version, auth=auth, **client_options
-            )
+            client = await connect_http_client(nursery, url, headers=headers, auth=auth, **client_options)
             try:
                 yield client
             finally:
@@ -192,15 +262,19 @@ async def connect_websocket_client(
     *,
     origin: str | None = None,
     headers: Mapping[str, str] | None = None,
-    transport_options: Mapping[str, Any] | None = None,
-    **client_options: Any,
+    transport_options: WebSocketOptions | None = None,
+    **client_options: Unpack[ClientOptions],
 ) -> Client:
     """Connect over WebSocket (``mcp`` subprotocol; not part of the MCP specification) and return the client.
 
     ``transport_options`` go to ``connect_websocket_stream`` (message cap, pings, timeouts, TLS).
     """
+    check_client_options(client_options)
+    _check_websocket_options(url, origin=origin, headers=headers, transport_options=transport_options)
     stream = await connect_websocket_stream(nursery, url, origin=origin, headers=headers, **(transport_options or {}))
-    return await _start(nursery, stream, client_options.pop("protocol_version", "auto"), client_options)
+    client = Client(stream, **client_options)
+    await client.start(nursery)
+    return client
 
 
 @asynccontextmanager
@@ -209,10 +283,12 @@ async def open_websocket_client(
     *,
     origin: str | None = None,
     headers: Mapping[str, str] | None = None,
-    transport_options: Mapping[str, Any] | None = None,
-    **client_options: Any,
+    transport_options: WebSocketOptions | None = None,
+    **client_options: Unpack[ClientOptions],
 ) -> AsyncIterator[Client]:
     """Yield an initialized ``Client`` connected over WebSocket (see ``connect_websocket_client``)."""
+    check_client_options(client_options)
+    _check_websocket_options(url, origin=origin, headers=headers, transport_options=transport_options)
     with collapse_exception_groups():
         async with trio.open_nursery() as nursery:
             client = await connect_websocket_client(

@@ -2,14 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import trio
 
-from .._core.jsonrpc import InvalidMessage, RequestId, decode, encode
-from ..errors import ConnectionClosed
+from .._core.jsonrpc import InvalidMessage, RequestId, decode, encode, error_message
+from ..errors import CONNECTION_CLOSED, ConnectionClosed, McpError
 
-__all__ = ["MessageStream", "MemoryMessageStream", "memory_stream_pair"]
+__all__ = ["MessageStream", "MemoryMessageStream", "memory_stream_pair", "connection_lost", "as_connection_closed"]
+
+#: Marks the error responses a transport makes up for a request whose connection failed before its answer.
+_CONNECTION_LOST: Final = "trio_mcp.connectionLost"
+
+
+def connection_lost(request_id: RequestId, method: str, detail: str) -> dict[str, Any]:
+    """The error response a transport feeds to its session for a request whose connection failed first.
+
+    Transports with one connection per request (HTTP) lose a request without losing the session; the client
+    turns this answer into ``ConnectionClosed`` for that call (``as_connection_closed``), never ``McpError``.
+    """
+    return error_message(request_id, CONNECTION_CLOSED, f"{method}: {detail}", {_CONNECTION_LOST: True})
+
+
+def as_connection_closed(error: McpError) -> ConnectionClosed | None:
+    """The ``ConnectionClosed`` a ``connection_lost`` answer stands for (None for a real error answer)."""
+    if error.code == CONNECTION_CLOSED and type(error.data) is dict and error.data.get(_CONNECTION_LOST) is True:
+        return ConnectionClosed(error.message)
+    return None
 
 
 class MessageStream(Protocol):

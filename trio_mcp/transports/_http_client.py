@@ -15,6 +15,7 @@ stream, automatic retries (a POST is never resent on another connection behind t
 
 from __future__ import annotations
 
+import sys
 import select
 import ssl
 from contextlib import contextmanager
@@ -27,6 +28,10 @@ import h11
 import trio
 
 from ._http_server import Headers, HeadersLike, _encode_headers, _has_header
+from .._util import first_leaf
+
+if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
+    from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
 
 __all__ = [
     "ClientResponse",
@@ -87,7 +92,9 @@ def _io(phase: str, timeout: float) -> Iterator[None]:
     except trio.TooSlowError:
         raise HttpTimeout(f"{phase} timed out after {timeout:g} s", phase=phase) from None
     except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-        detail = exc.__cause__ or exc
+        detail: BaseException = exc.__cause__ or exc
+        if isinstance(detail, BaseExceptionGroup):  # trio's "all attempts failed": name the first reason
+            detail = first_leaf(detail, OSError) or exc
         if phase == "connect":
             raise HttpConnectError(f"cannot connect: {detail}") from exc
         raise HttpClosed(f"the connection broke during {phase}: {detail}") from exc
@@ -181,8 +188,8 @@ class _Connection:
             try:
                 event = self.h11.next_event()
             except h11.RemoteProtocolError as exc:
-                if self.eof:
-                    raise HttpClosed(f"the server closed the connection mid-response ({exc})") from None
+                if self.eof:  # h11's wording ("can't handle event type ConnectionClosed ...") helps nobody
+                    raise HttpClosed("the server closed the connection before the response was complete") from None
                 raise HttpProtocolError(f"invalid response from the server: {exc}") from None
             if event is h11.NEED_DATA:
                 with _io("read", timeout):

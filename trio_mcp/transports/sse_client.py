@@ -17,13 +17,13 @@ import trio
 from .._core.jsonrpc import RequestId, decode, encode, is_request_id
 from .._core.sse import ServerSentEvent, SSEDecoder, SSEProtocolError
 from ..errors import ConnectionClosed, RemoteProtocolError
+from ._base import connection_lost
 from ._http_client import ClientResponse, HttpClient, HttpError, HttpTimeout, HttpTimeouts
 from .streamable_http_client import (
     DEFAULT_TIMEOUTS,
     HttpAuth,
     _content_type,
     _excerpt,
-    _failure,
     _HttpMessageStream,
     _status_error,
     _text,
@@ -196,7 +196,7 @@ class SseClientStream(_HttpMessageStream):
                                         timeouts=self._short)
         except HttpError as exc:
             for request_id, method in requests.items():
-                self._feed_soon(_failure(request_id, method, f"the POST failed: {exc}"))
+                self._feed_soon(connection_lost(request_id, method, f"the POST failed: {exc}"))
             if not requests:
                 logger.warning("could not deliver a message to %s: %s", self.endpoint_url, exc)
             return

@@ -24,7 +24,7 @@ from .._core.framing import END_OF_STREAM, NEED_DATA, LineFramer, OversizedLine
 from .._core.jsonrpc import InvalidMessage, RequestId, decode, encode
 from ..errors import INVALID_REQUEST, ConnectionClosed
 
-__all__ = ["StdioMessageStream", "StdioProcess", "stdio_server_stream", "StderrMode"]
+__all__ = ["StdioMessageStream", "StdioProcess", "stdio_server_stream", "StderrMode", "check_stdio_options"]
 
 logger = logging.getLogger("trio_mcp.stdio")
 
@@ -270,8 +270,7 @@ class StdioProcess:
         write_timeout: float = DEFAULT_WRITE_TIMEOUT,
     ) -> StdioProcess:
         """Spawn ``command`` and return it running; raises ``ConnectionClosed`` if it cannot be started."""
-        if isinstance(command, (str, bytes)):
-            raise TypeError("command must be a sequence of arguments, not a string (no shell is used)")
+        check_stdio_options(command, env=env, cwd=cwd, stderr=stderr)
         argv = [os.fspath(part) for part in command]
         try:
             process = await trio.lowlevel.open_process(
@@ -380,6 +379,27 @@ class StdioProcess:
                 self.process.kill() if signum != signal.SIGTERM else self.process.terminate()
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def check_stdio_options(
+    command: object, *, env: object = None, cwd: object = None, stderr: object = "forward"
+) -> None:
+    """Raise ``TypeError``/``ValueError`` naming the first invalid option of a stdio client, before spawning."""
+    if isinstance(command, (str, bytes)):
+        raise TypeError("command must be a sequence of arguments, not a string (no shell is used)")
+    if not isinstance(command, Sequence) or not command:
+        raise TypeError(f"command must be a non-empty sequence of arguments, not {command!r}")
+    for part in command:
+        if not isinstance(part, (str, os.PathLike)):
+            raise TypeError(f"command arguments must be str or path-like, not {type(part).__name__}: {part!r}")
+    if env is not None and (
+        not isinstance(env, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
+    ):
+        raise TypeError("env must be a mapping of str to str, or None")
+    if cwd is not None and not isinstance(cwd, (str, os.PathLike)):
+        raise TypeError(f"cwd must be a path or None, not {type(cwd).__name__}")
+    if stderr not in ("forward", "capture") and not callable(stderr):
+        raise ValueError(f"stderr must be 'forward', 'capture' or a function taking each line; got {stderr!r}")
 
 
 class _ServerStdout(trio.abc.ReceiveStream):

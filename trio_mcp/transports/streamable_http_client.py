@@ -38,6 +38,7 @@ from ..errors import (
     ConnectionClosed,
     TrioMcpError,
 )
+from ._base import connection_lost
 from ._http_client import ClientResponse, HttpClient, HttpConnectError, HttpError, HttpTimeout, HttpTimeouts
 
 __all__ = [
@@ -508,7 +509,7 @@ class _HttpMessageStream:
             raw = await response.read()
         except HttpError as exc:
             detail = f"reading the answer failed: {exc}"
-            await self._fail(call, lambda rid, method: _failure(rid, method, detail, 200))
+            await self._fail(call, lambda rid, method: connection_lost(rid, method, detail))
             return
         finally:
             await response.aclose()
@@ -694,7 +695,7 @@ class StreamableHttpSessionStream(_HttpMessageStream):
             response = await self._http("POST", self.url, self._post_headers(), body)
         except HttpError as exc:
             detail = f"the POST failed: {exc}"
-            self._spawn(self._fail, call, lambda rid, method: _failure(rid, method, detail))
+            self._spawn(self._fail, call, lambda rid, method: connection_lost(rid, method, detail))
             return
         if response.status in (400, 404, 405):
             raw = await _excerpt(response)
@@ -725,7 +726,7 @@ class StreamableHttpSessionStream(_HttpMessageStream):
                 return
             except HttpError as exc:
                 detail = f"the POST failed: {exc}"
-                await self._fail(call, lambda rid, method: _failure(rid, method, detail))
+                await self._fail(call, lambda rid, method: connection_lost(rid, method, detail))
                 return
             await self._consume(call, response)
 
@@ -770,15 +771,15 @@ class StreamableHttpSessionStream(_HttpMessageStream):
             while True:
                 event_id = decoder.last_event_id
                 if not event_id:
-                    await self._fail(call, lambda rid, method: _failure(
+                    await self._fail(call, lambda rid, method: connection_lost(
                         rid, method, "the server ended the SSE stream before the response, "
-                        "with no event id to resume from", 200))
+                        "with no event id to resume from"))
                     return
                 failures += 1
                 if failures > self.max_reconnect_attempts:
-                    await self._fail(call, lambda rid, method: _failure(
+                    await self._fail(call, lambda rid, method: connection_lost(
                         rid, method, f"the SSE stream broke and {self.max_reconnect_attempts} attempts to resume "
-                        f"it (Last-Event-ID {event_id}) brought nothing new", 200))
+                        f"it (Last-Event-ID {event_id}) brought nothing new"))
                     return
                 await trio.sleep(decoder.retry / 1000 if decoder.retry is not None else self.default_retry)
                 try:
@@ -989,7 +990,7 @@ class StatelessHttpStream(_HttpMessageStream):
                     return
                 except HttpError as exc:
                     detail = f"the POST failed: {exc}"
-                    await self._fail(call, lambda rid, method: _failure(rid, method, detail))
+                    await self._fail(call, lambda rid, method: connection_lost(rid, method, detail))
                     return
                 content_type = _content_type(response)
                 if response.status == 200 and content_type == _SSE:
@@ -997,7 +998,7 @@ class StatelessHttpStream(_HttpMessageStream):
                     detail = (f"unreadable SSE stream: {problem}" if problem else
                               "the server ended the SSE stream before the response; a stateless request cannot "
                               "be resumed, re-issue it with a new id")
-                    await self._fail(call, lambda rid, method: _failure(rid, method, detail, 200))
+                    await self._fail(call, lambda rid, method: connection_lost(rid, method, detail))
                 elif response.status == 200 and content_type == _JSON:
                     await self._read_json(call, response)
                 else:
