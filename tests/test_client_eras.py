@@ -102,7 +102,9 @@ async def test_log_level_travels_with_each_modern_request() -> None:
     with trio.fail_after(5):
         async with open_in_memory(make_server(), on_log=logs.append) as client:
             await client.call_tool("chatty")
-            assert logs == []  # no logLevel in _meta: the server sends nothing
+            # A log callback asks for logs: "info" and above until a level is set.
+            assert [(m.level, m.data) for m in logs] == [("warning", "heads up")]
+            logs.clear()
             await client.set_logging_level("debug")
             await client.call_tool("chatty")
             assert [(m.level, m.data) for m in logs] == [("debug", "fine detail"), ("warning", "heads up")]
@@ -212,3 +214,25 @@ for line in sys.stdin:
         reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32600, "message": "not initialized"}}
     print(json.dumps(reply), flush=True)
 """
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+async def test_a_log_callback_receives_logs_over_http_in_both_eras(version: str) -> None:
+    logs: list[LoggingMessageNotificationParams] = []
+    logged = trio.Event()
+
+    def on_log(message: LoggingMessageNotificationParams) -> None:
+        logs.append(message)
+        logged.set()
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(make_server().serve_http)
+            async with trio_mcp.open_http_client(
+                f"http://127.0.0.1:{port}/mcp", protocol_version=version, on_log=on_log
+            ) as client:
+                await client.call_tool("chatty")
+                with trio.move_on_after(2):
+                    await logged.wait()
+            nursery.cancel_scope.cancel()
+    assert [(m.level, m.data) for m in logs] == [("warning", "heads up")]

@@ -113,6 +113,9 @@ _INPUT_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"
 #: How many input rounds one request may take before the server is assumed to loop.
 MAX_INPUT_ROUNDS: Final = 16
 
+#: The level a 2026-07-28 client with an ``on_log`` callback asks for until ``set_logging_level`` picks one
+#: (the usual default of handshake-era servers, which send logs unasked).
+DEFAULT_LOG_LEVEL: Final = "info"
 #: Requests only a client sends: receiving one while connecting means the peer echoed ours.
 _CLIENT_ONLY_METHODS: Final = frozenset({"initialize", "server/discover"})
 #: Client-to-server methods and the server capability each needs.
@@ -172,7 +175,8 @@ class Client:
         roots: answers ``roots/list``; registering it declares the roots capability.
         sampling: answers ``sampling/createMessage``; ``sampling_tools`` also declares tool use (2025-11-25).
         elicitation: answers ``elicitation/create``; ``elicitation_url`` also declares URL mode (2025-11-25).
-        on_log: receives each ``notifications/message``.
+        on_log: receives each ``notifications/message``. On 2026-07-28, where a server logs only when a request
+            asks, registering it makes every request ask for "info" and above (``set_logging_level`` to change).
         on_resource_updated: receives the URI of each ``notifications/resources/updated``.
         on_list_changed: receives "tools", "resources" or "prompts" for each ``list_changed``.
         max_pages: how many pages an ``iter_*`` method fetches before deciding the server loops.
@@ -362,9 +366,15 @@ class Client:
             META_CLIENT_CAPABILITIES: self._declared,
             META_CLIENT_INFO: {"name": self.client_info.name, "version": self.client_info.version},
         }
-        if self._log_level is not None:
-            meta[META_LOG_LEVEL] = self._log_level
+        level = self._log_level
+        if level is None and self.on_log is not None and self._server_logs():
+            level = DEFAULT_LOG_LEVEL  # a log callback is the user asking for logs; the server sends none unasked
+        if level is not None:
+            meta[META_LOG_LEVEL] = level
         return meta
+
+    def _server_logs(self) -> bool:
+        return self._discover_result is not None and self._discover_result.capabilities.logging is not None
 
     # -- what the handshake told us ---------------------------------------------------------------
 
