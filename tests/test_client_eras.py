@@ -85,7 +85,7 @@ async def test_probe_finds_a_modern_server(version: str) -> None:
             result = await client.call_tool("survey")
             assert result.content == [TextContent(text="Hi (Greet Ada) @ file:///project")]
             await client.ping()
-            with pytest.raises(trio_mcp.McpError, match="listen"):
+            with pytest.raises(trio_mcp.CapabilityError, match="listen"):
                 await client.subscribe_resource("test://doc")
 
 
@@ -236,3 +236,85 @@ async def test_a_log_callback_receives_logs_over_http_in_both_eras(version: str)
                     await logged.wait()
             nursery.cancel_scope.cancel()
     assert [(m.level, m.data) for m in logs] == [("warning", "heads up")]
+
+
+URL_ELICITATION = {"method": "elicitation/create", "params": {
+    "mode": "url", "message": "Sign in", "url": "https://example.com/login", "elicitationId": "el-1"}}
+SAMPLING_WITH_TOOLS = {"method": "sampling/createMessage", "params": {
+    "messages": [{"role": "user", "content": {"type": "text", "text": "weather?"}}], "maxTokens": 5,
+    "tools": [{"name": "get_weather", "inputSchema": {"type": "object"}}]}}
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+@pytest.mark.parametrize("asked", [URL_ELICITATION, SAMPLING_WITH_TOOLS], ids=["url-elicitation", "sampling-tools"])
+async def test_undeclared_modes_of_server_requests_are_refused_in_both_eras(version: str, asked: dict[str, Any]) -> None:
+    # The client declared elicitation (form only) and sampling (without tools); a server that asks for more
+    # is refused the same way whichever era carries the request, and the callback never runs.
+    ours, theirs = memory_stream_pair()
+    called: list[str] = []
+    refusal: dict[str, Any] = {}
+
+    async def elicit(params: ElicitRequestParams) -> ElicitResult:
+        called.append("elicitation")  # pragma: no cover - must not run
+        return ElicitResult(action="accept")  # pragma: no cover
+
+    async def sample(params: CreateMessageRequestParams) -> CreateMessageResult:
+        called.append("sampling")  # pragma: no cover - must not run
+        return CreateMessageResult(role="assistant", content=TextContent(text="x"), model="m")  # pragma: no cover
+
+    async def greedy_server() -> None:
+        while True:
+            try:
+                message = await theirs.receive()
+            except trio_mcp.ConnectionClosed:
+                return
+            method = message.get("method")
+            if method == "server/discover":
+                await theirs.send({"jsonrpc": "2.0", "id": message["id"], "result": {
+                    "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}})
+            elif method == "initialize":
+                await theirs.send({"jsonrpc": "2.0", "id": message["id"], "result": {
+                    "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "greedy", "version": "1"}}})
+            elif method == "tools/call" and version == "2026-07-28":
+                await theirs.send({"jsonrpc": "2.0", "id": message["id"], "result": {
+                    "resultType": "input_required", "inputRequests": {"ask": asked}}})
+            elif method == "tools/call":
+                await theirs.send({"jsonrpc": "2.0", "id": "srv-1", **asked})
+                refusal.update(await theirs.receive())
+                await theirs.send({"jsonrpc": "2.0", "id": message["id"], "result": {
+                    "content": [{"type": "text", "text": "refused"}], "isError": True}})
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(greedy_server)
+            async with open_client(ours, protocol_version=version, elicitation=elicit, sampling=sample) as client:
+                if version == "2026-07-28":
+                    with pytest.raises(trio_mcp.RemoteProtocolError, match="cannot give.*did not declare"):
+                        await client.call_tool("go")
+                else:
+                    await client.call_tool("go")
+                    assert refusal["error"]["code"] == -32602
+                    assert "did not declare" in refusal["error"]["message"]
+            nursery.cancel_scope.cancel()
+    assert called == []
+
+
+async def test_calls_the_server_cannot_serve_are_refused_locally() -> None:
+    server = Server("no-prompts")  # tools only: no prompts, resources, logging or completions capability
+
+    @server.tool()
+    def noop() -> str:
+        return "ok"
+
+    with trio.fail_after(5):
+        for version in ("2026-07-28", "2025-11-25"):
+            async with open_in_memory(server, protocol_version=version) as client:
+                with pytest.raises(trio_mcp.CapabilityError, match="did not declare the 'prompts' capability") as info:
+                    await client.list_prompts()
+                assert info.value.method == "prompts/list"
+                assert not isinstance(info.value, trio_mcp.McpError)
+                assert (await client.call_tool("noop")).is_error is not True
+        async with open_in_memory(make_server(), protocol_version="2026-07-28") as client:
+            with pytest.raises(trio_mcp.CapabilityError, match="does not exist on 2026-07-28"):
+                await client.subscribe_resource("test://doc")

@@ -507,8 +507,8 @@ async def test_list_pagination_with_tamper_evident_cursors() -> None:
                 with pytest.raises(trio_mcp.McpError) as info:
                     await client.list_tools(bad)
                 assert info.value.code == -32602
-            with pytest.raises(trio_mcp.McpError):
-                await client.list_prompts(first.next_cursor)  # a tools/list cursor is not a prompts/list one
+            with pytest.raises(trio_mcp.CapabilityError):  # no prompts here: the client does not even ask
+                await client.list_prompts(first.next_cursor)
 
 
 # -- the Context: requests to the client, lifespan -----------------------------------------------
@@ -622,9 +622,9 @@ async def test_capabilities_follow_what_is_registered() -> None:
             caps = client.server_capabilities
             assert caps.tools is None and caps.resources is None and caps.prompts is None
             assert caps.completions is None and caps.logging is not None
-            with pytest.raises(trio_mcp.McpError) as info:
+            with pytest.raises(trio_mcp.CapabilityError) as info:  # refused by the client, before sending
                 await client.request("tools/list")
-            assert info.value.code == -32601
+            assert info.value.method == "tools/list"
         async with open_in_memory(make_resource_server(), protocol_version="2025-11-25") as client:
             resources = client.server_capabilities.resources
             assert resources is not None and resources.subscribe and resources.list_changed

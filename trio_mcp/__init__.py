@@ -21,7 +21,7 @@ from .client import (
     open_client,
     open_stdio_client,
 )
-from .errors import ConnectionClosed, McpError, RemoteProtocolError, RequestTimeout, TrioMcpError
+from .errors import CapabilityError, ConnectionClosed, McpError, RemoteProtocolError, RequestTimeout, TrioMcpError
 from .server import Context, McpLogHandler, Server, TaskManager
 
 if TYPE_CHECKING:
@@ -80,6 +80,7 @@ __all__ = [
     "RequestTimeout",
     "ConnectionClosed",
     "RemoteProtocolError",
+    "CapabilityError",
     "StructuredContentError",
     "TrioMcpError",
 ]

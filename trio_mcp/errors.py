@@ -27,6 +27,7 @@ __all__ = [
     "McpError",
     "RequestTimeout",
     "ConnectionClosed",
+    "CapabilityError",
     "ProtocolError",
     "LocalProtocolError",
     "RemoteProtocolError",
@@ -108,6 +109,15 @@ class ConnectionClosed(TrioMcpError):
         super().__init__(message if detail is None else f"{message}: {detail}")
         self.reason = message
         self.detail = detail
+
+
+class CapabilityError(TrioMcpError):
+    """The client refused a call itself, without sending it: the server did not declare the capability the
+    method needs, or the method does not exist in the protocol revision in use. ``method`` names it."""
+
+    def __init__(self, method: str, message: str) -> None:
+        super().__init__(message)
+        self.method = method
 
 
 class ProtocolError(TrioMcpError):

@@ -2,7 +2,8 @@
 
 from typing import TYPE_CHECKING, Any
 
-from ._client import Client, report_progress
+from ._callbacks import report_progress
+from ._client import Client
 from ._options import ClientOptions, ElicitationHandler, ProgressHandler, RootsHandler, SamplingHandler
 from ._connect import connect_client, open_client
 from ._elicitation import fill_elicitation_defaults

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextvars
 import inspect
 import logging
 from contextlib import asynccontextmanager
@@ -13,22 +12,20 @@ import trio
 
 from .._core.lifecycle import HandshakeEvent, Lifecycle
 from .._session import InboundRequest, Session
+from .._util import collapse_exception_groups
 from .._version import __version__
-from .._wire.convert import WireFormatError, from_wire, params_from_wire
+from .._wire.convert import WireFormatError, from_wire
 from .._schema import validate
 from .._wire.versions import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
     MODERN_VERSIONS,
-    V2025_03_26,
-    V2025_06_18,
     V2025_11_25,
 )
 from ..errors import (
     HEADER_MISMATCH,
-    INVALID_PARAMS,
+    CapabilityError,
     INVALID_REQUEST,
-    METHOD_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
     ConnectionClosed,
@@ -48,12 +45,7 @@ from ..types import (
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
-    CreateMessageRequestParams,
-    CreateMessageResult,
     DiscoverResult,
-    ElicitRequestParams,
-    ElicitRequestURLParams,
-    ElicitResult,
     GetPromptResult,
     ListPromptsResult,
     ListResourcesResult,
@@ -67,13 +59,13 @@ from ..types import (
     Prompt,
     Resource,
     ResourceTemplate,
-    Root,
     ServerCapabilities,
     Tool,
 )
 from .._wire.convert import to_wire
 from .._core.jsonrpc import RequestId
 from .._core.mcp_headers import header_paths
+from ._callbacks import Refused, ServerRequestHandlers, serving
 from ._listen import ChangeNotification, Subscription
 from ._options import (
     ElicitationHandler,
@@ -87,14 +79,7 @@ from ._pages import DEFAULT_MAX_PAGES, ItemPages
 from ._tasks import TaskHost, task_status_notified
 from ._tools import StructuredContentError, tool_problem
 
-__all__ = [
-    "Client",
-    "ProgressHandler",
-    "RootsHandler",
-    "SamplingHandler",
-    "ElicitationHandler",
-    "report_progress",
-]
+__all__ = ["Client"]
 
 logger = logging.getLogger("trio_mcp.client")
 
@@ -197,7 +182,7 @@ class Client:
                 "request_timeout": request_timeout, "roots": roots, "sampling": sampling,
                 "sampling_tools": sampling_tools, "elicitation": elicitation, "elicitation_url": elicitation_url,
                 "on_log": on_log, "on_resource_updated": on_resource_updated, "on_list_changed": on_list_changed,
-                "max_pages": max_pages,
+                "max_pages": max_pages, "host_tasks": host_tasks,
             }
         )
         self.max_pages = max_pages
@@ -208,11 +193,7 @@ class Client:
         #: The capabilities sent in ``initialize``; server requests are served only within them.
         self._declared: dict[str, Any] = {}
         self._stream = stream
-        self.roots_handler = roots
-        self.sampling_handler = sampling
-        self.sampling_tools = sampling_tools
-        self.elicitation_handler = elicitation
-        self.elicitation_url = elicitation_url
+        self.handlers = ServerRequestHandlers(roots, sampling, sampling_tools, elicitation, elicitation_url)
         self.on_log = on_log
         self.on_resource_updated = on_resource_updated
         self.on_list_changed = on_list_changed
@@ -282,7 +263,7 @@ class Client:
 
     async def _discover(self, version: str, *, timeout: float | None) -> None:
         self._modern_version = version
-        self._declared = self._capabilities_wire(version)
+        self._declared = self._capabilities(version)
         options: dict[str, Any] = {} if timeout is _UNSET else {"timeout": timeout}
         raw = await self._send_request("server/discover", {"_meta": self._envelope()}, **options)
         self._discover_result = self._parse(raw, DiscoverResult, "server/discover")
@@ -304,7 +285,7 @@ class Client:
 
     async def _initialize(self, version: str) -> None:
         self._modern_version = None
-        self._declared = self._capabilities_wire(version)
+        self._declared = self._capabilities(version)
         params = {
             "protocolVersion": version,
             "capabilities": self._declared,
@@ -328,25 +309,12 @@ class Client:
         self.lifecycle.handle(HandshakeEvent.INITIALIZED_NOTIFICATION)
         self.era = "legacy"
 
-    def _capabilities_wire(self, version: str) -> dict[str, Any]:
-        """Capabilities follow from the callbacks registered: nothing is declared that cannot be served.
-
-        Sub-capabilities are declared only in the revision asked for that defines them (elicitation from
-        2025-06-18; ``sampling.tools`` and elicitation ``form``/``url`` from 2025-11-25; roots without
-        ``listChanged`` on 2026-07-28).
-        """
-        capabilities: dict[str, Any] = {}
-        if self.roots_handler is not None:
-            capabilities["roots"] = {} if version in MODERN_VERSIONS else {"listChanged": True}
-        if self.sampling_handler is not None:
-            capabilities["sampling"] = {"tools": {}} if self.sampling_tools and version >= V2025_11_25 else {}
-        if self.elicitation_handler is not None and version >= V2025_06_18:
-            if self.elicitation_url and version >= V2025_11_25:
-                capabilities["elicitation"] = {"form": {}, "url": {}}
-            else:
-                capabilities["elicitation"] = {}
-        if self._task_host is not None and version == V2025_11_25 and TaskHost.capability(capabilities) is not None:
-            capabilities["tasks"] = TaskHost.capability(capabilities)
+    def _capabilities(self, version: str) -> dict[str, Any]:
+        """What the registered callbacks (and ``host_tasks``) let this client declare, speaking ``version``."""
+        capabilities = self.handlers.capabilities(version)
+        tasks = TaskHost.capability(capabilities) if self._task_host is not None and version == V2025_11_25 else None
+        if tasks is not None:
+            capabilities["tasks"] = tasks
         return capabilities
 
     async def notify_roots_changed(self) -> None:
@@ -438,7 +406,7 @@ class Client:
 
         ``timeout`` (default: the client's ``request_timeout``) restarts with every progress update when
         ``on_progress`` is given, but never runs past ``max_total_timeout``. A method that needs a server
-        capability the server did not declare is refused here, before sending.
+        capability the server did not declare is refused here, before sending, with ``CapabilityError``.
         """
         if not isinstance(method, str) or not method:
             raise TypeError(f"method must be a non-empty str, not {method!r}")
@@ -453,9 +421,9 @@ class Client:
         if needed == "completions" and self.protocol_version == "2024-11-05":
             needed = None  # that revision has the method but no capability for it
         if needed is not None and getattr(self.server_capabilities, needed) is None:
-            raise McpError(METHOD_NOT_FOUND, f"{method}: the server did not declare the {needed!r} capability")
+            raise CapabilityError(method, f"{method}: the server did not declare the {needed!r} capability")
         if self.era == "modern" and method in _REMOVED_IN_MODERN:
-            raise McpError(METHOD_NOT_FOUND, f"{method} does not exist on 2026-07-28: {_REMOVED_IN_MODERN[method]}")
+            raise CapabilityError(method, f"{method} does not exist on 2026-07-28: {_REMOVED_IN_MODERN[method]}")
         options: dict[str, Any] = {}
         if timeout is not _UNSET:
             options["timeout"] = timeout
@@ -506,19 +474,15 @@ class Client:
         async def answer(key: str, embedded: Any) -> None:
             method = embedded.get("method") if type(embedded) is dict else None
             params = embedded.get("params") if type(embedded) is dict else None
-            if method == "roots/list" and self.roots_handler is not None and "roots" in self._declared:
-                answers[key] = {"roots": [to_wire(root) for root in await self.roots_handler()]}
-            elif method == "sampling/createMessage" and self.sampling_handler is not None and "sampling" in self._declared:
-                answers[key] = to_wire(await self.sampling_handler(self._parse(params, CreateMessageRequestParams, method)))
-            elif method == "elicitation/create" and self.elicitation_handler is not None and "elicitation" in self._declared:
-                elicit: Any = self._parse(params, ElicitRequestParams, method)  # type: ignore[arg-type]
-                answers[key] = to_wire(await self.elicitation_handler(elicit))
-            else:
-                raise RemoteProtocolError(f"server asked for {method!r} input, which this client did not declare")
+            try:
+                answers[key] = await self.handlers.answer(str(method), params, self._declared)
+            except Refused as exc:
+                raise RemoteProtocolError(f"server asked for {method!r} input this client cannot give: {exc}") from None
 
-        async with trio.open_nursery() as nursery:
-            for key, embedded in requests.items():
-                nursery.start_soon(answer, key, embedded)
+        with collapse_exception_groups():
+            async with trio.open_nursery() as nursery:
+                for key, embedded in requests.items():
+                    nursery.start_soon(answer, key, embedded)
         return answers
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
@@ -797,24 +761,6 @@ class Client:
             raise RemoteProtocolError(f"server sent an invalid {method} result: {exc}") from None
 
 
-_serving: contextvars.ContextVar[tuple[InboundRequest, Client] | None] = contextvars.ContextVar(
-    "trio_mcp_client_serving", default=None
-)
-
-
-async def report_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
-    """From inside a roots, sampling or elicitation callback: tell the server how far along the answer is.
-
-    A no-op unless the server's request carried a ``progressToken``; ``progress`` must increase with each
-    call. Outside such a callback it raises ``RuntimeError``.
-    """
-    serving = _serving.get()
-    if serving is None:
-        raise RuntimeError("report_progress() only works inside a callback that answers a server request")
-    request, client = serving
-    await request.report_progress(progress, total, message if client.protocol_version >= V2025_03_26 else None)
-
-
 def _change_of(method: str, params: dict[str, Any] | None) -> ChangeNotification | None:
     if method == "notifications/resources/updated":
         uri = params.get("uri") if params else None
@@ -865,34 +811,18 @@ class _ClientHandler:
         if refusal is not None:
             raise McpError(INVALID_REQUEST, f"Invalid Request: {refusal}")
         client = self._client
-        method = request.method
-        if method == "ping":
+        if request.method == "ping":
             return {}
         host = client._task_host
-        if host is not None and client.era == "legacy" and host.wants(method, request.params):
+        if host is not None and client.era == "legacy" and host.wants(request.method, request.params):
             return await host.handle(request, self._answer)
         return await self._answer(request)
 
     async def _answer(self, request: InboundRequest) -> Any:
         client = self._client
-        method = request.method
         # This task serves only this request, so the variable is seen by this callback alone.
-        _serving.set((request, client))
-        declared = client._declared
-        if method == "roots/list" and client.roots_handler is not None and "roots" in declared:
-            roots = await client.roots_handler()
-            return {"roots": [to_wire(root) for root in roots]}
-        if method == "sampling/createMessage" and client.sampling_handler is not None and "sampling" in declared:
-            sampling = params_from_wire(request.params, CreateMessageRequestParams)
-            if (sampling.tools is not None or sampling.tool_choice is not None) and "tools" not in declared["sampling"]:
-                raise McpError(INVALID_PARAMS, "Invalid params: this client did not declare sampling with tools")
-            return to_wire(await client.sampling_handler(sampling))
-        if method == "elicitation/create" and client.elicitation_handler is not None and "elicitation" in declared:
-            params: Any = params_from_wire(request.params, ElicitRequestParams)
-            if isinstance(params, ElicitRequestURLParams) and "url" not in declared["elicitation"]:
-                raise McpError(INVALID_PARAMS, "Invalid params: this client did not declare URL-mode elicitation")
-            return to_wire(await client.elicitation_handler(params))
-        raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        serving.set((request, client.protocol_version))
+        return await client.handlers.answer(request.method, request.params, client._declared)
 
     async def handle_notification(self, method: str, params: dict[str, Any] | None) -> None:
         client = self._client

@@ -62,6 +62,7 @@ class ClientOptions(TypedDict, total=False):
     on_resource_updated: Callable[[str], Any] | None
     on_list_changed: Callable[[str], Any] | None
     max_pages: int
+    host_tasks: bool
 
 
 PROTOCOL_VERSIONS: Final = ("auto",) + HANDSHAKE_VERSIONS + MODERN_VERSIONS
@@ -135,6 +136,7 @@ _CHECKS: Final[Mapping[str, Callable[[str, Any], None]]] = {
     "on_resource_updated": _callback,
     "on_list_changed": _callback,
     "max_pages": _max_pages,
+    "host_tasks": _flag,
 }
 assert _CHECKS.keys() == ClientOptions.__annotations__.keys()
 

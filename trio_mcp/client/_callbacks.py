@@ -1,0 +1,102 @@
+"""What the client does for the server: the callbacks answering its requests and the capabilities they declare.
+
+A server asks for roots, a model completion (sampling) or user input (elicitation) as a JSON-RPC request in the
+session era and as an embedded input request of an ``InputRequiredResult`` on 2026-07-28; ``answer`` serves both,
+so the checks (was it declared? was the URL mode or sampling with tools declared?) cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any, Mapping
+
+import attrs
+
+from .._session import InboundRequest
+from .._wire.convert import params_from_wire, to_wire
+from .._wire.versions import MODERN_VERSIONS, V2025_03_26, V2025_06_18, V2025_11_25
+from ..errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
+from ..types import CreateMessageRequestParams, ElicitRequestParams, ElicitRequestURLParams
+from ._options import ElicitationHandler, RootsHandler, SamplingHandler
+
+__all__ = ["ServerRequestHandlers", "Refused", "report_progress", "serving"]
+
+
+class Refused(McpError):
+    """A server request this client does not serve: its capability (or that mode of it) was not declared."""
+
+
+@attrs.frozen
+class ServerRequestHandlers:
+    """The callbacks that answer server requests; registering one declares its capability."""
+
+    roots: RootsHandler | None = None
+    sampling: SamplingHandler | None = None
+    sampling_tools: bool = False
+    elicitation: ElicitationHandler | None = None
+    elicitation_url: bool = False
+
+    def capabilities(self, version: str) -> dict[str, Any]:
+        """The capabilities to declare speaking ``version``: nothing that cannot be served.
+
+        Sub-capabilities are declared only in the revision that defines them (elicitation from 2025-06-18;
+        ``sampling.tools`` and elicitation ``form``/``url`` from 2025-11-25; roots without ``listChanged`` on
+        2026-07-28).
+        """
+        capabilities: dict[str, Any] = {}
+        if self.roots is not None:
+            capabilities["roots"] = {} if version in MODERN_VERSIONS else {"listChanged": True}
+        if self.sampling is not None:
+            capabilities["sampling"] = {"tools": {}} if self.sampling_tools and version >= V2025_11_25 else {}
+        if self.elicitation is not None and version >= V2025_06_18:
+            if self.elicitation_url and version >= V2025_11_25:
+                capabilities["elicitation"] = {"form": {}, "url": {}}
+            else:
+                capabilities["elicitation"] = {}
+        return capabilities
+
+    async def answer(self, method: str, params: Any, declared: Mapping[str, Any]) -> Any:
+        """The wire result for the server's ``method`` request, from the registered callback.
+
+        Raises ``Refused`` for a request outside the ``declared`` capabilities or with params that do not parse
+        (-32602), and whatever the callback raises.
+        """
+        if method == "roots/list" and self.roots is not None and "roots" in declared:
+            return {"roots": [to_wire(root) for root in await self.roots()]}
+        if method == "sampling/createMessage" and self.sampling is not None and "sampling" in declared:
+            sampling = _parse(params, CreateMessageRequestParams)
+            if (sampling.tools is not None or sampling.tool_choice is not None) and "tools" not in declared["sampling"]:
+                raise Refused(INVALID_PARAMS, "Invalid params: this client did not declare sampling with tools")
+            return to_wire(await self.sampling(sampling))
+        if method == "elicitation/create" and self.elicitation is not None and "elicitation" in declared:
+            elicit: Any = _parse(params, ElicitRequestParams)
+            if isinstance(elicit, ElicitRequestURLParams) and "url" not in declared["elicitation"]:
+                raise Refused(INVALID_PARAMS, "Invalid params: this client did not declare URL-mode elicitation")
+            return to_wire(await self.elicitation(elicit))
+        raise Refused(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+
+def _parse(params: Any, cls: Any) -> Any:
+    try:
+        return params_from_wire(params, cls)
+    except McpError as exc:
+        raise Refused(exc.code, exc.message, exc.data) from None
+
+
+#: The server request (and its protocol version) the current callback task answers, for ``report_progress``.
+serving: contextvars.ContextVar[tuple[InboundRequest, str] | None] = contextvars.ContextVar(
+    "trio_mcp_client_serving", default=None
+)
+
+
+async def report_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
+    """From inside a roots, sampling or elicitation callback: tell the server how far along the answer is.
+
+    A no-op unless the server's request carried a ``progressToken``; ``progress`` must increase with each
+    call. Outside such a callback it raises ``RuntimeError``.
+    """
+    current = serving.get()
+    if current is None:
+        raise RuntimeError("report_progress() only works inside a callback that answers a server request")
+    request, version = current
+    await request.report_progress(progress, total, message if version >= V2025_03_26 else None)
