@@ -29,12 +29,8 @@ from ..errors import (
 from ..transports._base import MessageStream
 from ..transports._http_client import HttpClient
 from ..transports.sse_client import SseClientStream
-from ..transports.streamable_http_client import (
-    LegacyTransportRequired,
-    HttpAuth,
-    StatelessHttpStream,
-    StreamableHttpSessionStream,
-)
+from ..transports.stateless_http_client import StatelessHttpStream
+from ..transports.streamable_http_client import HttpAuth, LegacyTransportRequired, StreamableHttpSessionStream
 from ..transports.websocket import connect_websocket_stream
 from ._client import Client, supported_versions
 from ._options import ClientOptions, check_client_options, check_timeout

@@ -19,7 +19,7 @@ from .._core.sse import ServerSentEvent, SSEDecoder, SSEProtocolError
 from ..errors import ConnectionClosed, RemoteProtocolError
 from ._base import connection_lost
 from ._http_client import ClientResponse, HttpClient, HttpError, HttpTimeout, HttpTimeouts
-from .streamable_http_client import (
+from ._http_stream import (
     DEFAULT_TIMEOUTS,
     HttpAuth,
     _content_type,
