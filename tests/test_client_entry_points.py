@@ -298,3 +298,10 @@ async def nursery() -> AsyncIterator[trio.Nursery]:
     async with trio.open_nursery() as nursery:
         yield nursery
         nursery.cancel_scope.cancel()
+
+
+def test_call_signatures_read_well_in_help() -> None:
+    # A bare object() sentinel showed as "timeout=<object object at 0x...>".
+    for call in (Client.call_tool, Client.request, Client.read_resource, ClientGroup.call_tool):
+        text = str(inspect.signature(call))
+        assert "object at 0x" not in text and "<the client's request_timeout>" in text, text

@@ -68,6 +68,7 @@ from .._core.mcp_headers import header_paths
 from ._callbacks import Refused, ServerRequestHandlers, serving
 from ._listen import ChangeNotification, Subscription
 from ._options import (
+    DEFAULT_TIMEOUT,
     ElicitationHandler,
     ProgressHandler,
     RootsHandler,
@@ -85,7 +86,6 @@ logger = logging.getLogger("trio_mcp.client")
 
 T = TypeVar("T")
 
-_UNSET: Final[Any] = object()
 
 #: The handshake-era methods 2026-07-28 removed, and what replaces each.
 _REMOVED_IN_MODERN: Final = {
@@ -241,7 +241,7 @@ class Client:
             await self._initialize(requested)
             return
         if requested in MODERN_VERSIONS:
-            await self._discover(requested, timeout=_UNSET)
+            await self._discover(requested, timeout=DEFAULT_TIMEOUT)
             return
         # "auto": the stdio probe of the 2026-07-28 versioning page. A DiscoverResult, or a recognised modern
         # error, means a modern server; any other error or silence means a legacy one.
@@ -253,7 +253,7 @@ class Client:
             if supported is None:
                 logger.debug("server/discover probe failed (%s); falling back to initialize", exc)
             elif modern := [v for v in MODERN_VERSIONS if v in supported]:
-                await self._discover(modern[-1], timeout=_UNSET)
+                await self._discover(modern[-1], timeout=DEFAULT_TIMEOUT)
                 return
             elif not any(v in supported for v in HANDSHAKE_VERSIONS):
                 raise
@@ -264,7 +264,7 @@ class Client:
     async def _discover(self, version: str, *, timeout: float | None) -> None:
         self._modern_version = version
         self._declared = self._capabilities(version)
-        options: dict[str, Any] = {} if timeout is _UNSET else {"timeout": timeout}
+        options: dict[str, Any] = {} if timeout is DEFAULT_TIMEOUT else {"timeout": timeout}
         raw = await self._send_request("server/discover", {"_meta": self._envelope()}, **options)
         self._discover_result = self._parse(raw, DiscoverResult, "server/discover")
         self.era = "modern"
@@ -398,7 +398,7 @@ class Client:
         method: str,
         params: dict[str, Any] | None = None,
         *,
-        timeout: float | None = _UNSET,
+        timeout: float | None = DEFAULT_TIMEOUT,
         on_progress: ProgressHandler | None = None,
         max_total_timeout: float | None = None,
     ) -> Any:
@@ -412,7 +412,7 @@ class Client:
             raise TypeError(f"method must be a non-empty str, not {method!r}")
         if params is not None and type(params) is not dict:
             raise TypeError(f"params must be a dict or None, not {type(params).__name__}")
-        if timeout is not _UNSET:
+        if timeout is not DEFAULT_TIMEOUT:
             check_timeout("timeout", timeout)
         check_timeout("max_total_timeout", max_total_timeout)
         if on_progress is not None and not callable(on_progress):
@@ -425,7 +425,7 @@ class Client:
         if self.era == "modern" and method in _REMOVED_IN_MODERN:
             raise CapabilityError(method, f"{method} does not exist on 2026-07-28: {_REMOVED_IN_MODERN[method]}")
         options: dict[str, Any] = {}
-        if timeout is not _UNSET:
+        if timeout is not DEFAULT_TIMEOUT:
             options["timeout"] = timeout
         if on_progress is not None:
             options["on_progress"] = _typed_progress(on_progress)
@@ -489,7 +489,7 @@ class Client:
         """Send a notification to the server."""
         await self.session.notify(method, params)
 
-    async def ping(self, *, timeout: float | None = _UNSET) -> None:
+    async def ping(self, *, timeout: float | None = DEFAULT_TIMEOUT) -> None:
         """Check the server is alive; raises ``RequestTimeout`` if it does not answer.
 
         2026-07-28 has no ``ping``; there a ``server/discover`` round trip stands in for it.
@@ -542,7 +542,7 @@ class Client:
         name: str,
         arguments: dict[str, Any] | None = None,
         *,
-        timeout: float | None = _UNSET,
+        timeout: float | None = DEFAULT_TIMEOUT,
         on_progress: ProgressHandler | None = None,
         max_total_timeout: float | None = None,
         meta: dict[str, Any] | None = None,
@@ -625,7 +625,7 @@ class Client:
 
         return ItemPages("resources/templates/list", fetch, max_pages=self.max_pages if max_pages is None else max_pages)
 
-    async def read_resource(self, uri: str, *, timeout: float | None = _UNSET) -> ReadResourceResult:
+    async def read_resource(self, uri: str, *, timeout: float | None = DEFAULT_TIMEOUT) -> ReadResourceResult:
         """Read one resource; a missing one raises ``McpError`` (-32002, or -32602 on 2026-07-28)."""
         raw = await self.request("resources/read", {"uri": uri}, timeout=timeout)
         return self._parse(raw, ReadResourceResult, "resources/read")
@@ -652,7 +652,7 @@ class Client:
         return ItemPages("prompts/list", fetch, max_pages=self.max_pages if max_pages is None else max_pages)
 
     async def get_prompt(
-        self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = _UNSET
+        self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = DEFAULT_TIMEOUT
     ) -> GetPromptResult:
         """Render a prompt with its (string) arguments."""
         params: dict[str, Any] = {"name": name}

@@ -18,7 +18,7 @@ from ..transports.stdio import StderrMode, check_stdio_options
 from ..types import CallToolResult, Tool
 from ._client import Client
 from ._connect import connect_client
-from ._options import ClientOptions, check_client_options
+from ._options import DEFAULT_TIMEOUT, ClientOptions, ProgressHandler, check_client_options
 from ._stdio import connect_stdio_client
 
 if TYPE_CHECKING:
@@ -218,14 +218,25 @@ class ClientGroup:
         ]
 
     async def call_tool(
-        self, qualified_name: str, arguments: dict[str, Any] | None = None, **options: Any
+        self,
+        qualified_name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        on_progress: ProgressHandler | None = None,
+        max_total_timeout: float | None = None,
+        meta: dict[str, Any] | None = None,
+        validate_output: bool = True,
     ) -> CallToolResult:
-        """Call ``<server><sep><tool>`` on the right server; ``options`` are those of ``Client.call_tool``.
+        """Call ``<server><sep><tool>`` on the right server; the keyword options are those of ``Client.call_tool``.
 
         Raises ``KeyError`` for a server not in the group, and whatever that client's call raises.
         """
         client, tool = self._route(qualified_name)
-        return await client.call_tool(tool, arguments, **options)
+        return await client.call_tool(
+            tool, arguments, timeout=timeout, on_progress=on_progress, max_total_timeout=max_total_timeout,
+            meta=meta, validate_output=validate_output,
+        )
 
     async def call_tool_as_task(
         self, qualified_name: str, arguments: dict[str, Any] | None = None, **options: Any

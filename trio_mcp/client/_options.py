@@ -24,6 +24,7 @@ from ..types import (
 )
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
     "ClientOptions",
     "ElicitationHandler",
     "ProgressHandler",
@@ -66,6 +67,16 @@ class ClientOptions(TypedDict, total=False):
 
 
 PROTOCOL_VERSIONS: Final = ("auto",) + HANDSHAKE_VERSIONS + MODERN_VERSIONS
+
+
+class _DefaultTimeout:
+    """The ``timeout`` default of calls: the client's ``request_timeout``."""
+
+    def __repr__(self) -> str:
+        return "<the client's request_timeout>"
+
+
+DEFAULT_TIMEOUT: Final[Any] = _DefaultTimeout()
 
 
 def is_async_callable(value: object) -> bool:
