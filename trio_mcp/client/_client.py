@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import logging
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Awaitable, Callable, Final, Literal, Sequence, TypeVar
@@ -25,7 +24,6 @@ from .._wire.versions import (
 from ..errors import (
     HEADER_MISMATCH,
     CapabilityError,
-    INVALID_REQUEST,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
     ConnectionClosed,
@@ -44,7 +42,6 @@ from ..types import (
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
-    META_SUBSCRIPTION_ID,
     DiscoverResult,
     GetPromptResult,
     ListPromptsResult,
@@ -66,7 +63,8 @@ from .._wire.convert import to_wire
 from .._core.jsonrpc import RequestId
 from .._core.mcp_headers import header_paths
 from ._callbacks import Refused, ServerRequestHandlers, serving
-from ._listen import ChangeNotification, Subscription
+from ._inbound import ClientInbound
+from ._listen import Subscription
 from ._options import (
     DEFAULT_TIMEOUT,
     ElicitationHandler,
@@ -101,8 +99,6 @@ MAX_INPUT_ROUNDS: Final = 16
 #: The level a 2026-07-28 client with an ``on_log`` callback asks for until ``set_logging_level`` picks one
 #: (the usual default of handshake-era servers, which send logs unasked).
 DEFAULT_LOG_LEVEL: Final = "info"
-#: Requests only a client sends: receiving one while connecting means the peer echoed ours.
-_CLIENT_ONLY_METHODS: Final = frozenset({"initialize", "server/discover"})
 #: Client-to-server methods and the server capability each needs.
 _REQUIRED_SERVER_CAPABILITY: Final = {
     "tools/list": "tools",
@@ -207,7 +203,7 @@ class Client:
         self._subscriptions: dict[RequestId | None, Subscription] = {}
         self.client_info = client_info or Implementation(name="trio_mcp", version=__version__)
         self.lifecycle = Lifecycle()
-        self.session = Session(stream, _ClientHandler(self), request_timeout=request_timeout)
+        self.session = Session(stream, ClientInbound(self), request_timeout=request_timeout)
         self._initialize_result: InitializeResult | None = None
         self._on_close: list[Callable[[], Awaitable[None]]] = []
         #: Runs a 2025-11-25 server's task-augmented sampling/elicitation requests as tasks.
@@ -229,11 +225,36 @@ class Client:
                 raise self._peer_fault from None
             raise
 
-    def _fail_handshake(self, fault: RemoteProtocolError) -> None:
+    def fail_handshake(self, fault: RemoteProtocolError) -> None:
         """End a handshake the peer cannot complete; ``start()`` raises ``fault`` instead of what the calls saw."""
         if self._peer_fault is None:
             self._peer_fault = fault
         self.session.close(str(fault))
+
+    @property
+    def subscriptions(self) -> dict[RequestId | None, Subscription]:
+        """The ``listen()`` blocks running now (keyed by their ``subscriptions/listen`` id on 2026-07-28)."""
+        return self._subscriptions
+
+    async def serve_request(self, request: InboundRequest) -> Any:
+        """Answer a server request with the registered callbacks (as a task, when the server asks for one)."""
+        host = self._task_host
+        if host is not None and self.era == "legacy" and host.wants(request.method, request.params):
+            return await host.handle(request, self._answer_request)
+        return await self._answer_request(request)
+
+    async def _answer_request(self, request: InboundRequest) -> Any:
+        # This task serves only this request, so the variable is seen by this callback alone.
+        serving.set((request, self.protocol_version))
+        return await self.handlers.answer(request.method, request.params, self._declared)
+
+    def note_task_status(self, params: dict[str, Any] | None) -> None:
+        """A ``notifications/tasks/status`` arrived: wake whoever polls that task."""
+        task_status_notified(self, params)
+
+    def forget_output_schemas(self) -> None:
+        """Drop the remembered ``outputSchema``s (the tools changed; listing them again brings them back)."""
+        self._output_schemas.clear()
 
     async def _connect(self) -> None:
         requested = self._requested_version
@@ -761,16 +782,6 @@ class Client:
             raise RemoteProtocolError(f"server sent an invalid {method} result: {exc}") from None
 
 
-def _change_of(method: str, params: dict[str, Any] | None) -> ChangeNotification | None:
-    if method == "notifications/resources/updated":
-        uri = params.get("uri") if params else None
-        return ChangeNotification("resource", uri) if isinstance(uri, str) else None
-    kind = method[len("notifications/") : -len("/list_changed")] if method.endswith("/list_changed") else None
-    if kind in ("tools", "prompts", "resources"):
-        return ChangeNotification(kind)  # type: ignore[arg-type]
-    return None
-
-
 def supported_versions(error: McpError) -> list[str] | None:
     """The versions a modern server listed in an UnsupportedProtocolVersion error (None: not that error)."""
     if error.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(error.data, dict):
@@ -788,79 +799,3 @@ def _typed_progress(handler: ProgressHandler) -> Callable[[dict[str, Any]], Any]
         return handler(from_wire(params, ProgressNotificationParams))
 
     return on_progress
-
-
-class _ClientHandler:
-    """Serves what the server sends to the client (only ``ping`` until callbacks are registered)."""
-
-    inline_methods: Final = frozenset[str]()
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    async def handle_request(self, request: InboundRequest) -> Any:
-        if request.method in _CLIENT_ONLY_METHODS and self._client.era is None:
-            self._client._fail_handshake(
-                RemoteProtocolError(
-                    f"the peer sent our own {request.method} request back instead of answering it: it echoes its "
-                    "input (like `cat` or a shell), so it is not an MCP server"
-                )
-            )
-            raise McpError(INVALID_REQUEST, f"Invalid Request: a server may not send {request.method}")
-        refusal = self._client.lifecycle.server_request_refusal(request.method)
-        if refusal is not None:
-            raise McpError(INVALID_REQUEST, f"Invalid Request: {refusal}")
-        client = self._client
-        if request.method == "ping":
-            return {}
-        host = client._task_host
-        if host is not None and client.era == "legacy" and host.wants(request.method, request.params):
-            return await host.handle(request, self._answer)
-        return await self._answer(request)
-
-    async def _answer(self, request: InboundRequest) -> Any:
-        client = self._client
-        # This task serves only this request, so the variable is seen by this callback alone.
-        serving.set((request, client.protocol_version))
-        return await client.handlers.answer(request.method, request.params, client._declared)
-
-    async def handle_notification(self, method: str, params: dict[str, Any] | None) -> None:
-        client = self._client
-        result: Any = None
-        change = _change_of(method, params)
-        meta = params.get("_meta") if params else None
-        subscription_id = meta.get(META_SUBSCRIPTION_ID) if type(meta) is dict else None
-        if method == "notifications/tasks/status":
-            task_status_notified(client, params)
-            return
-        if method == "notifications/subscriptions/acknowledged":
-            subscription = client._subscriptions.get(subscription_id)
-            if subscription is not None and params is not None:
-                subscription.honoured = params.get("notifications")
-                subscription.acknowledged.set()
-            return
-        if change is not None:
-            if subscription_id is not None:
-                targets = [client._subscriptions[subscription_id]] if subscription_id in client._subscriptions else []
-            else:
-                targets = [s for key, s in client._subscriptions.items() if s.request_id is None]
-            for subscription in targets:
-                if subscription.wants(change):
-                    subscription.deliver(change)
-        if method == "notifications/message":
-            if client.on_log is not None:
-                result = client.on_log(from_wire(params, LoggingMessageNotificationParams))
-            elif params is not None:
-                logger.info("server log (%s): %s", params.get("level"), params.get("data"))
-        elif method == "notifications/resources/updated":
-            uri = params.get("uri") if params else None
-            if client.on_resource_updated is not None and isinstance(uri, str):
-                result = client.on_resource_updated(uri)
-        elif method.startswith("notifications/") and method.endswith("/list_changed"):
-            kind = method[len("notifications/") : -len("/list_changed")]
-            if kind == "tools":
-                client._output_schemas.clear()  # stale schemas would fail good results; re-list to check again
-            if client.on_list_changed is not None and kind in ("tools", "resources", "prompts"):
-                result = client.on_list_changed(kind)
-        if inspect.isawaitable(result):
-            await result
