@@ -10,6 +10,7 @@ from ._elicitation import fill_elicitation_defaults
 from ._group import ClientGroup
 from ._listen import ChangeNotification, Subscription
 from ._pages import DEFAULT_MAX_PAGES
+from ._renewal import SessionLost
 from ._stdio import connect_stdio_client, open_stdio_client
 from ._tasks import TaskCancelled, TaskStatusHandler, call_tool_as_task, get_task, resume_task
 from ._tools import StructuredContentError
@@ -66,6 +67,7 @@ __all__ = [
     "resume_task",
     "TaskCancelled",
     "TaskStatusHandler",
+    "SessionLost",
     "DEFAULT_MAX_PAGES",
     "RootsHandler",
     "SamplingHandler",

@@ -65,6 +65,7 @@ from .._core.mcp_headers import header_paths
 from ._callbacks import Refused, ServerRequestHandlers, serving
 from ._inbound import ClientInbound
 from ._listen import Subscription
+from ._renewal import SAFE_TO_RETRY, Reconnect, SessionLost
 from ._options import (
     DEFAULT_TIMEOUT,
     ElicitationHandler,
@@ -86,6 +87,18 @@ T = TypeVar("T")
 
 
 #: The handshake-era methods 2026-07-28 removed, and what replaces each.
+async def _request_on(session: Session, method: str, params: dict[str, Any] | None, options: dict[str, Any]) -> Any:
+    """``session.request``; a transport's note that the connection was lost before the answer becomes
+    ``ConnectionClosed``, so callers never see transport failures as ``McpError``."""
+    try:
+        return await session.request(method, params, **options)
+    except McpError as exc:
+        closed = as_connection_closed(exc)
+        if closed is None:
+            raise
+        raise closed from None
+
+
 _REMOVED_IN_MODERN: Final = {
     "resources/subscribe": "use client.listen(resource_uris=[...])",
     "resources/unsubscribe": "leave the client.listen() block",
@@ -209,11 +222,18 @@ class Client:
         #: Runs a 2025-11-25 server's task-augmented sampling/elicitation requests as tasks.
         self._task_host = TaskHost() if host_tasks else None
         self._peer_fault: RemoteProtocolError | None = None
+        self._nursery: trio.Nursery | None = None
+        self._reconnect: Reconnect | None = None
+        self._renew_lock = trio.Lock()
+        self._renewing = False
+        #: Resources subscribed with ``subscribe_resource`` (restored in a renewed session).
+        self._subscribed_uris: set[str] = set()
 
     # -- lifetime ---------------------------------------------------------------------------------
 
     async def start(self, nursery: trio.Nursery) -> None:
         """Run the session in ``nursery`` and find out which era the server speaks (see ``protocol_version``)."""
+        self._nursery = nursery
         await nursery.start(self.session.run)
         if self._task_host is not None:
             self._task_host.nursery = nursery
@@ -458,15 +478,59 @@ class Client:
         return await self._modern_request(method, params, options)
 
     async def _send_request(self, method: str, params: dict[str, Any] | None, **options: Any) -> Any:
-        """The one way requests leave the client: a transport's note that the connection was lost before the
-        answer becomes ``ConnectionClosed``, so callers never see transport failures as ``McpError``."""
+        """The one way requests leave the client. A session the server ended is renewed (see ``_renewal``)."""
+        session = self.session
+        unsent = session.closed
         try:
-            return await self.session.request(method, params, **options)
-        except McpError as exc:
-            closed = as_connection_closed(exc)
-            if closed is None:
+            return await _request_on(session, method, params, options)
+        except ConnectionClosed:
+            if not await self._renew_session(session):
                 raise
-            raise closed from None
+            if not unsent and method not in SAFE_TO_RETRY:
+                raise SessionLost(method) from None
+        return await _request_on(self.session, method, params, options)
+
+    def enable_session_renewal(self, reconnect: Reconnect) -> None:
+        """Start a new session when the server ends this one (transports with sessions call it: HTTP does)."""
+        self._reconnect = reconnect
+
+    async def _renew_session(self, ended: Session) -> bool:
+        """After ``ended`` closed: True if a new session is running (started here or by a concurrent call)."""
+        if self._reconnect is None or self.era != "legacy" or self._renewing:
+            return False
+        async with self._renew_lock:
+            if self.session is not ended:
+                return not self.session.closed
+            stream = await self._reconnect(ended.stream)
+            if stream is None:
+                return False
+            self._renewing = True
+            try:
+                await self._restart(stream)
+            except (McpError, ConnectionClosed, RequestTimeout, RemoteProtocolError) as exc:
+                logger.warning("the server ended the session and a new one could not be started: %s", exc)
+                return False
+            finally:
+                self._renewing = False
+            return True
+
+    async def _restart(self, stream: MessageStream) -> None:
+        """Initialize a new session over ``stream`` and restore the log level and resource subscriptions."""
+        assert self._nursery is not None
+        version, timeout = self.protocol_version, self.session.request_timeout
+        self._stream = stream
+        self.lifecycle = Lifecycle()
+        self.session = Session(stream, ClientInbound(self), request_timeout=timeout)
+        await self._nursery.start(self.session.run)
+        await self._initialize(version)
+        if self._log_level is not None:
+            await self._send_request("logging/setLevel", {"level": self._log_level})
+        uris = set(self._subscribed_uris)
+        for subscription in self._subscriptions.values():
+            uris.update(subscription.resource_uris)
+        for uri in sorted(uris):
+            await self._send_request("resources/subscribe", {"uri": uri})
+        logger.info("the server ended the session; started a new one (%d resource subscriptions restored)", len(uris))
 
     async def _modern_request(self, method: str, params: dict[str, Any] | None, options: dict[str, Any]) -> Any:
         """A 2026-07-28 request: the envelope goes in ``_meta``, and input the server asks for is gathered
@@ -654,9 +718,11 @@ class Client:
     async def subscribe_resource(self, uri: str) -> None:
         """Ask for ``notifications/resources/updated`` when ``uri`` changes."""
         await self.request("resources/subscribe", {"uri": uri})
+        self._subscribed_uris.add(uri)
 
     async def unsubscribe_resource(self, uri: str) -> None:
         """Stop the updates ``subscribe_resource`` asked for."""
+        self._subscribed_uris.discard(uri)
         await self.request("resources/unsubscribe", {"uri": uri})
 
     async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
@@ -699,10 +765,9 @@ class Client:
 
         On 2026-07-28 the level travels with every later request instead (no message is sent now).
         """
-        if self.era == "modern":
-            self._log_level = level
-            return
-        await self.request("logging/setLevel", {"level": level})
+        self._log_level = level  # sent with each request on 2026-07-28; restored in a renewed session
+        if self.era != "modern":
+            await self.request("logging/setLevel", {"level": level})
 
     @asynccontextmanager
     async def listen(

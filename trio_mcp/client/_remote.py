@@ -183,6 +183,14 @@ async def _connect(
         client = await _start(nursery, session, version, options)
     except LegacyTransportRequired:
         return await _sse(nursery, url, headers, http, options, auth)
+
+    async def reconnect(ended: MessageStream) -> MessageStream | None:
+        if not (isinstance(ended, StreamableHttpSessionStream) and ended.session_expired):
+            return None
+        await ended.aclose()
+        return await StreamableHttpSessionStream.connect(nursery, url, http=http, headers=headers, auth=auth)
+
+    client.enable_session_renewal(reconnect)
     # Some servers drop what they send before the GET stream exists: let it open (or be refused) first.
     with trio.move_on_after(_STANDALONE_WAIT):
         await session.standalone_settled.wait()

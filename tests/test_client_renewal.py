@@ -1,0 +1,116 @@
+"""A client whose HTTP session the server ends (404 from then on) starts a new one by itself, once, restoring
+what it had set up, and sends the failed request again only when that is safe."""
+
+from __future__ import annotations
+
+from typing import AsyncIterator
+
+import pytest
+import trio
+
+import trio_mcp
+from trio_mcp import Context, Server
+from trio_mcp.client import ChangeNotification, SessionLost
+from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.types import LoggingMessageNotificationParams
+
+VERSION = "2025-11-25"
+
+
+def make_server() -> Server:
+    server = Server("renewal")
+
+    @server.tool()
+    async def chatty(ctx: Context) -> str:
+        """Log once at debug level."""
+        await ctx.debug("fine detail")
+        return "ok"
+
+    @server.resource("test://doc", mime_type="text/plain")
+    def doc() -> str:
+        return "v1"
+
+    return server
+
+
+async def end_session(url: str, client: trio_mcp.Client) -> str:
+    """End the client's session the way an operator or a restarted worker would: DELETE it from outside."""
+    session_id = client.session.stream.session_id  # type: ignore[attr-defined]
+    async with HttpClient() as http:
+        response = await http.request(
+            "DELETE", url, headers=[("mcp-session-id", session_id), ("mcp-protocol-version", VERSION)]
+        )
+        await response.aclose()
+    assert response.status in (200, 202, 204)
+    return str(session_id)
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[tuple[Server, str]]:
+    server = make_server()
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(server.serve_http)
+        yield server, f"http://127.0.0.1:{port}/mcp"
+        nursery.cancel_scope.cancel()
+
+
+async def test_an_ended_session_is_renewed_with_its_log_level_and_subscriptions(served: tuple[Server, str]) -> None:
+    server, url = served
+    logs: list[LoggingMessageNotificationParams] = []
+    updated: list[str] = []
+    got_log, got_update = trio.Event(), trio.Event()
+
+    def on_log(message: LoggingMessageNotificationParams) -> None:
+        logs.append(message)
+        got_log.set()
+
+    def on_resource_updated(uri: str) -> None:
+        updated.append(uri)
+        got_update.set()
+
+    with trio.fail_after(20):
+        async with trio_mcp.open_http_client(
+            url, protocol_version=VERSION, on_log=on_log, on_resource_updated=on_resource_updated
+        ) as client:
+            await client.set_logging_level("debug")
+            await client.subscribe_resource("test://doc")
+            async with client.listen(tools=True) as changes:
+                old = await end_session(url, client)
+                tools = await client.list_tools()  # renewed underneath, then sent again: listing is safe
+                assert [tool.name for tool in tools.tools] == ["chatty"]
+                assert client.session.stream.session_id not in (None, old)  # type: ignore[attr-defined]
+
+                await client.call_tool("chatty")
+                await got_log.wait()  # the debug level was restored on the new session
+                assert [(m.level, m.data) for m in logs] == [("debug", "fine detail")]
+
+                server.notify_resource_updated("test://doc")  # the subscription was restored
+                await got_update.wait()
+                assert updated == ["test://doc"]
+
+                server.add_tool(lambda: "x", name="late", description="added after the renewal")
+                assert await changes.receive() == ChangeNotification("tools")  # listen() carries on
+
+
+async def test_a_call_in_flight_when_the_session_ends_is_not_repeated(served: tuple[Server, str]) -> None:
+    server, url = served
+    with trio.fail_after(20):
+        async with trio_mcp.open_http_client(url, protocol_version=VERSION) as client:
+            await end_session(url, client)
+            with pytest.raises(SessionLost) as info:
+                await client.call_tool("chatty")  # reached the server's 404: running it again may not be safe
+            assert info.value.method == "tools/call"
+            assert isinstance(info.value, trio_mcp.ConnectionClosed)
+            assert (await client.call_tool("chatty")).content[0].text == "ok"  # type: ignore[union-attr]
+
+
+async def test_a_session_ending_twice_is_renewed_each_time(served: tuple[Server, str]) -> None:
+    server, url = served
+    with trio.fail_after(20):
+        async with trio_mcp.open_http_client(url, protocol_version=VERSION) as client:
+            seen = set()
+            for _ in range(2):
+                seen.add(await end_session(url, client))
+                await client.ping()
+            seen.add(client.session.stream.session_id)  # type: ignore[attr-defined]
+            assert len(seen) == 3
