@@ -1,8 +1,11 @@
-"""A client whose HTTP session the server ends (404 from then on) starts a new one by itself, once, restoring
-what it had set up, and sends the failed request again only when that is safe."""
+"""The HTTP client rides out what servers do to sessions and streams: a session the server ends (404 from then
+on) is renewed once, restoring what the client had set up, the failed request sent again only when that is safe;
+a standalone GET stream the server keeps ending is reconnected with backoff."""
 
 from __future__ import annotations
 
+import json
+from functools import partial
 from typing import AsyncIterator
 
 import pytest
@@ -12,6 +15,8 @@ import trio_mcp
 from trio_mcp import Context, Server
 from trio_mcp.client import ChangeNotification, SessionLost
 from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._http_server import HttpLimits, HttpRequest, HttpResponse, serve_http
+from trio_mcp.transports.streamable_http_client import StreamableHttpSessionStream
 from trio_mcp.types import LoggingMessageNotificationParams
 
 VERSION = "2025-11-25"
@@ -114,3 +119,45 @@ async def test_a_session_ending_twice_is_renewed_each_time(served: tuple[Server,
                 await client.ping()
             seen.add(client.session.stream.session_id)  # type: ignore[attr-defined]
             assert len(seen) == 3
+
+
+async def test_the_standalone_stream_reconnects_with_backoff_until_it_brings_something() -> None:
+    # The server ends the GET stream at once, five times, then sends a notification on the sixth: the client
+    # keeps reconnecting (it used to give up after three empty reconnections), doubling its wait each time.
+    gets: list[float] = []
+    changed = trio.Event()
+
+    async def handler(request: HttpRequest, response: HttpResponse) -> None:
+        if request.method == "GET":
+            gets.append(trio.current_time())
+            await response.start(200, [("content-type", "text/event-stream")])
+            if len(gets) <= 5:
+                await response.finish()
+                return
+            note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+            await response.write(b"id: 1\ndata: " + json.dumps(note).encode() + b"\n\n")
+            await trio.sleep_forever()
+        body = json.loads(await request.read_body())
+        if body.get("method") == "initialize":
+            result = {"protocolVersion": VERSION, "capabilities": {"tools": {"listChanged": True}},
+                      "serverInfo": {"name": "flaky-get", "version": "1"}}
+            payload = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": result}).encode()
+            await response.send(200, [("content-type", "application/json"), ("mcp-session-id", "s-1")], payload)
+        else:
+            await response.send(202)
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            listeners = await nursery.start(partial(serve_http, handler, limits=HttpLimits(graceful_shutdown_timeout=0.2)))
+            url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/mcp"
+            stream = await StreamableHttpSessionStream.connect(nursery, url, default_retry=0.05, max_reconnect_delay=0.5)
+            client = await trio_mcp.connect_client(
+                nursery, stream, protocol_version=VERSION, on_list_changed=lambda kind: changed.set()
+            )
+            await changed.wait()
+            await client.aclose()
+            nursery.cancel_scope.cancel()
+    gaps = [later - earlier for earlier, later in zip(gets, gets[1:])]
+    assert len(gets) == 6
+    assert all(later > 1.5 * earlier for earlier, later in zip(gaps[:3], gaps[1:4])), gaps  # 0.05, 0.1, 0.2, 0.4
+    assert gaps[4] < 0.7, gaps  # then capped at max_reconnect_delay

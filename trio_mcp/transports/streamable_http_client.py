@@ -85,6 +85,7 @@ class StreamableHttpSessionStream(_HttpMessageStream):
         standalone_stream: bool = True,
         max_reconnect_attempts: int = 3,
         default_retry: float = 1.0,
+        max_reconnect_delay: float = 30.0,
         connect_attempts: int = 3,
         delete_on_close: bool = True,
         auth: HttpAuth | None = None,
@@ -96,8 +97,12 @@ class StreamableHttpSessionStream(_HttpMessageStream):
         headers: extra headers on every request.
         timeouts: connect and read-idle bounds (see ``DEFAULT_TIMEOUTS``).
         standalone_stream: open the GET stream for server-initiated messages after initialization.
-        max_reconnect_attempts: consecutive reconnections with nothing new before a broken stream is given up.
+        max_reconnect_attempts: consecutive resumptions of a request's stream with nothing new before that
+            request is given up.
         default_retry: seconds to wait before reconnecting when the server sent no ``retry`` field.
+        max_reconnect_delay: the standalone GET stream reconnects for as long as the session lives, waiting
+            ``retry`` (or ``default_retry``) seconds, doubled after each reconnection that brought nothing, up to
+            this many seconds (or the server's ``retry``, if longer).
         connect_attempts: tries before a server that refuses connections closes the stream.
         delete_on_close: send DELETE for the session in ``aclose()``.
         auth: an authorization provider (``HttpAuth``): its headers on every request, 401/403 answered by it.
@@ -119,6 +124,7 @@ class StreamableHttpSessionStream(_HttpMessageStream):
         self.standalone_stream = standalone_stream
         self.max_reconnect_attempts = max_reconnect_attempts
         self.default_retry = default_retry
+        self.max_reconnect_delay = max_reconnect_delay
         self.delete_on_close = delete_on_close
         self._init_id: RequestId | None = None
         self._calls: dict[RequestId, _Call] = {}
@@ -369,7 +375,8 @@ class StreamableHttpSessionStream(_HttpMessageStream):
                 pass
 
     async def _standalone(self) -> None:
-        """The GET stream for server-initiated messages; reconnects after ``retry``, gives up quietly."""
+        """The GET stream for server-initiated messages, reconnected with backoff while the session lives
+        (see ``max_reconnect_delay``); given up only when the server refuses it."""
         try:
             await self._run_standalone()
         finally:
@@ -388,6 +395,10 @@ class StreamableHttpSessionStream(_HttpMessageStream):
                 response = None
                 logger.debug("the standalone GET stream failed: %s", exc)
             if response is not None:
+                if response.status == 404 and self.session_id is not None:
+                    await response.aclose()
+                    self._expire()
+                    return
                 if response.status != 200 or _content_type(response) != _SSE:
                     excerpt = await _excerpt(response, 300)
                     level = logging.INFO if response.status in (400, 404, 405) else logging.WARNING
@@ -413,8 +424,8 @@ class StreamableHttpSessionStream(_HttpMessageStream):
                 if received or decoder.last_event_id != before:
                     failures = 0
             failures += 1
-            if failures > self.max_reconnect_attempts:
-                logger.warning("giving up the standalone SSE stream after %d attempts", failures - 1)
-                return
-            await trio.sleep(decoder.retry / 1000 if decoder.retry is not None else self.default_retry)
+            base = decoder.retry / 1000 if decoder.retry is not None else self.default_retry
+            delay = min(base * 2 ** min(failures - 1, 32), max(base, self.max_reconnect_delay))
+            logger.debug("reconnecting the standalone SSE stream in %.3g s", delay)
+            await trio.sleep(delay)
 
