@@ -318,3 +318,50 @@ async def test_calls_the_server_cannot_serve_are_refused_locally() -> None:
         async with open_in_memory(make_server(), protocol_version="2026-07-28") as client:
             with pytest.raises(trio_mcp.CapabilityError, match="does not exist on 2026-07-28"):
                 await client.subscribe_resource("test://doc")
+
+
+def make_cached_server(ttl_ms: int) -> Server:
+    server = Server("cached", cache_ttl_ms=ttl_ms)
+
+    @server.tool()
+    def first() -> str:
+        """The tool there from the start."""
+        return "1"
+
+    return server
+
+
+async def test_list_results_are_reused_within_their_ttl(autojump_clock: trio.testing.MockClock) -> None:
+    server = make_cached_server(ttl_ms=10_000)
+    with trio.fail_after(60):
+        async with open_in_memory(server, protocol_version="2026-07-28") as client:
+            assert [tool.name for tool in (await client.list_tools()).tools] == ["first"]
+            server.add_tool(lambda: "2", name="second", description="added quietly")  # nobody is listening
+            assert [tool.name for tool in (await client.list_tools()).tools] == ["first"]  # within the ttl
+            await trio.sleep(10.5)
+            assert [tool.name for tool in (await client.list_tools()).tools] == ["first", "second"]
+
+
+async def test_list_changed_drops_the_cached_listing_over_http() -> None:
+    server = make_cached_server(ttl_ms=600_000)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(server.serve_http)
+            async with trio_mcp.open_http_client(f"http://127.0.0.1:{port}/mcp", protocol_version="2026-07-28") as client:
+                async with client.listen(tools=True) as changes:
+                    assert [tool.name for tool in (await client.list_tools()).tools] == ["first"]
+                    server.add_tool(lambda: "2", name="second", description="announced")
+                    assert await changes.receive() == ChangeNotification("tools")
+                    assert [tool.name for tool in (await client.list_tools()).tools] == ["first", "second"]
+                server.add_tool(lambda: "3", name="third", description="added with nobody listening")
+                assert [tool.name for tool in (await client.list_tools()).tools] == ["first", "second"]  # cached
+            nursery.cancel_scope.cancel()
+
+
+async def test_the_handshake_era_is_not_cached() -> None:
+    server = make_cached_server(ttl_ms=600_000)
+    with trio.fail_after(5):
+        async with open_in_memory(server, protocol_version="2025-11-25") as client:
+            await client.list_tools()
+            server.add_tool(lambda: "2", name="second", description="added")
+            assert [tool.name for tool in (await client.list_tools()).tools] == ["first", "second"]

@@ -64,7 +64,8 @@ from .._core.jsonrpc import RequestId
 from .._core.mcp_headers import header_paths
 from ._callbacks import Refused, ServerRequestHandlers, serving
 from ._inbound import ClientInbound
-from ._listen import Subscription
+from ._cache import CACHEABLE_METHODS, ResultCache
+from ._listen import ChangeNotification, Subscription
 from ._renewal import SAFE_TO_RETRY, Reconnect, SessionLost
 from ._options import (
     DEFAULT_TIMEOUT,
@@ -228,6 +229,8 @@ class Client:
         self._renewing = False
         #: Resources subscribed with ``subscribe_resource`` (restored in a renewed session).
         self._subscribed_uris: set[str] = set()
+        #: 2026-07-28 list and read results, kept for the ``ttlMs`` the server allows.
+        self._cache = ResultCache()
 
     # -- lifetime ---------------------------------------------------------------------------------
 
@@ -272,9 +275,11 @@ class Client:
         """A ``notifications/tasks/status`` arrived: wake whoever polls that task."""
         task_status_notified(self, params)
 
-    def forget_output_schemas(self) -> None:
-        """Drop the remembered ``outputSchema``s (the tools changed; listing them again brings them back)."""
-        self._output_schemas.clear()
+    def note_change(self, change: ChangeNotification) -> None:
+        """The server reported a change: drop the cached results and tool schemas it made stale."""
+        self._cache.invalidate(change)
+        if change.kind == "tools":
+            self._output_schemas.clear()  # stale schemas would fail good results; listing again brings them back
 
     async def _connect(self) -> None:
         requested = self._requested_version
@@ -535,12 +540,18 @@ class Client:
     async def _modern_request(self, method: str, params: dict[str, Any] | None, options: dict[str, Any]) -> Any:
         """A 2026-07-28 request: the envelope goes in ``_meta``, and input the server asks for is gathered
         from the callbacks and sent back in a retry (a new request id each round)."""
+        cacheable = method in CACHEABLE_METHODS
+        if cacheable and (cached := self._cache.get(method, params)) is not None:
+            return cached
+        asked = params
         params = dict(params or {})
         params["_meta"] = {**(params.get("_meta") or {}), **self._envelope()}
-        for _ in range(MAX_INPUT_ROUNDS):
+        for rounds in range(MAX_INPUT_ROUNDS):
             raw = await self._send_request(method, params, **options)
             result_type = raw.get("resultType") if type(raw) is dict else None
             if result_type in (None, "complete"):
+                if cacheable and rounds == 0:  # never a result that took input rounds
+                    self._cache.put(method, asked, raw)
                 return raw
             if result_type != "input_required" or method not in _INPUT_METHODS:
                 raise RemoteProtocolError(f"server answered {method} with unknown resultType {result_type!r}")

@@ -42,7 +42,7 @@ class InboundTarget(Protocol):
 
     def note_task_status(self, params: dict[str, Any] | None) -> None: ...
 
-    def forget_output_schemas(self) -> None: ...
+    def note_change(self, change: ChangeNotification) -> None: ...
 
 
 def _change_of(method: str, params: dict[str, Any] | None) -> ChangeNotification | None:
@@ -96,6 +96,7 @@ class ClientInbound:
                 subscription.acknowledged.set()
             return
         if change is not None:
+            client.note_change(change)
             if subscription_id is not None:
                 targets = [client.subscriptions[subscription_id]] if subscription_id in client.subscriptions else []
             else:
@@ -114,8 +115,6 @@ class ClientInbound:
                 result = client.on_resource_updated(uri)
         elif method.startswith("notifications/") and method.endswith("/list_changed"):
             kind = method[len("notifications/") : -len("/list_changed")]
-            if kind == "tools":
-                client.forget_output_schemas()  # stale schemas would fail good results; re-list to check again
             if client.on_list_changed is not None and kind in ("tools", "resources", "prompts"):
                 result = client.on_list_changed(kind)
         if inspect.isawaitable(result):
