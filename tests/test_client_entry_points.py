@@ -305,3 +305,24 @@ def test_call_signatures_read_well_in_help() -> None:
     for call in (Client.call_tool, Client.request, Client.read_resource, ClientGroup.call_tool):
         text = str(inspect.signature(call))
         assert "object at 0x" not in text and "<the client's request_timeout>" in text, text
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+async def test_an_error_inside_listen_leaves_as_itself(version: str) -> None:
+    with trio.fail_after(5):
+        async with open_in_memory(make_server(), protocol_version=version) as client:
+            with pytest.raises(KeyError, match="mine"):
+                async with client.listen(tools=True):
+                    raise KeyError("mine")
+            assert (await client.call_tool("echo", {"text": "on"})).content[0].text == "on"  # type: ignore[union-attr]
+
+
+async def test_an_error_inside_an_open_block_leaves_as_itself() -> None:
+    with trio.fail_after(10):
+        with pytest.raises(KeyError, match="mine"):
+            async with open_stdio_client(SERVER, protocol_version="2025-11-25"):
+                raise KeyError("mine")
+        with pytest.raises(KeyError, match="mine"):
+            async with ClientGroup() as group:
+                await group.connect_stdio("s", SERVER, protocol_version="2025-11-25")
+                raise KeyError("mine")

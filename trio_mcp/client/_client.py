@@ -797,27 +797,28 @@ class Client:
         plus the session's list-changed notifications. The other callbacks (``on_list_changed`` ...) still run.
         """
         subscription = Subscription(tools, prompts, resources, frozenset(resource_uris))
-        async with trio.open_nursery() as nursery:
-            if self.era == "modern":
-                await self._listen_modern(nursery, subscription)
-            else:
-                for uri in subscription.resource_uris:
-                    await self.request("resources/subscribe", {"uri": uri})
-                self._subscriptions[id(subscription)] = subscription
-                subscription.acknowledged.set()
-            try:
-                yield subscription
-            finally:
-                self._subscriptions = {k: v for k, v in self._subscriptions.items() if v is not subscription}
-                subscription.end()
-                nursery.cancel_scope.cancel()
-                if self.era != "modern" and not self.session.closed:
-                    with trio.CancelScope(shield=True), trio.move_on_after(5):
-                        for uri in subscription.resource_uris:
-                            try:
-                                await self.request("resources/unsubscribe", {"uri": uri})
-                            except (McpError, RequestTimeout, ConnectionClosed):
-                                pass
+        with collapse_exception_groups():  # the caller's own exception leaves the block as itself
+            async with trio.open_nursery() as nursery:
+                if self.era == "modern":
+                    await self._listen_modern(nursery, subscription)
+                else:
+                    for uri in subscription.resource_uris:
+                        await self.request("resources/subscribe", {"uri": uri})
+                    self._subscriptions[id(subscription)] = subscription
+                    subscription.acknowledged.set()
+                try:
+                    yield subscription
+                finally:
+                    self._subscriptions = {k: v for k, v in self._subscriptions.items() if v is not subscription}
+                    subscription.end()
+                    nursery.cancel_scope.cancel()
+                    if self.era != "modern" and not self.session.closed:
+                        with trio.CancelScope(shield=True), trio.move_on_after(5):
+                            for uri in subscription.resource_uris:
+                                try:
+                                    await self.request("resources/unsubscribe", {"uri": uri})
+                                except (McpError, RequestTimeout, ConnectionClosed):
+                                    pass
 
     async def _listen_modern(self, nursery: trio.Nursery, subscription: Subscription) -> None:
         wanted: dict[str, Any] = {}
