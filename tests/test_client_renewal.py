@@ -98,7 +98,7 @@ async def test_an_ended_session_is_renewed_with_its_log_level_and_subscriptions(
 
 
 async def test_a_call_in_flight_when_the_session_ends_is_not_repeated(served: tuple[Server, str]) -> None:
-    server, url = served
+    _, url = served
     with trio.fail_after(20):
         async with trio_mcp.open_http_client(url, protocol_version=VERSION) as client:
             await end_session(url, client)
@@ -110,7 +110,7 @@ async def test_a_call_in_flight_when_the_session_ends_is_not_repeated(served: tu
 
 
 async def test_a_session_ending_twice_is_renewed_each_time(served: tuple[Server, str]) -> None:
-    server, url = served
+    _, url = served
     with trio.fail_after(20):
         async with trio_mcp.open_http_client(url, protocol_version=VERSION) as client:
             seen = set()

@@ -74,6 +74,3 @@ class ResultCache:
             stale = {key for key in self._entries if key[0] in methods}
         for key in stale:
             self._entries.pop(key, None)
-
-    def clear(self) -> None:
-        self._entries.clear()

@@ -9,12 +9,14 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Final, Literal, Sequ
 import attrs
 import trio
 
+from .._core.jsonrpc import RequestId
 from .._core.lifecycle import HandshakeEvent, Lifecycle
+from .._core.mcp_headers import header_paths
+from .._schema import validate
 from .._session import InboundRequest, Session
 from .._util import collapse_exception_groups
 from .._version import __version__
-from .._wire.convert import WireFormatError, from_wire
-from .._schema import validate
+from .._wire.convert import WireFormatError, from_wire, to_wire
 from .._wire.versions import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
@@ -23,50 +25,46 @@ from .._wire.versions import (
 )
 from ..errors import (
     HEADER_MISMATCH,
-    CapabilityError,
     UNSUPPORTED_PROTOCOL_VERSION,
-    McpError,
+    CapabilityError,
     ConnectionClosed,
+    McpError,
     RemoteProtocolError,
     RequestTimeout,
 )
 from ..transports._base import MessageStream, as_connection_closed
 from ..types import (
-    CallToolResult,
-    CompleteResult,
-    CompletionArgument,
-    CompletionContext,
-    CompletionReference,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
+    CallToolResult,
+    CompleteResult,
+    CompletionArgument,
+    CompletionContext,
+    CompletionReference,
     DiscoverResult,
     GetPromptResult,
+    Implementation,
+    InitializeResult,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
-    ReadResourceResult,
-    Implementation,
-    InitializeResult,
-    LoggingMessageNotificationParams,
     ListToolsResult,
+    LoggingMessageNotificationParams,
     ProgressNotificationParams,
     Prompt,
+    ReadResourceResult,
     Resource,
     ResourceTemplate,
     ServerCapabilities,
     Tool,
 )
-from .._wire.convert import to_wire
-from .._core.jsonrpc import RequestId
-from .._core.mcp_headers import header_paths
+from ._cache import CACHEABLE_METHODS, ResultCache
 from ._callbacks import Refused, ServerRequestHandlers, serving
 from ._inbound import ClientInbound
-from ._cache import CACHEABLE_METHODS, ResultCache
 from ._listen import ChangeNotification, Subscription
-from ._renewal import SAFE_TO_RETRY, Reconnect, SessionLost
 from ._options import (
     DEFAULT_TIMEOUT,
     ElicitationHandler,
@@ -77,6 +75,7 @@ from ._options import (
     check_timeout,
 )
 from ._pages import DEFAULT_MAX_PAGES, ItemPages
+from ._renewal import SAFE_TO_RETRY, Reconnect, SessionLost
 from ._tasks import TaskHost, task_status_notified
 from ._tools import StructuredContentError, tool_problem
 

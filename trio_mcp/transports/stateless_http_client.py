@@ -19,6 +19,7 @@ from ._http_stream import (
     _JSON,
     _META_VERSION,
     _NAMED,
+    _S,
     _SSE,
     DEFAULT_TIMEOUTS,
     HeaderPathsFor,
@@ -26,7 +27,6 @@ from ._http_stream import (
     _Call,
     _content_type,
     _HttpMessageStream,
-    _S,
     logger,
 )
 

@@ -33,6 +33,7 @@ from ._http_client import ClientResponse, HttpClient, HttpError, HttpTimeouts
 from ._http_stream import (
     _DELETE_TIMEOUT,
     _JSON,
+    _S,
     _SSE,
     DEFAULT_TIMEOUTS,
     HTTP_ERROR,
@@ -46,7 +47,6 @@ from ._http_stream import (
     _HttpMessageStream,
     _is_modern_error,
     _jsonrpc_error,
-    _S,
     _text,
     _with_id,
     logger,
