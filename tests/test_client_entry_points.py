@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import socket
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
@@ -32,6 +33,7 @@ from trio_mcp.client import (
 )
 from trio_mcp.testing import open_in_memory
 from trio_mcp.transports import memory_stream_pair
+from trio_mcp.transports.streamable_http import HttpTransportOptions
 
 SERVER = [sys.executable, str(Path(__file__).parent / "servers" / "stdio_server.py")]
 
@@ -202,6 +204,29 @@ async def test_http_client_to_a_closed_port_raises_connection_closed(version: st
                 pass  # pragma: no cover
     assert type(info.value) is trio_mcp.ConnectionClosed
     assert "sub-exception" not in str(info.value)
+
+
+async def _refuse_everyone(token: str) -> None:
+    return None
+
+
+@pytest.mark.parametrize(("path", "version"), [
+    ("/mcp", "auto"), ("/mcp", "2026-07-28"), ("/mcp", "2025-11-25"), ("/sse", "2024-11-05"),
+])
+@pytest.mark.parametrize("refusal", ["no token", "bad origin"])
+async def test_http_refusals_are_one_mcp_error_with_the_status(
+    nursery: trio.Nursery, path: str, version: str, refusal: str
+) -> None:
+    options = HttpTransportOptions(authenticate=_refuse_everyone if refusal == "no token" else None)
+    port = await nursery.start(partial(make_server().serve_http, port=0, options=options))
+    headers = {"Origin": "http://evil.example"} if refusal == "bad origin" else None
+    with trio.fail_after(10):
+        with pytest.raises(trio_mcp.McpError) as info:
+            async with open_http_client(f"http://127.0.0.1:{port}{path}", protocol_version=version, headers=headers):
+                pass  # pragma: no cover
+    assert info.value.data["status"] == (401 if refusal == "no token" else 403)
+    if refusal == "no token":
+        assert "Bearer" in info.value.data["wwwAuthenticate"]
 
 
 async def test_websocket_client_to_a_closed_port_raises_connection_closed() -> None:

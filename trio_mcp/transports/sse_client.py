@@ -16,7 +16,7 @@ import trio
 
 from .._core.jsonrpc import RequestId, decode, encode, is_request_id
 from .._core.sse import ServerSentEvent, SSEDecoder, SSEProtocolError
-from ..errors import ConnectionClosed, RemoteProtocolError
+from ..errors import ConnectionClosed, McpError, RemoteProtocolError
 from ._base import connection_lost
 from ._http_client import ClientResponse, HttpClient, HttpError, HttpTimeout, HttpTimeouts
 from ._http_stream import (
@@ -105,6 +105,12 @@ class SseClientStream(_HttpMessageStream):
         except HttpError as exc:
             raise ConnectionClosed(f"HTTP+SSE: GET {self.url} failed", detail=str(exc)) from None
         try:
+            if response.status in (401, 403):  # refused: the McpError Streamable HTTP gives (status, challenge)
+                body_bytes = await _excerpt(response, 500)
+                refusal = _status_error(  # (the id is never sent anywhere)
+                    0, f"HTTP+SSE: GET {self.url}", response, body_bytes, content_type=_content_type(response)
+                )
+                raise McpError.from_error(refusal["error"])
             if response.status != 200 or _content_type(response) != _SSE:
                 body = _text(await _excerpt(response, 500))
                 raise ConnectionClosed(
