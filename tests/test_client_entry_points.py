@@ -351,3 +351,25 @@ async def test_an_error_inside_an_open_block_leaves_as_itself() -> None:
             async with ClientGroup() as group:
                 await group.connect_stdio("s", SERVER, protocol_version="2025-11-25")
                 raise KeyError("mine")
+
+
+@pytest.mark.parametrize(
+    "entry_point", ["open_http_client", "connect_http_client", "open_websocket_client", "connect_websocket_client"]
+)
+async def test_every_network_entry_point_to_a_closed_port_raises_connection_closed(entry_point: str) -> None:
+    opener = _openers(free_port())[entry_point]
+    with trio.fail_after(10):
+        with pytest.raises(trio_mcp.ConnectionClosed) as info:
+            await opener()
+    assert type(info.value) is trio_mcp.ConnectionClosed
+
+
+@pytest.mark.parametrize("entry_point", ["open_stdio_client", "connect_stdio_client", "ClientGroup.connect_stdio"])
+async def test_every_stdio_entry_point_reports_a_server_that_dies_during_the_handshake(
+    entry_point: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "SERVER", ["sh", "-c", "echo 'no config' >&2; exit 2"])
+    opener = _openers(1)[entry_point]
+    with trio.fail_after(10):
+        with pytest.raises(trio_mcp.ConnectionClosed, match="(?s)exited with status 2.*no config"):
+            await opener()
