@@ -161,3 +161,47 @@ async def test_the_standalone_stream_reconnects_with_backoff_until_it_brings_som
     assert len(gets) == 6
     assert all(later > 1.5 * earlier for earlier, later in zip(gaps[:3], gaps[1:4])), gaps  # 0.05, 0.1, 0.2, 0.4
     assert gaps[4] < 0.7, gaps  # then capped at max_reconnect_delay
+
+
+@pytest.mark.parametrize("retry_after", ["0", "60"])
+async def test_a_busy_server_is_asked_again_after_its_retry_after(retry_after: str) -> None:
+    # Each request is first answered 503: with a short Retry-After the server did not handle it and asks us
+    # to come back, so it is sent again; a long one is the caller's to decide about.
+    refused: list[str] = []
+
+    async def handler(request: HttpRequest, response: HttpResponse) -> None:
+        if request.method != "POST":
+            await response.send(405, [("allow", "POST")])
+            return
+        body = json.loads(await request.read_body())
+        if "id" not in body:
+            await response.send(202)
+            return
+        key = f"{body['method']}#{body['id']}"
+        if key not in refused:
+            refused.append(key)
+            await response.send(503, [("retry-after", retry_after), ("content-type", "text/plain")], b"busy")
+            return
+        if body["method"] == "initialize":
+            result: dict[str, object] = {"protocolVersion": VERSION, "capabilities": {"tools": {}},
+                                         "serverInfo": {"name": "busy", "version": "1"}}
+        else:
+            result = {"tools": []}
+        payload = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": result}).encode()
+        await response.send(200, [("content-type", "application/json"), ("mcp-session-id", "s-1")], payload)
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            listeners = await nursery.start(partial(serve_http, handler, limits=HttpLimits(graceful_shutdown_timeout=0.2)))
+            url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/mcp"
+            if retry_after == "0":
+                async with trio_mcp.open_http_client(url, protocol_version=VERSION) as client:
+                    assert (await client.list_tools()).tools == []
+                assert [key.split("#")[0] for key in refused] == ["initialize", "tools/list"]
+            else:
+                started = trio.current_time()
+                with pytest.raises(trio_mcp.McpError) as info:
+                    async with trio_mcp.open_http_client(url, protocol_version=VERSION):
+                        pass  # pragma: no cover
+                assert info.value.data["status"] == 503 and trio.current_time() - started < 5
+            nursery.cancel_scope.cancel()

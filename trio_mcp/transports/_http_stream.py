@@ -49,6 +49,9 @@ _INBOX_SIZE: Final = 128
 _EXCERPT_BYTES: Final = 2048
 _DRAIN_SECONDS: Final = 0.5
 _CONNECT_BACKOFF: Final = 0.2
+#: A 503 whose Retry-After is at most this many seconds is sent again, this many times at most.
+_BUSY_MAX_WAIT: Final = 5
+_BUSY_RETRIES: Final = 3
 _META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 _NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
                  "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
@@ -153,6 +156,14 @@ def _with_id(message: dict[str, Any], request_id: RequestId) -> dict[str, Any]:
 def _is_modern_error(message: dict[str, Any], status: int) -> bool:
     code = message["error"]["code"]
     return code in _MODERN_CODES or (status == 404 and code == METHOD_NOT_FOUND)
+
+
+def _retry_after(response: ClientResponse) -> float | None:
+    """The ``Retry-After`` delay in seconds, if it is a number no larger than ``_BUSY_MAX_WAIT``."""
+    value = response.headers.get("retry-after", "").strip()
+    if not value.isdigit() or int(value) > _BUSY_MAX_WAIT:
+        return None
+    return float(value)
 
 
 def _status_error(
@@ -353,12 +364,34 @@ class _HttpMessageStream:
         *,
         timeouts: HttpTimeouts | None = None,
     ) -> ClientResponse:
-        """Send a request, retrying only when no connection could be made (so nothing was sent).
+        """Send a request, retrying only when the server did not handle it.
 
-        A server unreachable on every attempt closes the stream: raises ``ConnectionClosed``. Other transport
-        failures raise ``HttpError`` for the caller to pin on its request. With an ``auth`` provider, its
-        headers go with the request, and a 401/403 it resolves (new credentials) sends the request once more.
+        That is when no connection could be made (a server unreachable on every attempt closes the stream:
+        raises ``ConnectionClosed``), and when it answered 503 with a ``Retry-After`` of at most
+        ``_BUSY_MAX_WAIT`` seconds (busy, or stopping: sent again after that delay, ``_BUSY_RETRIES`` times at
+        most). Other transport failures raise ``HttpError`` for the caller to pin on its request.
         """
+        for attempt in range(_BUSY_RETRIES + 1):
+            response = await self._http_authorized(method, url, headers, body, timeouts=timeouts)
+            delay = _retry_after(response) if response.status == 503 and attempt < _BUSY_RETRIES else None
+            if delay is None:
+                return response
+            await response.aclose()
+            logger.info("%s %s: the server is busy (503); trying again in %g s", method, url, delay)
+            await trio.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _http_authorized(
+        self,
+        method: str,
+        url: str,
+        headers: list[tuple[str, str]],
+        body: bytes = b"",
+        *,
+        timeouts: HttpTimeouts | None = None,
+    ) -> ClientResponse:
+        """With an ``auth`` provider, its headers go with the request, and a 401/403 it resolves (new
+        credentials) sends the request once more."""
         if self.auth is None:
             return await self._http_once(method, url, headers, body, timeouts=timeouts)
         for attempt in range(3):  # the first try, after an authorization, after a DPoP nonce challenge
