@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Awaitable, Callable, Final, Mapping, Protocol, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, Concatenate, Final, Mapping, ParamSpec, Protocol, Sequence, TypeVar
 
 import trio
 
@@ -89,6 +89,7 @@ HeaderPathsFor = Callable[[str], "Mapping[str, Sequence[str]] | None"]
 the tool schemas from ``tools/list``; ``_core.mcp_headers.header_paths`` computes the mapping)."""
 
 _S = TypeVar("_S", bound="_HttpMessageStream")
+_P = ParamSpec("_P")
 
 
 class LegacyTransportRequired(TrioMcpError):
@@ -256,6 +257,16 @@ class _HttpMessageStream:
         self._aclosed = False
 
     # -- lifetime --------------------------------------------------------------------------------------------
+
+    @classmethod
+    async def connect(
+        cls: Callable[Concatenate[str, _P], _S], nursery: trio.Nursery, url: str, /, *args: _P.args, **options: _P.kwargs
+    ) -> _S:
+        """A stream to ``url`` whose tasks live in ``nursery`` (nothing is sent until the first message);
+        ``options`` are those of the class's constructor."""
+        stream = cls(url, *args, **options)
+        await stream._start(nursery)
+        return stream
 
     async def _start(self, nursery: trio.Nursery) -> None:
         await nursery.start(self._run)

@@ -9,7 +9,7 @@ There is no resumption in this transport: when the SSE stream ends, the session 
 from __future__ import annotations
 
 import logging
-from typing import Any, Final, Mapping
+from typing import Any, Callable, Concatenate, Final, Mapping, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import trio
@@ -25,11 +25,14 @@ from ._http_stream import (
     _content_type,
     _excerpt,
     _HttpMessageStream,
+    _P,
     _status_error,
     _text,
 )
 
 __all__ = ["SseClientStream"]
+
+_T = TypeVar("_T", bound="SseClientStream")
 
 logger = logging.getLogger("trio_mcp.http.client")
 
@@ -75,13 +78,15 @@ class SseClientStream(_HttpMessageStream):
         self.endpoint_url: str | None = None
 
     @classmethod
-    async def connect(cls, nursery: trio.Nursery, url: str, **options: Any) -> SseClientStream:
+    async def connect(
+        cls: Callable[Concatenate[str, _P], _T], nursery: trio.Nursery, url: str, /, *args: _P.args, **options: _P.kwargs
+    ) -> _T:
         """Open the SSE stream and wait for the ``endpoint`` event; the reader task then lives in ``nursery``.
 
         Raises ``ConnectionClosed`` when the GET fails or no endpoint arrives in time, and
         ``RemoteProtocolError`` for an endpoint on another origin.
         """
-        stream = cls(url, **options)
+        stream = cls(url, *args, **options)
         try:
             response, decoder, leftovers = await stream._open()
         except BaseException:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-import trio
-
 from .._core.jsonrpc import RequestId, encode, is_request_id
 from .._core.mcp_headers import encode_header_value
 from .._core.sse import SSEDecoder
@@ -19,7 +17,6 @@ from ._http_stream import (
     _JSON,
     _META_VERSION,
     _NAMED,
-    _S,
     _SSE,
     DEFAULT_TIMEOUTS,
     HeaderPathsFor,
@@ -64,13 +61,6 @@ class StatelessHttpStream(_HttpMessageStream):
         self.header_paths_for = header_paths_for
         self.protocol_version = protocol_version
         self._calls: dict[RequestId, _Call] = {}
-
-    @classmethod
-    async def connect(cls: type[_S], nursery: trio.Nursery, url: str, **options: Any) -> _S:
-        """A stream whose tasks live in ``nursery``."""
-        stream = cls(url, **options)
-        await stream._start(nursery)
-        return stream
 
     def request_headers(self, message: Mapping[str, Any]) -> list[tuple[str, str]]:
         """The headers of the POST that carries the request ``message`` (the standard MCP request headers)."""

@@ -33,7 +33,6 @@ from ._http_client import ClientResponse, HttpClient, HttpError, HttpTimeouts
 from ._http_stream import (
     _DELETE_TIMEOUT,
     _JSON,
-    _S,
     _SSE,
     DEFAULT_TIMEOUTS,
     HTTP_ERROR,
@@ -129,13 +128,6 @@ class StreamableHttpSessionStream(_HttpMessageStream):
         self._init_id: RequestId | None = None
         self._calls: dict[RequestId, _Call] = {}
         self._standalone_opened = False
-
-    @classmethod
-    async def connect(cls: type[_S], nursery: trio.Nursery, url: str, **options: Any) -> _S:
-        """A stream whose tasks live in ``nursery`` (nothing is sent until the first message)."""
-        stream = cls(url, **options)
-        await stream._start(nursery)
-        return stream
 
     # -- MessageStream ---------------------------------------------------------------------------------------
 
