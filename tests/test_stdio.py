@@ -265,6 +265,19 @@ async def test_shutdown_escalates_to_sigkill_for_a_stubborn_server(monkeypatch: 
         assert 0.9 < trio.current_time() - started < 3
 
 
+async def test_cancelling_the_client_stops_a_stubborn_server_promptly() -> None:
+    # Leaving the block normally gives the server shutdown_grace (2 s) twice; a cancelled scope means now.
+    with trio.fail_after(10):
+        with trio.move_on_after(1) as scope:
+            async with trio_mcp.open_stdio_client([*SERVER, "--stubborn"], protocol_version="2025-11-25") as client:
+                await client.ping()
+                scope.cancel()
+                started = trio.current_time()
+                await trio.sleep_forever()
+        assert scope.cancelled_caught
+        assert trio.current_time() - started < 0.6
+
+
 class RawPeer:
     """The server process spoken to byte by byte, to assert exactly what goes over the pipes."""
 

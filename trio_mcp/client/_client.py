@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Awaitable, Callable, Final, Literal, Sequence, TypeVar
 
@@ -222,6 +223,8 @@ class Client:
         #: Runs a 2025-11-25 server's task-augmented sampling/elicitation requests as tasks.
         self._task_host = TaskHost() if host_tasks else None
         self._peer_fault: RemoteProtocolError | None = None
+        #: True once ``aclose()`` was called inside a cancelled scope: transports shut down without waiting.
+        self.aborting = False
         self._nursery: trio.Nursery | None = None
         self._reconnect: Reconnect | None = None
         self._renew_lock = trio.Lock()
@@ -319,7 +322,12 @@ class Client:
         self._on_close.append(callback)
 
     async def aclose(self) -> None:
-        """Fail every pending call with ``ConnectionClosed`` at once, then shut the transport down."""
+        """Fail every pending call with ``ConnectionClosed`` at once, then shut the transport down.
+
+        Called inside a cancelled scope it is prompt: ``aborting`` tells the close callbacks not to wait for a
+        graceful exit (a stdio server gets a moment to exit, then a signal).
+        """
+        self.aborting = trio.current_effective_deadline() == -math.inf
         if self._task_host is not None:
             self._task_host.close()
         await self.session.aclose()

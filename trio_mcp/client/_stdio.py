@@ -36,7 +36,7 @@ async def connect_stdio_client(
     check_client_options(client_options)
     process = await StdioProcess.start(nursery, command, env=env, cwd=cwd, stderr=stderr)
     client = Client(process.stream, **client_options)
-    client.add_close_callback(process.aclose)
+    client.add_close_callback(lambda: process.aclose(urgent=client.aborting))
     await client.start(nursery)
     return client
 

@@ -31,6 +31,8 @@ logger = logging.getLogger("trio_mcp.stdio")
 _READ_CHUNK = 65536
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 DEFAULT_WRITE_TIMEOUT = 30.0
+#: Seconds a server gets to exit after stdin closes, then after SIGTERM, when the client was cancelled.
+URGENT_GRACE = 0.1
 #: Longest wait for a server that closed its pipes to be reaped, so that its exit status can be reported.
 _DESCRIBE_TIMEOUT = 1.5
 
@@ -342,21 +344,25 @@ class StdioProcess:
         detail += f"; stderr tail:\n{tail}" if tail else ""
         return ConnectionClosed("server closed the connection", detail=detail)
 
-    async def aclose(self) -> None:
-        """Close stdin, wait, SIGTERM the process group, wait, SIGKILL it (each wait ``shutdown_grace``)."""
+    async def aclose(self, *, urgent: bool = False) -> None:
+        """Close stdin, wait, SIGTERM the process group, wait, SIGKILL it (each wait ``shutdown_grace``).
+
+        ``urgent`` (the caller was cancelled) waits ``URGENT_GRACE`` instead: cancelling means now.
+        """
         if self._closed:
             return
         self._closed = True
         process = self.process
+        grace = min(self.shutdown_grace, URGENT_GRACE) if urgent else self.shutdown_grace
         with trio.CancelScope(shield=True):
             await self.stream.aclose()  # closes stdin; stdout stays open (see _ServerStdout)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._stdout.discard_until_closed)
-                with trio.move_on_after(self.shutdown_grace):
+                with trio.move_on_after(grace):
                     await process.wait()
                 if process.returncode is None:
                     self._signal(signal.SIGTERM)
-                    with trio.move_on_after(self.shutdown_grace):
+                    with trio.move_on_after(grace):
                         await process.wait()
                 if process.returncode is None:
                     self._signal(signal.SIGKILL if os.name == "posix" else signal.SIGTERM)
