@@ -49,7 +49,7 @@ _INBOX_SIZE: Final = 128
 _EXCERPT_BYTES: Final = 2048
 _DRAIN_SECONDS: Final = 0.5
 _CONNECT_BACKOFF: Final = 0.2
-#: A 503 whose Retry-After is at most this many seconds is sent again, this many times at most.
+#: A request answered 503 with Retry-After is sent again this many times at most, waiting at most this long in all.
 _BUSY_MAX_WAIT: Final = 5
 _BUSY_RETRIES: Final = 3
 _META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
@@ -160,11 +160,9 @@ def _is_modern_error(message: dict[str, Any], status: int) -> bool:
 
 
 def _retry_after(response: ClientResponse) -> float | None:
-    """The ``Retry-After`` delay in seconds, if it is a number no larger than ``_BUSY_MAX_WAIT``."""
+    """The ``Retry-After`` delay in seconds (None unless it is a number of seconds; a date is not used)."""
     value = response.headers.get("retry-after", "").strip()
-    if not value.isdigit() or int(value) > _BUSY_MAX_WAIT:
-        return None
-    return float(value)
+    return float(value) if value.isdigit() else None
 
 
 def _status_error(
@@ -378,15 +376,17 @@ class _HttpMessageStream:
         """Send a request, retrying only when the server did not handle it.
 
         That is when no connection could be made (a server unreachable on every attempt closes the stream:
-        raises ``ConnectionClosed``), and when it answered 503 with a ``Retry-After`` of at most
-        ``_BUSY_MAX_WAIT`` seconds (busy, or stopping: sent again after that delay, ``_BUSY_RETRIES`` times at
-        most). Other transport failures raise ``HttpError`` for the caller to pin on its request.
+        raises ``ConnectionClosed``), and when it answered 503 with a ``Retry-After`` (busy, or stopping): sent
+        again after that delay, ``_BUSY_RETRIES`` times at most and never waiting more than ``_BUSY_MAX_WAIT``
+        seconds in all. Other transport failures raise ``HttpError`` for the caller to pin on its request.
         """
+        waited = 0.0
         for attempt in range(_BUSY_RETRIES + 1):
             response = await self._http_authorized(method, url, headers, body, timeouts=timeouts)
             delay = _retry_after(response) if response.status == 503 and attempt < _BUSY_RETRIES else None
-            if delay is None:
+            if delay is None or waited + delay > _BUSY_MAX_WAIT:
                 return response
+            waited += delay
             await response.aclose()
             logger.info("%s %s: the server is busy (503); trying again in %g s", method, url, delay)
             await trio.sleep(delay)
