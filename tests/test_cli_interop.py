@@ -77,3 +77,20 @@ async def test_ctrl_c_during_a_long_call(tmp_path: Path) -> None:
             status = await running.process.wait()
     assert status == 130
     assert "Traceback" not in running.stderr.decode()
+
+
+async def test_proxy_serves_server_everything_as_a_stateless_server() -> None:
+    from trio_mcp.proxy import open_proxy
+    from trio_mcp.testing import open_in_memory
+    from trio_mcp.types import ProgressNotificationParams
+
+    updates: list[ProgressNotificationParams] = []
+    with trio.fail_after(30):
+        async with open_proxy(EVERYTHING[1:], stderr="capture") as server, \
+                open_in_memory(server, protocol_version="2026-07-28") as client:
+            assert client.era == "modern" and client.server_info.name == "mcp-servers/everything"
+            result = await client.call_tool("get-sum", {"a": 2, "b": 5})
+            assert "7" in str(result.content[0])
+            await client.call_tool("trigger-long-running-operation", {"duration": 0.3, "steps": 3},
+                                   on_progress=updates.append)
+    assert [update.progress for update in updates] == [1, 2, 3]

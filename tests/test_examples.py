@@ -20,6 +20,9 @@ EXPECTED = {
                              "3 nights in Lisbon: museums, then the river [model example-model, 2025-11-25]",
                              "3 nights in Lisbon: museums, then the river [model example-model, 2026-07-28]"],
     "websocket_pair": ["connected over WebSocket", "  1...", "liftoff"],
+    "proxy": ["the client speaks 2026-07-28 to the proxy", "  progress 3/3",
+              "search_books -> {'result': ['Dune', 'Dune Messiah', 'Children of Dune']}",
+              "proxy and upstream server shut down"],
     "demo": ["search_books -> {'result': ['Dune'", "server shut down cleanly"],
 }
 

@@ -1,5 +1,5 @@
 """The ``trio-mcp`` command: ``run`` serves a trio_mcp server; ``list``, ``call``, ``read``, ``prompt`` and ``info``
-talk to any MCP server; ``doctor`` checks an HTTP deployment. Also ``python -m trio_mcp``.
+talk to any MCP server; ``proxy`` serves any MCP server as ours; ``doctor`` checks an HTTP deployment. Also ``python -m trio_mcp``.
 
 Nothing here is imported by ``import trio_mcp``: the command line costs a library user nothing.
 """
@@ -23,6 +23,10 @@ async def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
         from ._serve import run_command
 
         return await run_command(args, argv)
+    if args.command == "proxy":
+        from ._proxy import proxy_command
+
+        return await proxy_command(args)
     if args.command == "doctor":
         from ._doctor import doctor_command
 

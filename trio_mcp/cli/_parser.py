@@ -39,6 +39,14 @@ def _client_options() -> argparse.ArgumentParser:
     return common
 
 
+def _serve_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--transport", "-t", choices=("stdio", "http", "sse", "ws"), default="stdio",
+                        help="stdio (default); http serves Streamable HTTP on /mcp and HTTP+SSE on /sse; sse is the "
+                        "same listener, announcing /sse; ws is WebSocket (outside the MCP specification)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", "-p", type=int, default=8000, help="port to bind (default 8000; 0 picks a free one)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line (every subcommand)."""
     parser = argparse.ArgumentParser(prog="trio-mcp", description=_DESCRIPTION,
@@ -56,11 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "path/to/file.py or package.module, optionally followed by :NAME (default: the "
                               "object called server, mcp or app, else the only Server there).")
     run.add_argument("target", metavar="TARGET", help="path/to/file.py[:NAME] or module[:NAME]")
-    run.add_argument("--transport", "-t", choices=("stdio", "http", "sse", "ws"), default="stdio",
-                     help="stdio (default); http serves Streamable HTTP on /mcp and HTTP+SSE on /sse; sse is the "
-                     "same listener, announcing /sse; ws is WebSocket (outside the MCP specification)")
-    run.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    run.add_argument("--port", "-p", type=int, default=8000, help="port to bind (default 8000; 0 picks a free one)")
+    _serve_options(run)
     run.add_argument("--reload", action="store_true",
                      help="restart the server when a .py file under the target's folder changes (development)")
 
@@ -80,6 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
     prompt.add_argument("arguments", nargs="*", metavar="key=value", help="an argument (always a string)")
 
     client_command("info", "show the server's era, protocol revision, capabilities, identity and instructions")
+
+    proxy = client_command("proxy", "serve any MCP server as a trio_mcp server: an era bridge (e.g. a stdio "
+                           "server as a stateless HTTP endpoint), forwarding progress, logs and cancellation")
+    _serve_options(proxy)
+    proxy.add_argument("--name", help="the name the proxy gives itself (default: the upstream server's)")
 
     doctor = commands.add_parser("doctor", help="check an HTTP deployment for what breaks clients, and say how to "
                                  "fix each finding")
