@@ -134,9 +134,9 @@ async def test_ctrl_c_cancels_a_running_call_on_the_server(tmp_path: Path) -> No
                 await trio.sleep(0.05)
             running.process.send_signal(signal.SIGINT)
             status = await running.process.wait()
-    assert status == 130
+    assert status == 130, running.stderr.decode()
     assert "Traceback" not in running.stderr.decode()
-    assert marker.read_text().splitlines() == ["started", "cancel requested by the client"]
+    assert marker.read_text().splitlines() == ["started", "cancel requested by the client"], running.stderr.decode()
 
 
 @pytest.mark.parametrize("transport", ["http", "sse", "ws"])

@@ -12,9 +12,9 @@ from ..client import Client
 from ..types import ProgressNotificationParams, Tool
 from ._arguments import string_arguments, tool_arguments
 from ._connect import open_target_client
-from ._exit import OK, TOOL_ERROR, USAGE, CliError
+from ._exit import INTERRUPTED, OK, TOOL_ERROR, USAGE, CliError
 from ._render import Progress, describe_content, describe_contents, emit_json, schema_summary
-from ._signals import until_interrupted
+from ._signals import watch_interrupts
 
 __all__ = ["client_command"]
 
@@ -134,9 +134,10 @@ _COMMANDS = {"list": _list, "call": _call, "read": _read, "prompt": _prompt, "in
 async def client_command(args: argparse.Namespace) -> int:
     """Connect to the named server and run one command against it; Ctrl-C cancels whatever is in flight."""
     command = _COMMANDS[args.command]
-
-    async def run() -> int:
-        async with open_target_client(args) as client:
-            return await command(client, args)
-
-    return await until_interrupted(run)
+    status = INTERRUPTED
+    async with watch_interrupts() as interrupts:
+        with interrupts.cancellable():  # a Ctrl-C while connecting, or a second one while closing
+            async with open_target_client(args) as client:
+                with interrupts.cancellable():  # the first Ctrl-C cancels the command; the client tells the server
+                    status = await command(client, args)
+    return INTERRUPTED if interrupts.fired else status
