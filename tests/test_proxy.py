@@ -43,6 +43,8 @@ async def test_mirrors_tools_prompts_and_resources_in_either_era(downstream: str
             tools = {tool.name: tool async for tool in client.iter_tools()}
             assert {"echo", "add", "steps", "wait_for_cancel"} <= set(tools)
             assert tools["add"].input_schema["required"] == ["a", "b"]
+            assert tools["add"].output_schema is not None
+            assert tools["add"].output_schema["properties"]["result"]["type"] == "number"
             assert text(await client.call_tool("echo", {"text": "through"})) == "through"
             result = await client.call_tool("add", {"a": 1, "b": 2.5})
             assert result.structured_content == {"result": 3.5}

@@ -25,6 +25,7 @@ import logging
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Iterator, Mapping, Sequence
 
+import attrs
 import trio
 
 from ._util import collapse_exception_groups
@@ -98,9 +99,12 @@ class Proxy:
             for name in list(server.tools):
                 server.remove_tool(name)
             for tool in tools:
-                server.add_tool(self._forward_tool(tool), name=tool.name, title=tool.title,
-                                description=tool.description, annotations=tool.annotations,
-                                input_schema=tool.input_schema, meta=tool.meta)
+                definition = server.add_tool(self._forward_tool(tool), name=tool.name, title=tool.title,
+                                             description=tool.description, annotations=tool.annotations,
+                                             icons=tool.icons, input_schema=tool.input_schema, meta=tool.meta)
+                if tool.output_schema is not None:  # advertised as upstream does; results pass through as they are
+                    schema = attrs.evolve(definition.schema, output_schema=dict(tool.output_schema))
+                    server.tools[tool.name] = attrs.evolve(definition, schema=schema, structured=True)
         elif kind == "prompts":
             prompts = [prompt async for prompt in upstream.iter_prompts()]
             for name in list(server.prompts):
