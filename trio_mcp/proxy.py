@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, AsyncIterator, Iterator, Mapping, Sequence
 
 import attrs
@@ -178,8 +178,14 @@ class Proxy:
 
     # -- what the upstream server sends -----------------------------------------------------------
 
-    def _serving(self, ctx: Context) -> Any:
-        return _InFlight(self._in_flight, ctx)
+    @contextmanager
+    def _serving(self, ctx: Context) -> Iterator[None]:
+        """Make ``ctx`` the call that upstream requests and logs go to while its upstream call runs."""
+        self._in_flight.append(ctx)
+        try:
+            yield
+        finally:
+            self._in_flight.remove(ctx)
 
     def _current(self, what: str) -> Context:
         if not self._in_flight:
@@ -222,20 +228,6 @@ class Proxy:
             await self._refresh(kind)
         except TrioMcpError as exc:
             logger.warning("could not refresh the upstream %s: %s", kind, exc)
-
-
-class _InFlight:
-    """Registers a downstream call's context for as long as its upstream call runs."""
-
-    def __init__(self, calls: list[Context], ctx: Context) -> None:
-        self.calls = calls
-        self.ctx = ctx
-
-    def __enter__(self) -> None:
-        self.calls.append(self.ctx)
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.calls.remove(self.ctx)
 
 
 def _uri_of(item: Resource | ResourceTemplate) -> str:
