@@ -20,7 +20,9 @@ from trio_mcp.types import (
     CreateMessageResult,
     ElicitRequestParams,
     ElicitResult,
+    LoggingMessageNotificationParams,
     ProgressNotificationParams,
+    Root,
     TextContent,
 )
 
@@ -94,6 +96,28 @@ async def test_sampling_and_elicitation_reach_the_downstream_client() -> None:
             result = await client.call_tool("plan_trip", {"destination": "Oslo"})
     assert text(result) == "2 nights in Oslo: walk a lot [model m, 2025-11-25]"
     assert asked == ["How long, and what kind of trip to Oslo?", "sampling"]
+
+
+@pytest.mark.parametrize("downstream", ["2025-11-25", "2026-07-28"])
+async def test_upstream_logs_reach_the_downstream_call(downstream: str) -> None:
+    logs: list[LoggingMessageNotificationParams] = []
+    with trio.fail_after(30):
+        async with open_proxy(UPSTREAM, protocol_version="2025-11-25") as server, \
+                open_in_memory(server, protocol_version=downstream, on_log=logs.append) as client:
+            await client.set_logging_level("info")
+            assert text(await client.call_tool("announce", {"text": "mind the gap"})) == "mind the gap"
+    assert [(log.level, log.logger, log.data) for log in logs] == [("warning", "announcer", "mind the gap")]
+
+
+async def test_roots_requests_reach_the_downstream_client() -> None:
+    async def roots() -> list[Root]:
+        return [Root(uri="file:///work/project")]
+
+    upstream = [sys.executable, str(CLI_SERVER.parent / "stdio_server.py")]
+    with trio.fail_after(30):
+        async with open_proxy(upstream, protocol_version="2025-11-25") as server, \
+                open_in_memory(server, protocol_version="2025-11-25", roots=roots) as client:
+            assert text(await client.call_tool("roots_probe", {"timeout": 10})) == "file:///work/project"
 
 
 async def test_open_proxy_needs_exactly_one_upstream() -> None:

@@ -43,6 +43,13 @@ async def steps(count: int, ctx: Context) -> str:
 
 
 @server.tool()
+async def announce(text: str, ctx: Context) -> str:
+    """Send the text as a warning log message, then return it."""
+    await ctx.warning(text, logger="announcer")
+    return text
+
+
+@server.tool()
 async def fail(reason: str) -> str:
     """Always fails, as a tool error."""
     raise ValueError(reason)
