@@ -76,6 +76,17 @@ async def test_call_converts_arguments_by_the_input_schema() -> None:
     assert out.stdout.strip() == "from JSON"
 
 
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+async def test_call_shows_the_servers_log_messages_on_stderr(version: str) -> None:
+    out = await run_cli("call", "announce", "text=mind the gap", "--log-level", "info", "--protocol-version", version,
+                        *server_command())
+    assert out.status == 0, out.stderr
+    assert out.stdout.strip() == "mind the gap"
+    assert "[warning] announcer: mind the gap" in out.stderr
+    out = await run_cli("call", "announce", "text=quiet", "--log-level", "error", *server_command())
+    assert "quiet" not in out.stderr
+
+
 async def test_call_shows_progress_on_stderr() -> None:
     out = await run_cli("call", "steps", "count=3", *server_command())
     assert out.status == 0

@@ -9,7 +9,7 @@ from typing import Any
 
 from .._wire.convert import to_wire
 from ..client import Client
-from ..types import ProgressNotificationParams, Tool
+from ..types import LoggingMessageNotificationParams, ProgressNotificationParams, Tool
 from ._arguments import string_arguments, tool_arguments
 from ._connect import open_target_client
 from ._exit import INTERRUPTED, OK, TOOL_ERROR, USAGE, CliError
@@ -128,6 +128,12 @@ async def _info(client: Client, args: argparse.Namespace) -> int:
     return OK
 
 
+def _show_log(message: LoggingMessageNotificationParams) -> None:
+    """A server's log message, on stderr: ``[warning] announcer: text``."""
+    data = message.data if isinstance(message.data, str) else json.dumps(message.data, ensure_ascii=False)
+    print(f"[{message.level}]" + (f" {message.logger}:" if message.logger else "") + f" {data}", file=sys.stderr)
+
+
 _COMMANDS = {"list": _list, "call": _call, "read": _read, "prompt": _prompt, "info": _info}
 
 
@@ -137,7 +143,9 @@ async def client_command(args: argparse.Namespace) -> int:
     status = INTERRUPTED
     async with watch_interrupts() as interrupts:
         with interrupts.cancellable():  # a Ctrl-C while connecting, or a second one while closing
-            async with open_target_client(args) as client:
+            async with open_target_client(args, on_log=_show_log) as client:
                 with interrupts.cancellable():  # the first Ctrl-C cancels the command; the client tells the server
+                    if args.log_level and client.server_capabilities.logging is not None:
+                        await client.set_logging_level(args.log_level)
                     status = await command(client, args)
     return INTERRUPTED if interrupts.fired else status

@@ -16,6 +16,8 @@ Serve MCP servers written with trio_mcp, and talk to any MCP server from the she
 exit status: 0 ok, 1 the server answered with an error (a tool error), 2 usage, 3 connection or protocol
 failure, 130 interrupted (Ctrl-C)."""
 
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
 _TARGET_HELP = """\
 the server is named by --url URL (Streamable HTTP or HTTP+SSE, era probed; ws:// for WebSocket) or by the
 command that starts it, after '--' at the end of the line (stdio), e.g.
@@ -34,6 +36,9 @@ def _client_options() -> argparse.ArgumentParser:
                        help="how long each request may wait for its answer (default 60)")
     group.add_argument("--connect-timeout", type=float, default=30.0, metavar="SECONDS",
                        help="how long to wait for the connection and handshake (default 30)")
+    group.add_argument("--log-level", choices=_LOG_LEVELS, default=None,
+                       help="ask the server for log messages at this level and above (shown on stderr; a server's "
+                       "own default applies otherwise)")
     group.add_argument("--json", action="store_true", help="print the result as JSON, for scripts")
     group.add_argument("--verbose", "-v", action="store_true", help="show a stdio server's stderr as it runs")
     return common
