@@ -47,6 +47,7 @@ async def test_doctor_on_a_default_server() -> None:
     assert status == 0
     assert checks["revisions"][0]["status"] == "ok" and "2025-11-25" in checks["revisions"][0]["detail"]
     assert "2026-07-28" in checks["revisions"][0]["detail"]
+    assert "2024-11-05 (HTTP+SSE at http://127.0.0.1:" in checks["revisions"][0]["detail"]
     assert checks["origin"][0]["status"] == "ok" and checks["host"][0]["status"] == "ok"
     assert checks["cors"][0]["status"] == "not offered" and checks["cors"][0]["fix"]
     assert checks["authorization"][0]["status"] == "not offered"

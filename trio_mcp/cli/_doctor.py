@@ -97,6 +97,14 @@ async def _revisions(probe: _Probe) -> list[Finding]:
                         spoken.append(version)
         except (TrioMcpError, OSError, ValueError, trio.TooSlowError):
             continue
+    legacy_url = _sibling_sse_url(probe.url)
+    if "2024-11-05" not in spoken and legacy_url is not None:
+        try:
+            with trio.fail_after(probe.timeout):
+                async with open_http_client(legacy_url, headers=probe.headers, protocol_version="2024-11-05"):
+                    spoken.insert(0, f"2024-11-05 (HTTP+SSE at {legacy_url})")
+        except (TrioMcpError, OSError, ValueError, trio.TooSlowError):
+            pass
     if not spoken:
         return [Finding("revisions", "fail", "no protocol revision could be spoken with this endpoint",
                         "check the URL (it is usually .../mcp) and that the server is an MCP server")]
@@ -114,6 +122,14 @@ async def _revisions(probe: _Probe) -> list[Finding]:
                                 "newer clients fall back to initialize; serving 2026-07-28 lets requests go to "
                                 "any replica without sticky sessions"))
     return findings
+
+
+def _sibling_sse_url(url: str) -> str | None:
+    """Where the 2024-11-05 HTTP+SSE transport usually lives next to ``.../mcp``: ``.../sse``."""
+    parts = urlsplit(url)
+    if not parts.path.rstrip("/").endswith("/mcp"):
+        return None
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/")[: -len("mcp")] + "sse", parts.query, ""))
 
 
 async def _host_and_origin(probe: _Probe) -> list[Finding]:
