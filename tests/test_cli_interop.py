@@ -94,3 +94,18 @@ async def test_proxy_serves_server_everything_as_a_stateless_server() -> None:
             await client.call_tool("trigger-long-running-operation", {"duration": 0.3, "steps": 3},
                                    on_progress=updates.append)
     assert [update.progress for update in updates] == [1, 2, 3]
+
+
+async def test_proxy_forwards_prompts_and_completion_from_server_everything() -> None:
+    from trio_mcp.proxy import open_proxy
+    from trio_mcp.testing import open_in_memory
+    from trio_mcp.types import CompletionArgument, PromptReference
+
+    with trio.fail_after(30):
+        async with open_proxy(EVERYTHING[1:], stderr="capture") as server, \
+                open_in_memory(server, protocol_version="2025-11-25") as client:
+            prompt = await client.get_prompt("args-prompt", {"city": "Lyon"})
+            assert "Lyon" in str(prompt.messages[0].content)
+            done = await client.complete(PromptReference(name="completable-prompt"),
+                                         CompletionArgument(name="department", value="En"))
+            assert done.completion.values == ["Engineering"]

@@ -15,7 +15,8 @@ What crosses, and how exactly:
   go to the downstream client of the call in flight; with several calls in flight they go to the latest one, with
   none a request is refused and a log is dropped. On a stateless (2026-07-28) downstream, the downstream client
   answers by calling again, so the upstream call is made again from the start;
-* upstream ``list_changed`` notifications refresh the mirror, and downstream clients are told.
+* upstream ``list_changed`` notifications refresh the mirror, and downstream clients are told; argument
+  completion is forwarded too.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ from .errors import METHOD_NOT_FOUND, McpError, TrioMcpError
 from .server import Context, Server
 from .types import (
     CallToolResult,
+    Completion,
+    CompletionArgument,
+    CompletionContext,
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequestParams,
@@ -81,6 +85,8 @@ class Proxy:
                              instructions=upstream.instructions)
         for kind in ("tools", "prompts", "resources"):
             await self._refresh(kind)
+        if upstream.server_capabilities.completions is not None:
+            self.server.completion_handler = self._complete
         return self.server
 
     # -- the mirror -------------------------------------------------------------------------------
@@ -175,6 +181,10 @@ class Proxy:
             + [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=str) for name in variables]
         )
         return forward
+
+    async def _complete(self, ref: Any, argument: CompletionArgument, context: CompletionContext | None) -> Completion:
+        assert self.upstream is not None
+        return (await self.upstream.complete(ref, argument, context)).completion
 
     # -- what the upstream server sends -----------------------------------------------------------
 
