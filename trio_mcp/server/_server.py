@@ -385,7 +385,10 @@ class Server:
 
     def mount(self, prefix: str, other: Server, *, separator: str = "_") -> None:
         """Serve ``other``'s tools and prompts as ``<prefix><separator><name>``, and its resources, as this
-        server's own; they stay in step with ``other`` and its lifespan runs inside this one's. See ``_mount``."""
+        server's own; they stay in step with ``other``, and its lifespan runs inside this one's (docs/composition.md).
+
+        Raises ``ValueError`` for a bad prefix or separator, a name this server already has, or a cycle.
+        """
         mount = Mount(self, prefix, other, separator)
         mount.attach()
         self.mounts.append(mount)
