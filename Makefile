@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test typecheck unit lowest interop-setup auth-server-setup interop conformance bench-setup bench bench-quick clean
+.PHONY: demo docs test typecheck unit lowest interop-setup auth-server-setup interop conformance bench-setup bench bench-quick clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,6 +13,11 @@ $(BIN)/.installed: setup.cfg pyproject.toml
 
 demo: $(BIN)/.installed
 	$(BIN)/python -m trio_mcp.examples.demo
+
+# The documentation site (mkdocs.yml) into build/site; any warning is an error.
+docs: $(BIN)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	$(BIN)/python -m mkdocs build --strict
 
 typecheck: $(BIN)/.installed
 	$(BIN)/python -m mypy --strict trio_mcp
@@ -50,7 +55,7 @@ bench: $(BIN)/.installed bench-setup
 bench-quick: $(BIN)/.installed bench-setup
 	$(BIN)/python benchmarks/compare.py --quick
 
-test: typecheck interop-setup auth-server-setup bench-setup conformance unit lowest
+test: typecheck docs interop-setup auth-server-setup bench-setup conformance unit lowest
 
 clean:
 	rm -rf $(VENV) .venv-lowest .interop tests/auth_server/node_modules tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info

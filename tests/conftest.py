@@ -13,6 +13,9 @@ from typing import Any
 
 import pytest
 
+#: pytester tests the pytest plugin; the plugin's fixtures serve our own tests too (installed, it loads by itself).
+pytest_plugins = ["pytester", "trio_mcp.pytest_plugin"]
+
 STRICT_SKIPS = os.environ.get("TRIO_MCP_STRICT_SKIPS") == "1"
 
 

@@ -27,7 +27,7 @@ if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$pins" ]]; then
     rm -rf "$VENV"
     "$PYTHON" -m venv "$VENV"
     mapfile -t args <<<"$pins"
-    "$VENV/bin/python" -m pip install --quiet "${args[@]}" pytest pytest-trio hypothesis
+    "$VENV/bin/python" -m pip install --quiet "${args[@]}" pytest pytest-trio hypothesis pydantic
     echo "$pins" >"$stamp"
 fi
 echo "lowest versions: $(echo "$pins" | tr '\n' ' ')"

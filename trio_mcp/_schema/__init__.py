@@ -12,8 +12,13 @@ Decisions, all deliberate:
 
 * Generated object schemas say ``"additionalProperties": false`` (top level and attrs/TypedDict types), and
   ``bind`` refuses unknown names with a "did you mean" hint: a misspelt argument is an error, not a no-op.
-* Generated schemas omit ``$schema``; MCP takes 2020-12 as the default dialect. Named types (attrs classes and
-  TypedDicts) live in a top-level ``$defs`` and are referenced as ``#/$defs/Name``; enums are inlined.
+* Generated schemas omit ``$schema``; MCP takes 2020-12 as the default dialect. Named types (attrs classes,
+  dataclasses, TypedDicts and pydantic models) live in a top-level ``$defs`` and are referenced as
+  ``#/$defs/Name``; enums are inlined.
+* A pydantic model (when pydantic is installed; it is never a dependency) keeps its own JSON Schema and its own
+  ``model_validate``; results are ``model_dump(mode="json")``.
+* ``Path`` is a non-empty string (only parsed: confining it is the tool's job); ``Decimal`` accepts a number or a
+  decimal string and is dumped as a string, so no precision is lost either way.
 * ``bind`` accepts exactly what the schema accepts: no string → number coercion, ``bool`` is never an integer or
   number, ``3.0`` is an ``int`` (JSON Schema counts it as an integer), and an ``int`` is a ``float``.
   Date/time/UUID strings must also parse.

@@ -6,6 +6,8 @@ at import time rather than on the first call.
 
 from __future__ import annotations
 
+import dataclasses
+import decimal
 import enum
 import operator
 import types
@@ -15,7 +17,8 @@ from typing import Any, Literal, Union
 
 import attrs
 
-from ._docstrings import parse_docstring
+from ._decimal import DecimalNode
+from ._docstrings import class_doc, parse_docstring
 from ._field import Field
 from ._nodes import (
     FORMATS,
@@ -39,6 +42,7 @@ from ._nodes import (
     TupleNode,
     UnionNode,
 )
+from ._pydantic import PydanticNode, is_pydantic_model
 
 __all__ = ["Compiler", "json_schema_for", "resolve_hints", "type_name"]
 
@@ -47,7 +51,8 @@ _Required: Any = getattr(typing, "Required", None)
 _UNION_TYPES: tuple[Any, ...] = (Union, types.UnionType)
 _SUPPORTED = (
     "str, int, float, bool, None, Any, Literal[...], Enum subclasses, list[T], tuple[...], set[T], frozenset[T], "
-    "dict[str, T], TypedDict, attrs classes, datetime, date, time, UUID, and unions of these"
+    "dict[str, T], TypedDict, attrs classes, dataclasses, pydantic models, datetime, date, time, UUID, Path, "
+    "Decimal, and unions of these"
 )
 
 
@@ -128,9 +133,15 @@ class Compiler:
         if isinstance(tp, typing.TypeVar):
             raise TypeError(f"{where}: unbound type variable {tp!r}; use a concrete type")
         if isinstance(tp, type) and attrs.has(tp):
-            return self._object(tp, where, is_attrs=True)
+            return self._object(tp, where, is_class=True)
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+            return self._object(tp, where, is_class=True)
         if typing.is_typeddict(tp):
-            return self._object(tp, where, is_attrs=False)
+            return self._object(tp, where, is_class=False)
+        if tp is decimal.Decimal:
+            return DecimalNode()
+        if is_pydantic_model(tp):
+            return PydanticNode(tp, where)
         if isinstance(origin, type) and attrs.has(origin):
             raise TypeError(f"{where}: generic attrs classes such as {type_name(tp)} are not supported")
         container = origin if origin is not None else tp
@@ -173,16 +184,18 @@ class Compiler:
                 raise TypeError(f"{where}: Literal value {value!r} is not a string, int, bool, None or enum member")
         return LiteralNode(args)
 
-    def _object(self, cls: Any, where: str, is_attrs: bool) -> Node:
+    def _object(self, cls: Any, where: str, is_class: bool) -> Node:
         known = self.named.get(cls)
         if known is not None:
             return known
-        node = ObjectNode(cls, is_attrs)
+        node = ObjectNode(cls, is_class)
         self.named[cls] = node
         hints = resolve_hints(cls, f"{cls.__qualname__} (used by {where})")
-        field_docs = parse_docstring(cls.__dict__.get("__doc__"))[1]
+        field_docs = parse_docstring(class_doc(cls))[1]
         fields: list[ObjectField] = []
-        if is_attrs:
+        if dataclasses.is_dataclass(cls):
+            fields = self._dataclass_fields(cls, hints, field_docs, where)
+        elif is_class:
             for attribute in attrs.fields(cls):
                 if not attribute.init:
                     continue
@@ -208,6 +221,22 @@ class Compiler:
                 ))
         node.set_fields(fields)
         return node
+
+    def _dataclass_fields(self, cls: Any, hints: dict[str, Any], field_docs: dict[str, str],
+                          where: str) -> list[ObjectField]:
+        fields: list[ObjectField] = []
+        for field in dataclasses.fields(cls):
+            if not field.init:
+                continue
+            field_where = f"field {field.name!r} of {cls.__qualname__} (used by {where})"
+            has_default = field.default is not dataclasses.MISSING
+            has_factory = field.default_factory is not dataclasses.MISSING
+            fields.append(ObjectField(
+                name=field.name, init_name=field.name, attribute=field.name,
+                node=self.compile(hints.get(field.name, Any), field_where), required=not (has_default or has_factory),
+                default=field.default if has_default else NO_DEFAULT, description=field_docs.get(field.name),
+            ))
+        return fields
 
 
 def _string_like(node: Node) -> bool:

@@ -6,10 +6,12 @@ style (``Parameters`` underlined with dashes). Anything it does not understand i
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
+from typing import Any
 
-__all__ = ["parse_docstring"]
+__all__ = ["parse_docstring", "class_doc"]
 
 _GOOGLE_PARAM_SECTIONS = frozenset(
     {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments", "attributes",
@@ -130,3 +132,13 @@ def _rest_field(lines: list[str], start: int, name: str, first: str, params: dic
         i += 1
     params.setdefault(name, _join(parts))
     return i
+
+
+def class_doc(cls: Any) -> str | None:
+    """A class's own docstring, or None: a dataclass without one gets a generated signature, which is no description."""
+    doc = cls.__dict__.get("__doc__")
+    if not isinstance(doc, str):
+        return None
+    if dataclasses.is_dataclass(cls) and doc.startswith(f"{getattr(cls, '__name__', '')}("):
+        return None
+    return doc

@@ -7,11 +7,14 @@ it, except that date/time/UUID strings must also parse (the schema's ``format`` 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
+import decimal
 import difflib
 import enum
 import json
 import math
+import pathlib
 import re
 import sys
 import uuid
@@ -20,7 +23,7 @@ from typing import Any, Final
 
 import attrs
 
-from ._docstrings import parse_docstring
+from ._docstrings import class_doc, parse_docstring
 from ._field import Field
 from ._util import MAX_DEPTH, Abort, Err, Path, merge_alternatives, mismatch, show
 from ._validator import validate_errors
@@ -268,11 +271,13 @@ class NoneNode(Node):
     dump = convert
 
 
-FORMATS: dict[Any, tuple[str, str]] = {
+#: Types exchanged as strings: the JSON Schema ``format`` (None: no standard one) and what an error calls them.
+FORMATS: dict[Any, tuple[str | None, str]] = {
     datetime.datetime: ("date-time", "ISO 8601 date-time string"),
     datetime.date: ("date", "ISO 8601 date string"),
     datetime.time: ("time", "ISO 8601 time string"),
     uuid.UUID: ("uuid", "UUID string"),
+    pathlib.Path: (None, "non-empty path string"),
 }
 
 
@@ -282,8 +287,15 @@ def _parse_datetime(text: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(text)
 
 
+def _parse_path(text: str) -> pathlib.Path:
+    if not text or "\0" in text:
+        raise ValueError("not a path")
+    return pathlib.Path(text)
+
+
 class FormatNode(Node):
-    """``datetime``, ``date``, ``time`` and ``UUID``: strings with a ``format`` in the schema, parsed on the way in."""
+    """``datetime``, ``date``, ``time``, ``UUID`` and ``Path``: strings (with a ``format`` where one is standard),
+    parsed on the way in. A ``Path`` is only parsed: confining it to a folder is the tool's job."""
 
     def __init__(self, cls: Any) -> None:
         self.cls = cls
@@ -294,9 +306,12 @@ class FormatNode(Node):
             datetime.date: datetime.date.fromisoformat,
             datetime.time: datetime.time.fromisoformat,
             uuid.UUID: uuid.UUID,
+            pathlib.Path: _parse_path,
         }[cls]
 
     def schema(self, ctx: SchemaContext) -> dict[str, Any]:
+        if self.format is None:
+            return {"type": "string", "minLength": 1}
         return {"type": "string", "format": self.format}
 
     def convert(self, value: Any, path: Path, run: Run) -> Any:
@@ -312,6 +327,8 @@ class FormatNode(Node):
             return value.date().isoformat()
         if self.cls is datetime.datetime and isinstance(value, datetime.datetime):
             return value.isoformat()
+        if self.cls is pathlib.Path and isinstance(value, pathlib.PurePath):
+            return str(value)
         if self.cls is not datetime.datetime and isinstance(value, self.cls):
             return str(value) if self.cls is uuid.UUID else value.isoformat()
         return run.fail(mismatch(path, (self.cls.__name__,), value))
@@ -586,7 +603,7 @@ def suggest(name: Any, options: Sequence[str]) -> str:
 
 
 class ObjectNode(Node):
-    """An attrs class or a TypedDict: a named type, generated once into ``$defs`` and referenced by ``$ref``.
+    """An attrs class, dataclass or TypedDict: a named type, generated once into ``$defs`` and referenced by ``$ref``.
 
     Unknown properties are refused (``additionalProperties: false``) on the way in, and dropped on the way out.
     """
@@ -594,13 +611,14 @@ class ObjectNode(Node):
     expected = ("object",)
     is_object = True
 
-    def __init__(self, cls: Any, is_attrs: bool) -> None:
+    def __init__(self, cls: Any, is_class: bool) -> None:
         self.cls = cls
-        self.is_attrs = is_attrs
+        #: True for attrs classes and dataclasses (instances with attributes), False for a TypedDict (a dict).
+        self.is_class = is_class
         self.fields: list[ObjectField] = []  # filled after construction, so recursive types can refer to us
         self.by_name: dict[str, ObjectField] = {}
-        self.description = parse_docstring(cls.__dict__.get("__doc__"))[0]
-        self.hashable = is_attrs and getattr(cls, "__hash__", None) is not None
+        self.description = parse_docstring(class_doc(cls))[0]
+        self.hashable = is_class and getattr(cls, "__hash__", None) is not None
 
     def set_fields(self, fields: list[ObjectField]) -> None:
         """Complete the node once the field types are compiled."""
@@ -647,7 +665,7 @@ class ObjectNode(Node):
         run.depth -= 1
         if failed:
             return FAIL
-        if not self.is_attrs:
+        if not self.is_class:
             return kwargs
         try:
             return self.cls(**kwargs)
@@ -655,7 +673,7 @@ class ObjectNode(Node):
             return run.fail(Err(path, f"invalid {self.cls.__name__}: {exc}"))
 
     def dump(self, value: Any, path: Path, run: Run) -> Any:
-        if self.is_attrs:
+        if self.is_class:
             if not isinstance(value, self.cls):
                 return run.fail(mismatch(path, (self.cls.__name__,), value))
         elif not isinstance(value, Mapping):
@@ -664,7 +682,7 @@ class ObjectNode(Node):
         out: dict[str, Any] = {}
         failed = False
         for field in self.fields:
-            if self.is_attrs:
+            if self.is_class:
                 item = getattr(value, field.attribute)
             elif field.name in value:
                 item = value[field.name]
@@ -788,7 +806,7 @@ def dump_any(value: Any, path: Path, run: Run) -> Any:
         return float(value)
     if isinstance(value, (datetime.date, datetime.time)):
         return value.isoformat()
-    if isinstance(value, uuid.UUID):
+    if isinstance(value, (uuid.UUID, decimal.Decimal, pathlib.PurePath)):
         return str(value)
     run.enter(path)
     try:
@@ -798,8 +816,10 @@ def dump_any(value: Any, path: Path, run: Run) -> Any:
             if isinstance(value, (set, frozenset)) and FAIL not in items:
                 items.sort(key=_canonical)
             return FAIL if any(item is FAIL for item in items) else items
-        if isinstance(value, Mapping) or attrs.has(type(value)):
+        if isinstance(value, Mapping) or attrs.has(type(value)) or _is_dataclass_instance(value):
             pairs = (value.items() if isinstance(value, Mapping) else
+                     ((field.name, getattr(value, field.name)) for field in dataclasses.fields(value))
+                     if _is_dataclass_instance(value) else
                      ((getattr(field, "alias", None) or field.name, getattr(value, field.name))
                       for field in attrs.fields(type(value))))
             out: dict[str, Any] = {}
@@ -820,6 +840,10 @@ def dump_any(value: Any, path: Path, run: Run) -> Any:
     finally:
         run.depth -= 1
     return run.fail(Err(path, f"cannot represent a value of type {type(value).__qualname__} as JSON"))
+
+
+def _is_dataclass_instance(value: Any) -> bool:
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
 
 def property_schema(node: Node, ctx: SchemaContext, default: Any = NO_DEFAULT,

@@ -42,6 +42,7 @@ from ..types import (
 )
 from ._connection import ServerConnection
 from ._modern import StateSigner
+from ._mount import Mount
 from ._prompts import PromptDefinition, make_prompt
 from ._resources import ResourceDefinition, make_resource
 from ._tasks import TaskManager, task_capabilities
@@ -151,6 +152,9 @@ class Server:
         self._listing_cache: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.connections: set[ServerConnection] = set()
         self.tasks = tasks if tasks is not None else TaskManager()
+        #: Servers mounted in this one (``mount()``), and the mounts this server is the child of.
+        self.mounts: list[Mount] = []
+        self._mounted_in: list[Mount] = []
 
     # -- tools ------------------------------------------------------------------------------------
 
@@ -292,6 +296,8 @@ class Server:
         """Send ``notifications/resources/updated`` to every client subscribed to ``uri`` (does not block)."""
         for connection in list(self.connections):
             connection.resource_updated(uri)
+        for mount in list(self._mounted_in):
+            mount.resource_updated(uri)
 
     # -- prompts ----------------------------------------------------------------------------------
 
@@ -374,6 +380,19 @@ class Server:
         self._listing_cache = {k: v for k, v in self._listing_cache.items() if not k[0].startswith(kind)}
         for connection in list(self.connections):
             connection.list_changed(kind)
+        for mount in list(self._mounted_in):
+            mount.list_changed(kind)
+
+    def mount(self, prefix: str, other: Server, *, separator: str = "_") -> None:
+        """Serve ``other``'s tools and prompts as ``<prefix><separator><name>``, and its resources, as this
+        server's own; they stay in step with ``other``, and its lifespan runs inside this one's (docs/composition.md).
+
+        Raises ``ValueError`` for a bad prefix or separator, a name this server already has, or a cycle.
+        """
+        mount = Mount(self, prefix, other, separator)
+        mount.attach()
+        self.mounts.append(mount)
+        other._mounted_in.append(mount)
 
     def listing(self, method: str, version: str) -> list[dict[str, Any]]:
         """Every item of a ``*/list`` method as ``version`` defines it, in registration order (cached)."""
@@ -471,13 +490,12 @@ class Server:
             return
         self._running = True
         try:
-            async with self.tasks.serving():
-                if self._lifespan is None:
-                    yield None
-                else:
-                    async with self._lifespan(self) as state:
-                        self.lifespan_state = state
-                        yield state
+            async with self.tasks.serving(), contextlib.AsyncExitStack() as stack:
+                if self._lifespan is not None:
+                    self.lifespan_state = await stack.enter_async_context(self._lifespan(self))
+                for mount in self.mounts:  # mounted servers' lifespans run inside this one's
+                    await stack.enter_async_context(mount.child.running())
+                yield self.lifespan_state
         finally:
             self._running = False
             self.lifespan_state = None

@@ -1,0 +1,81 @@
+"""Run the ``trio-mcp`` command line as a real subprocess (``python -m trio_mcp``, this checkout first on the path)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+REPO = Path(__file__).resolve().parent.parent
+CLI_SERVER = REPO / "tests" / "servers" / "cli_server.py"
+CLI = [sys.executable, "-m", "trio_mcp"]
+
+
+def cli_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return env
+
+
+@attrs.frozen
+class Outcome:
+    status: int
+    stdout: str
+    stderr: str
+
+
+async def run_cli(*words: str, timeout: float = 30, stdin: bytes = b"", cwd: Path | None = None) -> Outcome:
+    """Run ``trio-mcp words...`` to completion and return what it printed."""
+    with trio.fail_after(timeout):
+        done = await trio.run_process(
+            [*CLI, *words], stdin=stdin, capture_stdout=True, capture_stderr=True, check=False,
+            env=cli_env(), cwd=cwd,
+        )
+    return Outcome(done.returncode, done.stdout.decode(), done.stderr.decode())
+
+
+def server_command() -> list[str]:
+    return ["--", sys.executable, str(CLI_SERVER)]
+
+
+class Running:
+    """A ``trio-mcp`` process left running, with its stderr collected as it arrives."""
+
+    def __init__(self, process: trio.Process) -> None:
+        self.process = process
+        self.stderr = b""
+        self.stdout = b""
+        self._changed = trio.Event()
+
+    async def pump(self, stream: Any, attribute: str) -> None:
+        async with stream:
+            while chunk := await stream.receive_some(65536):
+                setattr(self, attribute, getattr(self, attribute) + chunk)
+                self._changed.set()
+                self._changed = trio.Event()
+
+    async def wait_for_stderr(self, pattern: str) -> re.Match[str]:
+        while True:
+            found = re.search(pattern, self.stderr.decode())
+            if found:
+                return found
+            if self.process.returncode is not None:
+                raise AssertionError(f"exited {self.process.returncode} before {pattern!r}: {self.stderr.decode()}")
+            with trio.move_on_after(0.2):
+                await self._changed.wait()
+
+
+async def start(nursery: trio.Nursery, *words: str, stdin: int = subprocess.DEVNULL) -> Running:
+    process = await trio.lowlevel.open_process(
+        [*CLI, *words], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env()
+    )
+    running = Running(process)
+    nursery.start_soon(running.pump, process.stdout, "stdout")
+    nursery.start_soon(running.pump, process.stderr, "stderr")
+    return running

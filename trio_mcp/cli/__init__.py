@@ -1,0 +1,56 @@
+"""The ``trio-mcp`` command: ``run`` serves a trio_mcp server; ``list``, ``call``, ``read``, ``prompt`` and ``info``
+talk to any MCP server; ``proxy`` serves any MCP server as ours; ``doctor`` checks an HTTP deployment. Also ``python -m trio_mcp``.
+
+Nothing here is imported by ``import trio_mcp``: the command line costs a library user nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+import trio
+
+from .._util import first_leaf
+from ._exit import INTERRUPTED, CliError
+
+__all__ = ["main"]
+
+
+async def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
+    if args.command == "run":
+        from ._serve import run_command
+
+        return await run_command(args, argv)
+    if args.command == "proxy":
+        from ._proxy import proxy_command
+
+        return await proxy_command(args)
+    if args.command == "doctor":
+        from ._doctor import doctor_command
+
+        return await doctor_command(args)
+    from ._commands import client_command
+
+    return await client_command(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return its exit status (see ``trio-mcp --help``)."""
+    from ._parser import parse
+
+    words = list(sys.argv[1:] if argv is None else argv)
+    args = parse(words)
+    try:
+        return trio.run(_dispatch, args, words)
+    except KeyboardInterrupt:  # Ctrl-C before the command's own handler was in place
+        return INTERRUPTED
+    except BaseException as exc:
+        error = first_leaf(exc, CliError)
+        if error is not None:
+            print(f"trio-mcp: {error.message}", file=sys.stderr)
+            return error.status
+        if first_leaf(exc, KeyboardInterrupt) is not None:
+            return INTERRUPTED
+        raise

@@ -1,0 +1,91 @@
+"""Open a ``Client`` for the server a command names: ``--url URL`` (HTTP, or ``ws://``) or ``-- command args…``."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+import trio
+
+from ..client import Client, open_stdio_client
+from ..errors import McpError, RequestTimeout, TrioMcpError
+from ._exit import CONNECTION, TOOL_ERROR, USAGE, CliError
+
+__all__ = ["open_target_client", "parse_headers"]
+
+
+def parse_headers(values: list[str]) -> dict[str, str]:
+    """``["Authorization: Bearer x"]`` → ``{"Authorization": "Bearer x"}``; ``CliError`` for a malformed one."""
+    headers: dict[str, str] = {}
+    for value in values:
+        name, sep, content = value.partition(":")
+        if not sep or not name.strip():
+            raise CliError(f"--header {value!r}: expected 'Name: value'")
+        headers[name.strip()] = content.strip()
+    return headers
+
+
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@asynccontextmanager
+async def _open(args: argparse.Namespace, options: dict[str, Any]) -> AsyncIterator[Client]:
+    if args.url and args.server_command:
+        raise CliError("name the server either with --url or with '-- command args...', not both")
+    if args.url:
+        headers = parse_headers(args.header)
+        if args.url.startswith(("ws://", "wss://")):
+            from ..client import open_websocket_client
+
+            async with open_websocket_client(args.url, headers=headers, **options) as client:
+                yield client
+        else:
+            from ..client import open_http_client
+
+            async with open_http_client(args.url, headers=headers, **options) as client:
+                yield client
+    elif args.server_command:
+        if args.header:
+            raise CliError("--header applies to --url servers only")
+        stderr: Any = _stderr_line if args.verbose else "capture"
+        async with open_stdio_client(args.server_command, stderr=stderr, **options) as client:
+            yield client
+    else:
+        raise CliError("which server? give --url URL, or the command that starts it after '--' "
+                       "(e.g. trio-mcp list tools -- python server.py)")
+
+
+@asynccontextmanager
+async def open_target_client(args: argparse.Namespace, **options: Any) -> AsyncIterator[Client]:
+    """Connect (bounded by ``--connect-timeout``) and yield the client; protocol failures become ``CliError``.
+
+    An ``McpError`` raised by the command's own calls exits 1 (the server answered with an error); anything
+    that means there is no conversation (cannot start, cannot connect, timed out, broke the protocol) exits 3.
+    """
+    options.setdefault("request_timeout", args.timeout)
+    if args.protocol_version:
+        options["protocol_version"] = args.protocol_version
+    connected = False
+    try:
+        with trio.CancelScope(deadline=trio.current_time() + args.connect_timeout) as connecting:
+            async with _open(args, options) as client:
+                connecting.deadline = math.inf
+                connected = True
+                yield client
+        if connecting.cancelled_caught:
+            raise CliError(f"could not connect within {args.connect_timeout:g} s (--connect-timeout)", CONNECTION)
+    except McpError as exc:
+        status = TOOL_ERROR if connected else CONNECTION
+        raise CliError(f"the server answered with an error: {exc}", status) from None
+    except RequestTimeout as exc:
+        raise CliError(f"timed out: {exc} (--timeout)", CONNECTION) from None
+    except (TrioMcpError, OSError) as exc:  # ConnectionClosed, RemoteProtocolError, refused connections...
+        raise CliError(str(exc), CONNECTION) from None
+    except ValueError as exc:  # a malformed URL or option, refused by the transport up front
+        if connected:
+            raise
+        raise CliError(str(exc), USAGE) from None

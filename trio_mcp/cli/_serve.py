@@ -1,0 +1,111 @@
+"""``trio-mcp run``: serve a ``Server`` found in a file or module, and ``--reload`` for development."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import trio
+
+from ._exit import OK, USAGE, CliError
+from ._signals import until_interrupted
+from ._target import load_server, watched_root
+
+__all__ = ["run_command"]
+
+#: How often ``--reload`` looks at file modification times.
+RELOAD_POLL_SECONDS = 0.5
+#: How long a server being reloaded has to exit after SIGTERM before it is killed.
+RELOAD_GRACE_SECONDS = 5.0
+_SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
+
+
+def _say(message: str) -> None:
+    print(f"trio-mcp: {message}", file=sys.stderr, flush=True)
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    server = load_server(args.target)
+    name = f"{server.info.name} {server.info.version}"
+    if args.transport == "stdio":
+        await server.serve_stdio()
+        return OK
+    async with trio.open_nursery() as nursery:
+        if args.transport == "ws":
+            port = await nursery.start(server.serve_websocket, args.host, args.port)
+            _say(f"serving {name} on ws://{_authority(args.host, port)}/ (Ctrl-C to stop)")
+        else:
+            port = await nursery.start(server.serve_http, args.host, args.port)
+            path = "/sse" if args.transport == "sse" else "/mcp"
+            _say(f"serving {name} on http://{_authority(args.host, port)}{path} (Ctrl-C to stop)")
+    return OK
+
+
+def _authority(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _python_files(root: Path) -> Iterator[Path]:
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [s for s in subfolders if not s.startswith(".") and s not in _SKIPPED_FOLDERS]
+        for file in files:
+            if file.endswith(".py"):
+                yield Path(folder, file)
+
+
+def _snapshot(root: Path) -> dict[Path, int]:
+    stamps: dict[Path, int] = {}
+    for path in _python_files(root):
+        try:
+            stamps[path] = path.stat().st_mtime_ns
+        except OSError:
+            continue
+    return stamps
+
+
+async def _stop(process: trio.Process) -> None:
+    with trio.CancelScope(shield=True):
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            with trio.move_on_after(RELOAD_GRACE_SECONDS):
+                await process.wait()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def _reload_loop(args: argparse.Namespace, argv: list[str]) -> int:
+    """Run the server in a child process; restart it whenever a ``.py`` file under the target's folder changes."""
+    root = watched_root(args.target)
+    child_argv = [sys.executable, "-m", "trio_mcp", *[arg for arg in argv if arg != "--reload"]]
+    _say(f"watching {root} for changes")
+    while True:
+        stamps = _snapshot(root)
+        process = await trio.lowlevel.open_process(child_argv, stdin=subprocess.DEVNULL)
+        try:
+            while _snapshot(root) == stamps:
+                if process.returncode is not None:
+                    _say(f"server exited with status {process.returncode}; waiting for a change to restart it")
+                    stamps = _snapshot(root)
+                    while _snapshot(root) == stamps:
+                        await trio.sleep(RELOAD_POLL_SECONDS)
+                    break
+                await trio.sleep(RELOAD_POLL_SECONDS)
+        finally:
+            await _stop(process)
+        _say("change detected; restarting")
+
+
+async def run_command(args: argparse.Namespace, argv: list[str]) -> int:
+    """Entry point of ``run`` inside ``trio.run``."""
+    if args.reload:
+        if args.transport == "stdio":
+            raise CliError("--reload needs a network transport (--transport http, sse or ws): a stdio server's "
+                           "client would lose its session on every restart", USAGE)
+        return await until_interrupted(lambda: _reload_loop(args, argv))
+    return await until_interrupted(lambda: _serve(args))

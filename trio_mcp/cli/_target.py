@@ -1,0 +1,94 @@
+"""Find the ``Server`` that ``trio-mcp run`` serves: ``path/to/file.py[:name]`` or ``package.module[:name]``."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from ..server import Server
+from ._exit import CliError
+
+__all__ = ["load_server", "split_target", "watched_root"]
+
+#: Names tried, in order, when the target names no object.
+_CONVENTIONAL_NAMES = ("server", "mcp", "app")
+
+
+def split_target(target: str) -> tuple[str, str | None]:
+    """``"app.py:weather"`` → ``("app.py", "weather")``; a drive letter or a bare path keeps its colons."""
+    where, sep, name = target.rpartition(":")
+    if sep and where and name.isidentifier() and not (len(where) == 1 and where.isalpha()):
+        return where, name
+    return target, None
+
+
+def _is_file(where: str) -> bool:
+    return where.endswith(".py") or os.sep in where or (os.altsep is not None and os.altsep in where)
+
+
+def _import_file(path: Path) -> ModuleType:
+    if not path.is_file():
+        raise CliError(f"no such file: {path}")
+    # Import it under its own name (not "__main__"), so its `if __name__ == "__main__":` block stays idle,
+    # with its folder first on sys.path so that its sibling modules import as they do when it runs directly.
+    sys.path.insert(0, str(path.parent.resolve()))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise CliError(f"cannot import {path} (not a Python file?)")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _import_module(name: str) -> ModuleType:
+    sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and name.startswith(exc.name):
+            raise CliError(f"no module named {name!r} (is it installed, or did you mean a path to a .py file?)") from None
+        raise
+
+
+def load_server(target: str) -> Server:
+    """Import the target and return its ``Server``: the one named, else ``server``/``mcp``/``app``, else the only one.
+
+    Raises ``CliError`` naming what was looked for when there is none (or several to choose from). Errors raised
+    by the module itself while importing propagate: the user wants their traceback.
+    """
+    where, name = split_target(target)
+    module = _import_file(Path(where)) if _is_file(where) else _import_module(where)
+    if name is not None:
+        found = getattr(module, name, None)
+        if not isinstance(found, Server):
+            what = "nothing" if found is None else f"a {type(found).__name__}"
+            raise CliError(f"{where}: {name!r} is {what}, not a trio_mcp.Server")
+        return found
+    for conventional in _CONVENTIONAL_NAMES:
+        found = getattr(module, conventional, None)
+        if isinstance(found, Server):
+            return found
+    servers = {key: value for key, value in vars(module).items() if isinstance(value, Server)}
+    if len(servers) == 1:
+        return next(iter(servers.values()))
+    if not servers:
+        raise CliError(f"{where} defines no trio_mcp.Server at module level")
+    raise CliError(f"{where} defines several servers ({', '.join(sorted(servers))}); pick one with {where}:NAME")
+
+
+def watched_root(target: str) -> Path:
+    """The folder ``--reload`` watches: the target file's, or the top-level package's (found without importing it)."""
+    where, _ = split_target(target)
+    if _is_file(where):
+        return Path(where).resolve().parent
+    sys.path.insert(0, os.getcwd())
+    top = where.split(".")[0]
+    spec = importlib.util.find_spec(top)
+    if spec is None or spec.origin is None:
+        raise CliError(f"no module named {top!r}")
+    return Path(spec.origin).resolve().parent  # a package's folder, or the folder holding the module

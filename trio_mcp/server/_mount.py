@@ -1,0 +1,174 @@
+"""Composition: ``parent.mount(prefix, child)`` serves another ``Server``'s tools, prompts and resources as its own.
+
+Tools and prompts appear as ``<prefix><separator><name>``; resources and templates keep their URIs (a URI is
+already a global name). The child stays a live registry: whatever it adds or removes later shows up in the
+parent, whose clients get the ``list_changed`` notifications, and its ``notify_resource_updated()`` reaches the
+parent's subscribers. The child's lifespan runs inside the parent's (``Server.running()``), and its handlers see a
+``Context`` whose ``server`` and ``lifespan_state`` are the child's own, so a server behaves the same mounted or not.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from typing import TYPE_CHECKING, Any, Callable, Final
+
+import attrs
+
+from ._context import Context
+from ._prompts import PromptDefinition
+from ._resources import ResourceDefinition
+from ._tools import ToolDefinition
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+__all__ = ["Mount", "MountedContext"]
+
+logger = logging.getLogger("trio_mcp.server")
+
+_PREFIX: Final = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
+
+
+class MountedContext(Context):
+    """The request's ``Context`` as a mounted server's handler sees it: that server, and its lifespan state."""
+
+    __slots__ = ("_mounted_server",)
+    _mounted_server: Server
+
+    @classmethod
+    def wrap(cls, context: Context, server: Server) -> MountedContext:
+        mounted = cls.__new__(cls)
+        for klass in type(context).__mro__:
+            for slot in getattr(klass, "__slots__", ()):
+                if hasattr(context, slot):
+                    object.__setattr__(mounted, slot, getattr(context, slot))
+        mounted._mounted_server = server
+        return mounted
+
+    @property
+    def server(self) -> Server:
+        """The mounted ``Server`` whose handler is running."""
+        return self._mounted_server
+
+    @property
+    def lifespan_state(self) -> Any:
+        """What the mounted server's own lifespan yielded."""
+        return self._mounted_server.lifespan_state
+
+
+def _rebind(fn: Callable[..., Any], is_async: bool, injected: tuple[str, ...], server: Server) -> Callable[..., Any]:
+    """``fn`` with each injected ``Context`` argument replaced by the mounted server's view of it."""
+    if not injected:
+        return fn
+
+    def rewrite(kwargs: dict[str, Any]) -> dict[str, Any]:
+        for name in injected:
+            if isinstance(kwargs.get(name), Context):
+                kwargs[name] = MountedContext.wrap(kwargs[name], server)
+        return kwargs
+
+    if is_async:
+        @functools.wraps(fn)
+        async def call_async(**kwargs: Any) -> Any:
+            return await fn(**rewrite(kwargs))
+
+        return call_async
+
+    @functools.wraps(fn)
+    def call(**kwargs: Any) -> Any:
+        return fn(**rewrite(kwargs))
+
+    return call
+
+
+class Mount:
+    """One child mounted in one parent under one prefix; keeps the parent's copies in step with the child."""
+
+    def __init__(self, parent: Server, prefix: str, child: Server, separator: str) -> None:
+        if not _PREFIX.match(prefix):
+            raise ValueError(f"mount prefix {prefix!r} must be 1-64 letters, digits, '_' or '-'")
+        if not separator or not re.fullmatch(r"[A-Za-z0-9_.\-/]+", separator):
+            raise ValueError("separator must be non-empty and use only letters, digits, '_', '.', '-' or '/'")
+        if child is parent or _mounts(child, parent):
+            raise ValueError(f"mounting {child.info.name!r} under {parent.info.name!r} would make a cycle")
+        self.parent = parent
+        self.prefix = prefix
+        self.child = child
+        self.separator = separator
+        #: The keys this mount added to each of the parent's tables.
+        self.added: dict[str, list[str]] = {"tools": [], "prompts": [], "resources": []}
+
+    def name(self, name: str) -> str:
+        return f"{self.prefix}{self.separator}{name}"
+
+    def attach(self) -> None:
+        """Copy everything in; a name the parent already has is an error here (later, a logged skip)."""
+        clashes = [self.name(n) for n in self.child.tools if self.name(n) in self.parent.tools]
+        clashes += [self.name(n) for n in self.child.prompts if self.name(n) in self.parent.prompts]
+        clashes += [uri for uri in (*self.child.resources, *self.child.templates)
+                    if uri in self.parent.resources or uri in self.parent.templates]
+        if clashes:
+            raise ValueError(f"cannot mount {self.child.info.name!r} as {self.prefix!r}: the parent already has "
+                             + ", ".join(repr(c) for c in clashes))
+        for kind in self.added:
+            self.list_changed(kind)
+
+    # -- events from the child --------------------------------------------------------------------
+
+    def list_changed(self, kind: str) -> None:
+        """The child's ``kind`` listing changed: bring the parent's copies up to date (it notifies its clients)."""
+        if kind == "tools":
+            self._sync_named(self.parent.tools, self.child.tools, "tools")
+        elif kind == "prompts":
+            self._sync_named(self.parent.prompts, self.child.prompts, "prompts")
+        elif kind == "resources":
+            self._sync_resources()
+
+    def resource_updated(self, uri: str) -> None:
+        if uri in self.added["resources"] or self.parent.find_resource(uri) is not None:
+            self.parent.notify_resource_updated(uri)
+
+    # -- copying ----------------------------------------------------------------------------------
+
+    def _sync_named(self, table: dict[str, Any], source: dict[str, Any], kind: str) -> None:
+        for key in self.added[kind]:
+            table.pop(key, None)
+        self.added[kind] = []
+        for name, definition in source.items():
+            key = self.name(name)
+            if key in table:
+                logger.warning("mount %r: %s %r is already in the parent; not mounted", self.prefix, kind, key)
+                continue
+            table[key] = self._copy(definition, name=key)
+            self.added[kind].append(key)
+        self.parent._changed(kind)
+
+    def _sync_resources(self) -> None:
+        for uri in self.added["resources"]:
+            if uri in self.parent.resources or uri in self.parent.templates:
+                self.parent.remove_resource(uri)
+        self.added["resources"] = []
+        for uri, definition in (*self.child.resources.items(), *self.child.templates.items()):
+            if uri in self.parent.resources or uri in self.parent.templates:
+                logger.warning("mount %r: resource %r is already in the parent; not mounted", self.prefix, uri)
+                continue
+            copy = self._copy(definition)
+            if copy.template is None:
+                self.parent._add(self.parent.resources, copy, "resources", key=uri)
+            else:
+                self.parent._add(self.parent.templates, copy, "resources", key=uri)
+                self.parent._router.add(uri, copy.template)
+            self.added["resources"].append(uri)
+        self.parent._changed("resources")
+
+    def _copy(self, definition: Any, **changes: Any) -> Any:
+        assert isinstance(definition, (ToolDefinition, PromptDefinition, ResourceDefinition))
+        fn = _rebind(definition.fn, definition.is_async, definition.schema.skipped, self.child)
+        return attrs.evolve(definition, fn=fn, **changes)
+
+
+def _mounts(server: Server, target: Server) -> bool:
+    """True when ``target`` is mounted in ``server``, directly or deeper down."""
+    return any(mount.child is target or _mounts(mount.child, target) for mount in server.mounts)
