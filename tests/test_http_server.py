@@ -20,6 +20,7 @@ import trio
 
 from trio_mcp.transports._http_server import (
     ClientDisconnected,
+    Drain,
     Headers,
     HttpLimits,
     HttpRequest,
@@ -702,7 +703,7 @@ async def test_response_api_misuse_raises() -> None:
 # --- shutdown ------------------------------------------------------------------------------------------------
 
 
-async def test_graceful_shutdown_lets_short_requests_finish_and_closes_streams() -> None:
+async def test_a_drain_lets_short_requests_finish_then_cancelling_cuts_the_rest() -> None:
     stream_started = trio.Event()
 
     async def handler(request: HttpRequest, response: HttpResponse) -> None:
@@ -716,8 +717,9 @@ async def test_graceful_shutdown_lets_short_requests_finish_and_closes_streams()
 
     with trio.fail_after(5):
         async with trio.open_nursery() as nursery:
+            drain = Drain()
             limits = HttpLimits(graceful_shutdown_timeout=0.5)
-            listeners = await nursery.start(partial(serve_http, handler, limits=limits))
+            listeners = await nursery.start(partial(serve_http, handler, limits=limits, drain=drain))
             port = listeners[0].socket.getsockname()[1]
             streamer = await Raw.connect(port)
             await streamer.send(b"GET /stream HTTP/1.1\r\nhost: t\r\n\r\n")
@@ -728,21 +730,66 @@ async def test_graceful_shutdown_lets_short_requests_finish_and_closes_streams()
             await slow.send(b"GET /slow HTTP/1.1\r\nhost: t\r\n\r\n")
             await trio.sleep(0.05)
             start = trio.current_time()
-            nursery.cancel_scope.cancel()
-
-            with trio.CancelScope(shield=True):
+            async with trio.open_nursery() as clients:
                 # The idle connection closes at once, the slow request completes with Connection: close,
-                # the stream is cut when the grace period ends, and new connections are refused.
-                assert await idle.read_until_closed() == b""
-                reply = await slow.response()
-                assert (reply.status, reply.body, reply.headers["connection"]) == (200, b"finished", "close")
-                await streamer.read_until_closed()
-                elapsed = trio.current_time() - start
-                with pytest.raises(OSError):
-                    await trio.open_tcp_stream("127.0.0.1", port)
+                # and new connections are refused.
+                async def check_idle() -> None:
+                    assert await idle.read_until_closed() == b""
+
+                async def check_slow() -> None:
+                    reply = await slow.response()
+                    assert (reply.status, reply.body, reply.headers["connection"]) == (200, b"finished", "close")
+
+                clients.start_soon(check_idle)
+                clients.start_soon(check_slow)
+                assert not await drain()  # the endless stream is still running at the deadline
+            drained = trio.current_time() - start
+            with pytest.raises(OSError):
+                await trio.open_tcp_stream("127.0.0.1", port)
+            nursery.cancel_scope.cancel()
+        await streamer.read_until_closed()  # cancelling cut the stream at once
+        cancelled = trio.current_time() - start - drained
         for client in (streamer, idle, slow):
             await client.aclose()
-    assert 0.4 < elapsed < 1.5
+    assert 0.4 < drained < 1.5 and cancelled < 0.1
+
+
+async def test_cancelling_the_server_cancels_every_handler_at_once() -> None:
+    started = 0
+    all_started = trio.Event()
+    cancelled: list[str] = []
+
+    async def handler(request: HttpRequest, response: HttpResponse) -> None:
+        nonlocal started
+        started += 1
+        if started == 2:
+            all_started.set()
+        try:
+            if request.path == "/stream":
+                await response.start(200)
+                await response.write(b"data: 1\n\n")
+            await trio.sleep_forever()
+        except trio.Cancelled:
+            cancelled.append(request.path)
+            raise
+
+    with trio.fail_after(5):
+        clients = []
+        async with trio.open_nursery() as nursery:
+            listeners = await nursery.start(partial(serve_http, handler))
+            port = listeners[0].socket.getsockname()[1]
+            for path in ("/stream", "/slow"):
+                client = await Raw.connect(port)
+                await client.send(f"GET {path} HTTP/1.1\r\nhost: t\r\n\r\n".encode())
+                clients.append(client)
+            await all_started.wait()
+            start = trio.current_time()
+            nursery.cancel_scope.cancel()
+        elapsed = trio.current_time() - start
+        for client in clients:
+            await client.read_until_closed()
+            await client.aclose()
+    assert sorted(cancelled) == ["/slow", "/stream"] and elapsed < 0.1
 
 
 async def test_read_body_is_cancel_safe() -> None:

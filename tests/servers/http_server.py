@@ -7,7 +7,7 @@ import signal
 import trio
 
 from trio_mcp import HttpTransportOptions, Server
-from trio_mcp.transports._http_server import HttpLimits
+from trio_mcp.transports.http import Drain, HttpLimits
 
 server = Server("http-process")
 
@@ -20,8 +20,9 @@ async def wait(seconds: float) -> str:
 
 
 async def main() -> None:
-    """Serve until SIGINT or SIGTERM, then stop gracefully: the way to run an HTTP server in production."""
-    options = HttpTransportOptions(limits=HttpLimits(graceful_shutdown_timeout=2.0))
+    """Serve until SIGINT or SIGTERM, then drain and stop: the way to run an HTTP server in production."""
+    drain = Drain()
+    options = HttpTransportOptions(limits=HttpLimits(graceful_shutdown_timeout=2.0), drain=drain)
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             port = await nursery.start(
@@ -29,7 +30,8 @@ async def main() -> None:
             )
             print(port, flush=True)
             async for _ in signals:
-                nursery.cancel_scope.cancel()
+                await drain()  # no new requests, streams ended, calls in flight get 2 s
+                nursery.cancel_scope.cancel()  # then whatever is left ends now
                 break
 
 

@@ -29,8 +29,16 @@ _SUFFIX: Final = "?="
 _PLAIN: Final = re.compile(r"^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$")
 #: An RFC 9110 token: what an ``x-mcp-header`` name must be.
 TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-#: The 2026-07-28 methods whose ``Mcp-Name`` header mirrors a body param, and which param.
-NAMED_METHODS: Final[Mapping[str, str]] = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+#: The 2026-07-28 methods whose ``Mcp-Name`` header mirrors a body param, and which param (``taskId``: the
+#: tasks extension).
+NAMED_METHODS: Final[Mapping[str, str]] = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 #: JavaScript's safe-integer bound: x-mcp-header integers must stay within it.
 SAFE_INTEGER: Final = 2**53 - 1
 

@@ -12,8 +12,13 @@ handler per request, and writes what the handler sends, either a whole response 
   Content-Length before the handler runs, and counted while a chunked body streams), timeouts for the head
   (slowloris), the body, keep-alive idleness and every write (a client that stops reading is dropped), and a
   cap on concurrent connections (see ``HttpLimits.max_connections``).
-- **Graceful stop**: cancelling ``serve_http`` closes the listeners first, closes idle keep-alive
-  connections, and gives in-flight requests ``graceful_shutdown_timeout`` seconds before they are cancelled.
+- **Stopping**: cancelling ``serve_http`` means now: every connection and every handler is cancelled at once.
+  A graceful stop is a separate act you ask for with a ``Drain``: it closes the listeners, closes idle
+  keep-alive connections, ends long-lived streams, and waits (with a deadline you give) for the requests in
+  flight; then you cancel.
+- **Strict framing**: a request with both ``Content-Length`` and ``Transfer-Encoding`` (a smuggling vector,
+  RFC 9112 section 6.1), several ``Host`` fields or an invalid one (section 3.2) gets 400 and the connection
+  is closed, so nothing sent behind it is served.
 
 What it does not do: routing, content negotiation, compression, HTTP/2, protocol switching (an ``Upgrade``
 offer is declined by answering normally; ``CONNECT`` gets 501), pipelining (requests on one connection are handled one after
@@ -34,11 +39,14 @@ import attrs
 import h11
 import trio
 
+from .._core.hosts import parse_host
+
 if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
 
 __all__ = [
     "ClientDisconnected",
+    "Drain",
     "Handler",
     "Headers",
     "HeadersLike",
@@ -181,7 +189,7 @@ class HttpLimits:
     write_timeout: float = attrs.field(default=30.0, validator=_positive)
     #: Most connections served at once.
     max_connections: int = attrs.field(default=1000, validator=_positive)
-    #: After ``serve_http`` is cancelled, how long in-flight requests and streams may take before cancellation.
+    #: The default deadline of a ``Drain`` (a graceful stop); cancelling the server does not wait at all.
     graceful_shutdown_timeout: float = attrs.field(default=5.0, validator=attrs.validators.ge(0))
 
 
@@ -318,7 +326,7 @@ class HttpResponse:
     ``disconnected`` is set as soon as the client goes away before the response is complete.
     """
 
-    __slots__ = ("disconnected", "_conn", "_request", "_started", "_finished", "status", "_cancel_scopes")
+    __slots__ = ("disconnected", "_conn", "_request", "_started", "_finished", "_ending", "status", "_cancel_scopes")
 
     def __init__(self, conn: _Connection, request: HttpRequest) -> None:
         #: Set when the client closes or resets the connection (or stops reading) mid-request.
@@ -330,6 +338,8 @@ class HttpResponse:
         self._request = request
         self._started = False
         self._finished = False
+        #: Set when the last write of the response has been asked for: nothing may follow it.
+        self._ending = False
 
     def cancel_on_disconnect(self, scope: trio.CancelScope, *, or_shutdown: bool = False) -> None:
         """Cancel ``scope`` as soon as the client goes away (at once if it already has), and with
@@ -377,7 +387,7 @@ class HttpResponse:
         if body and self._request.method != "HEAD":
             events.append(h11.Data(data=body))
         events.append(h11.EndOfMessage())
-        self._started = True
+        self._started = self._ending = True
         self.status = status
         await self._conn._send(events)
         self._finished = True
@@ -397,7 +407,7 @@ class HttpResponse:
         """Send one piece of a started response (e.g. one SSE event). Raises ``ClientDisconnected``."""
         if not self._started:
             raise RuntimeError("start() the response before write()")
-        if self._finished:
+        if self._ending:
             raise RuntimeError("the response is already finished")
         if data and self._request.method != "HEAD":
             await self._conn._send([h11.Data(data=bytes(data))])
@@ -406,8 +416,9 @@ class HttpResponse:
         """End a started response, sending ``last`` with the end in the same write. Raises ``ClientDisconnected``."""
         if not self._started:
             raise RuntimeError("start() the response before finish()")
-        if self._finished:
+        if self._ending:
             return
+        self._ending = True
         events: list[h11.Event] = []
         if last and self._request.method != "HEAD":
             events.append(h11.Data(data=bytes(last)))
@@ -441,6 +452,19 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         return [leaf for child in exc.exceptions for leaf in _leaves(child)]
     return [exc]
+
+
+def _framing_refusal(event: h11.Request) -> str | None:
+    """Why a request head is refused before anything else (RFC 9112 sections 3.2 and 6.1), or None."""
+    names = [name for name, _ in event.headers]
+    if b"transfer-encoding" in names and b"content-length" in names:
+        return "a request may not carry both Content-Length and Transfer-Encoding"
+    hosts = [value for name, value in event.headers if name == b"host"]
+    if len(hosts) > 1:
+        return "more than one Host header"
+    if hosts and parse_host(hosts[0].decode("latin-1")) is None:
+        return f"invalid Host header {hosts[0].decode('latin-1')!r}"
+    return None
 
 
 def _declared_length(event: h11.Request) -> int | None:
@@ -575,7 +599,7 @@ class _Connection:
         except (ClientDisconnected, h11.LocalProtocolError):
             pass
         if self._response is not None:
-            self._response._started = self._response._finished = True
+            self._response._started = self._response._finished = self._response._ending = True
             self._response.status = status
 
     # -- the request cycle ----------------------------------------------------------------------------------
@@ -661,6 +685,10 @@ class _Connection:
             return None
         if event.method == b"CONNECT":
             await self._send_error(501, "CONNECT is not supported")
+            return None
+        refusal = _framing_refusal(event)
+        if refusal is not None:
+            await self._send_error(400, refusal)
             return None
         # An Upgrade offer (h2c, websocket) is simply declined by answering normally, as RFC 9110 allows.
         return event
@@ -758,6 +786,35 @@ class _Connection:
 # --- the server ----------------------------------------------------------------------------------------------
 
 
+class Drain:
+    """A graceful stop of an HTTP server, asked for explicitly (cancelling the server is immediate).
+
+    Give it to the server (``serve_http(..., drain=drain)``, or ``HttpTransportOptions(drain=drain)``), then
+    ``await drain()``, for instance on SIGTERM: the server stops accepting, closes idle keep-alive connections,
+    ends long-lived streams (a session-era client resumes them elsewhere) and lets the requests in flight
+    finish, for at most ``timeout`` seconds (default: ``HttpLimits.graceful_shutdown_timeout``). Then cancel
+    the server, which ends whatever is left at once.
+    """
+
+    def __init__(self) -> None:
+        self._server: _Server | None = None
+
+    def _attach(self, server: _Server) -> None:
+        if self._server is not None:
+            raise ValueError("this Drain already belongs to a server; give each server its own")
+        self._server = server
+
+    async def __call__(self, timeout: float | None = None) -> bool:
+        """Drain; True if every request finished in time, False if some were still running at the deadline."""
+        server = self._server
+        if server is None:
+            raise RuntimeError("this Drain has not been given to a running server")
+        server.begin_shutdown()
+        with trio.move_on_after(server.limits.graceful_shutdown_timeout if timeout is None else timeout):
+            await server.idle.wait()
+        return server.idle.is_set()
+
+
 class _Server:
     def __init__(self, handler: Handler, limits: HttpLimits) -> None:
         self.handler = handler
@@ -767,26 +824,29 @@ class _Server:
         self.rejecting = 0
         self.connections: set[_Connection] = set()
         self._shutdown = trio.Event()
-        self._connections_scope = trio.CancelScope(shield=True)
+        #: Set once draining and no connection is left.
+        self.idle = trio.Event()
+        self.accepting: trio.CancelScope | None = None
         #: Scopes of long-lived responses to cancel when the graceful stop begins (weakly held).
         self.shutdown_scopes: weakref.WeakSet[trio.CancelScope] = weakref.WeakSet()
 
     async def own_connections(self, *, task_status: trio.TaskStatus[trio.Nursery]) -> None:
-        # Shielded, so that cancelling serve_http does not cancel the connections at once: begin_shutdown()
-        # gives them a deadline instead.
-        with self._connections_scope:
-            async with trio.open_nursery() as nursery:
-                task_status.started(nursery)
-                await self._shutdown.wait()
+        async with trio.open_nursery() as nursery:
+            task_status.started(nursery)
+            await trio.sleep_forever()
 
     def begin_shutdown(self) -> None:
+        """Start a graceful stop: no new connections, streams ended, idle connections closed."""
         self.shutting_down = True
         self._shutdown.set()
+        if self.accepting is not None:
+            self.accepting.cancel()
         for scope in self.shutdown_scopes:
             scope.cancel()
-        self._connections_scope.deadline = trio.current_time() + self.limits.graceful_shutdown_timeout
         for conn in list(self.connections):
             conn._wake()  # idle keep-alive connections notice and close
+        if self.active == 0:
+            self.idle.set()
 
     async def accept_loop(self, listener: trio.abc.Listener[Any], nursery: trio.Nursery) -> None:
         async with listener:
@@ -819,6 +879,8 @@ class _Server:
         finally:
             self.connections.discard(conn)
             self.active -= 1
+            if self.shutting_down and self.active == 0:
+                self.idle.set()
 
     async def reject(self, stream: trio.abc.Stream) -> None:
         try:
@@ -848,6 +910,7 @@ async def serve_http_listeners(
     *,
     limits: HttpLimits = HttpLimits(),
     handler_nursery: trio.Nursery | None = None,
+    drain: Drain | None = None,
     task_status: trio.TaskStatus[list[_ListenerT]] = trio.TASK_STATUS_IGNORED,
 ) -> NoReturn:
     """Serve HTTP/1.1 on listeners you opened (TCP, ``trio.SSLListener`` for HTTPS, or in-memory ones).
@@ -856,11 +919,10 @@ async def serve_http_listeners(
     is awaited once per request.
 
     Resource handling:
-        The listeners are closed when this returns. On cancellation it stops accepting, closes idle keep-alive
-        connections, lets in-flight requests finish for ``limits.graceful_shutdown_timeout`` seconds (their
-        responses carry ``Connection: close``), then cancels what is left and closes every connection. With
-        ``handler_nursery``, connection tasks run in your nursery instead: they are still told to finish, but
-        when they are cancelled is up to you.
+        The listeners are closed when this returns. Cancelling it cancels every connection and handler at
+        once. For a graceful stop, pass a ``Drain`` and await it before cancelling (see ``Drain``). With
+        ``handler_nursery``, connection tasks run in your nursery instead, and when they are cancelled is up
+        to you.
 
     Error handling:
         A handler exception is logged and answered with 500 (or closes the connection if the response had
@@ -869,16 +931,23 @@ async def serve_http_listeners(
         other listener errors propagate.
     """
     server = _Server(handler, limits)
-    async with trio.open_nursery() as outer:
-        connections = handler_nursery if handler_nursery is not None else await outer.start(server.own_connections)
-        try:
-            async with trio.open_nursery() as accepting:
-                for listener in listeners:
-                    accepting.start_soon(server.accept_loop, listener, connections)
-                task_status.started(listeners)
-        finally:
-            server.begin_shutdown()
-    raise RuntimeError("the HTTP accept loops stopped")  # pragma: no cover - they only ever raise
+    if drain is not None:
+        drain._attach(server)
+    try:
+        async with trio.open_nursery() as outer:
+            connections = handler_nursery if handler_nursery is not None else await outer.start(server.own_connections)
+            with trio.CancelScope() as server.accepting:
+                async with trio.open_nursery() as accepting:
+                    for listener in listeners:
+                        accepting.start_soon(server.accept_loop, listener, connections)
+                    task_status.started(listeners)
+            for listener in listeners:  # a drain stopped the accept loops before they ever ran
+                await trio.aclose_forcefully(listener)
+            await trio.sleep_forever()  # drained: what is left runs until the server is cancelled
+    finally:
+        # Our own connections are cancelled by now; those in ``handler_nursery`` are told to finish.
+        server.begin_shutdown()
+    raise AssertionError("unreachable")
 
 
 async def serve_http(
@@ -888,6 +957,7 @@ async def serve_http(
     *,
     limits: HttpLimits = HttpLimits(),
     handler_nursery: trio.Nursery | None = None,
+    drain: Drain | None = None,
     task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
 ) -> NoReturn:
     """Listen on ``host:port`` (port 0 picks a free one) and serve HTTP/1.1 until cancelled.
@@ -898,6 +968,6 @@ async def serve_http(
     """
     listeners = await trio.open_tcp_listeners(port, host=host)
     await serve_http_listeners(
-        handler, listeners, limits=limits, handler_nursery=handler_nursery, task_status=task_status
+        handler, listeners, limits=limits, handler_nursery=handler_nursery, drain=drain, task_status=task_status
     )
 

@@ -43,7 +43,7 @@ from trio_websocket import CloseReason, WebSocketConnection, WebSocketRequest
 
 from .._core.jsonrpc import RequestId, decode, encode
 from ..errors import ConnectionClosed
-from .streamable_http import _LOCAL_HOSTS, _hostname
+from .http.guard import Guard
 
 __all__ = [
     "SUBPROTOCOL",
@@ -348,8 +348,8 @@ class _WebSocketServer:
         self.connect = connect
         self.auth = auth
         self.path = path
-        origins = allowed_origins if allowed_origins is not None else tuple(_LOCAL_HOSTS)
-        self.allowed_origins = frozenset(o.lower().rstrip("/") for o in origins)
+        # Any valid Host (the upgrade may come through a proxy); the Origin rule of the HTTP transport.
+        self.guard = Guard.for_server("0.0.0.0", allowed_origins=allowed_origins)
         self.max_message_bytes = max_message_bytes
         self.stream_options: dict[str, Any] = dict(
             ping_interval=ping_interval,
@@ -429,22 +429,14 @@ class _WebSocketServer:
             return 503, "too many connections; try again later"
         if self.path is not None and request.path.split("?", 1)[0] != self.path:
             return 404, "not found"
+        hosts = [value.decode("latin-1") for name, value in request.headers if name.lower() == b"host"]
         origins = [value.decode("latin-1") for name, value in request.headers if name.lower() == b"origin"]
-        if len(origins) > 1:
-            return 403, "more than one Origin header"
-        if origins and not self._origin_allowed(origins[0]):
-            return 403, f"Invalid Origin header: {origins[0]!r}"
+        refused = self.guard.check_host(hosts) or self.guard.check_origin(origins)
+        if refused is not None:
+            return refused.status, refused.reason
         if SUBPROTOCOL not in request.proposed_subprotocols:
             return 400, f"the {SUBPROTOCOL!r} WebSocket subprotocol is required (Sec-WebSocket-Protocol: {SUBPROTOCOL})"
         return None
-
-    def _origin_allowed(self, origin: str) -> bool:
-        # The rule of the HTTP transport (StreamableHttpApp._check_host_and_origin): a full origin, or a bare
-        # hostname with any port.
-        lowered = origin.lower().rstrip("/")
-        parts = urlsplit(lowered)
-        host_only = _hostname(parts.netloc) if parts.scheme in ("http", "https") else None
-        return lowered in self.allowed_origins or host_only in self.allowed_origins
 
 
 async def serve_websocket(

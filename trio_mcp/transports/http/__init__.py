@@ -1,0 +1,29 @@
+"""MCP over HTTP, server side: Streamable HTTP for both eras and HTTP+SSE (2024-11-05), on one port.
+
+The rooms: ``guard`` (Host, Origin, bearer tokens; shared with the WebSocket server), ``router`` (the
+options and the dispatch), ``stateless`` (2026-07-28), ``sessions`` (2025-03-26 .. 2025-11-25: sessions,
+streams, resumption, reaper), ``legacy_sse`` (2024-11-05) and ``events`` (the event store). The inbound
+check they route by is pure and lives in ``trio_mcp._core.inbound``.
+"""
+
+from .._http_server import Drain, HttpLimits
+from ._common import ConnectFunction, request_principal
+from .events import EventStore, MemoryEventStore
+from .guard import RequestGuard
+from .options import HttpTransportOptions
+from .router import Mount, StreamableHttpApp, serve_mounts, serve_streamable_http
+
+__all__ = [
+    "ConnectFunction",
+    "Drain",
+    "EventStore",
+    "HttpLimits",
+    "HttpTransportOptions",
+    "MemoryEventStore",
+    "Mount",
+    "RequestGuard",
+    "StreamableHttpApp",
+    "request_principal",
+    "serve_mounts",
+    "serve_streamable_http",
+]

@@ -1,0 +1,158 @@
+"""What every MCP HTTP endpoint shares: the SSE writer, error answers, the caller's principal."""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any, Awaitable, Final, Protocol, Sequence
+
+import trio
+
+from ..._core.inbound import Rejection
+from ..._core.jsonrpc import RequestId, encode, error_message
+from ..._core.sse import encode_event
+from ...errors import INVALID_REQUEST
+from .._base import MessageStream
+from .._http_server import ClientDisconnected, HttpRequest, HttpResponse, RequestBodyError
+
+__all__ = [
+    "SSE_HEADERS",
+    "JSON_HEADERS",
+    "ConnectFunction",
+    "SseWriter",
+    "request_principal",
+    "read_body",
+    "refuse",
+    "send_error",
+    "finish_quietly",
+    "wait_any",
+]
+
+SSE_HEADERS: Final = (
+    ("content-type", "text/event-stream"),
+    ("cache-control", "no-cache"),
+    ("x-accel-buffering", "no"),
+)
+JSON_HEADERS: Final = (("content-type", "application/json"),)
+
+#: Who sent the HTTP request being handled (set per request task; None without authentication).
+request_principal: contextvars.ContextVar[Any] = contextvars.ContextVar("trio_mcp_http_principal", default=None)
+
+
+class ConnectFunction(Protocol):
+    """Serves one connection over ``stream`` until it closes (``Server.serve_connection``).
+
+    ``principal`` is what ``HttpTransportOptions.authenticate`` said about the caller (None without it).
+    """
+
+    def __call__(self, stream: MessageStream, *, modern_only: bool = ..., principal: Any = ...) -> Awaitable[None]: ...
+
+
+class SseWriter:
+    """One HTTP response carrying an SSE stream, and the only way anything is written to it.
+
+    Writes are shielded (a cancelled sender never leaves half an event on the wire). The write that ends the
+    response marks it ended before it starts, so nothing, from any task, is ever written after the end.
+    """
+
+    __slots__ = ("response", "legacy_event", "ended")
+
+    def __init__(self, response: HttpResponse, *, legacy_event: bool = False) -> None:
+        self.response = response
+        self.legacy_event = legacy_event
+        self.ended = False
+
+    @property
+    def open(self) -> bool:
+        return not self.ended and not self.response.disconnected.is_set()
+
+    async def event(self, message: Any, event_id: str | None, *, last: bool = False) -> bool:
+        """Write one event (and with ``last``, end the response with it); False if the stream is gone."""
+        data = encode(message).decode("ascii") if message != {} else ""
+        payload = encode_event(data, id=event_id, event="message" if self.legacy_event else None)
+        return await self.raw(payload, last=last)
+
+    async def raw(self, payload: bytes, *, last: bool = False) -> bool:
+        """Write ``payload``; with ``last`` it also ends the response, in the same write."""
+        if not self.open:
+            return False
+        if last:
+            self.ended = True
+        with trio.CancelScope(shield=True):
+            try:
+                if last:
+                    await self.response.finish(payload)
+                else:
+                    await self.response.write(payload)
+            except ClientDisconnected:
+                self.ended = True
+                return False
+        return True
+
+    async def end(self) -> None:
+        """End the response (if it is still open)."""
+        if self.open:
+            await self.raw(b"", last=True)
+
+
+async def send_error(
+    response: HttpResponse,
+    status: int,
+    request_id: RequestId | None,
+    code: int,
+    message: str,
+    *,
+    headers: Sequence[tuple[str, str]] = (),
+    data: Any = None,
+) -> None:
+    """Answer with a JSON-RPC error body and ``status`` (a client that left is ignored)."""
+    body = encode(error_message(request_id, code, message, data))
+    try:
+        await response.send(status, [*JSON_HEADERS, *headers], body)
+    except ClientDisconnected:
+        pass
+
+
+async def refuse(response: HttpResponse, rejection: Rejection) -> None:
+    """Answer a request the inbound check refused, with the status and code of its table."""
+    if rejection.status == 405:
+        try:
+            await response.send(405, rejection.headers)
+        except ClientDisconnected:
+            pass
+        return
+    await send_error(response, rejection.status, rejection.request_id, rejection.code, rejection.detail,
+                     headers=rejection.headers, data=rejection.data)
+
+
+async def read_body(request: HttpRequest, response: HttpResponse) -> bytes | None:
+    """The request body, or None after answering 413/408/400 for it."""
+    try:
+        return await request.read_body()
+    except RequestBodyError as exc:
+        await send_error(response, exc.status, None, INVALID_REQUEST, f"Invalid request body: {exc}")
+        return None
+
+
+async def finish_quietly(response: HttpResponse) -> None:
+    """End a started response if the client is still there (shielded: it is one short write)."""
+    if response.disconnected.is_set() or response.finished:
+        return
+    with trio.CancelScope(shield=True):
+        try:
+            await response.finish()
+        except ClientDisconnected:
+            pass
+
+
+async def wait_any(*events: trio.Event) -> None:
+    """Return as soon as one of ``events`` is set."""
+    if any(event.is_set() for event in events):
+        return
+    async with trio.open_nursery() as nursery:
+
+        async def wait(event: trio.Event) -> None:
+            await event.wait()
+            nursery.cancel_scope.cancel()
+
+        for event in events:
+            nursery.start_soon(wait, event)

@@ -1,0 +1,176 @@
+"""The MCP HTTP application: the guard, then the inbound check, then the room that serves the request.
+
+One endpoint (``/mcp`` by default) serves the stateless revision (``stateless.py``) and the session era
+(``sessions.py``), chosen per request by the inbound check (``trio_mcp._core.inbound``); ``/sse`` and
+``/messages`` serve HTTP+SSE of 2024-11-05 (``legacy_sse.py``). Every request passes the guard first
+(``guard.py``: Host, Origin, bearer token). This module owns the options and nothing else.
+"""
+
+from __future__ import annotations
+
+import functools
+import ssl
+from typing import Any, Mapping, NoReturn
+
+import attrs
+import trio
+
+from ..._core.inbound import HeaderPaths, InboundRules, Rejection, check
+from ...errors import INVALID_REQUEST
+from .._http_server import HttpRequest, HttpResponse, serve_http_listeners
+from ._common import ConnectFunction, read_body, refuse, request_principal, send_error
+from .guard import Guard
+from .legacy_sse import serve_sse_post, serve_sse_stream
+from .options import HttpTransportOptions
+from .sessions import SessionEndpoint
+from .stateless import serve_stateless
+
+__all__ = ["StreamableHttpApp", "serve_streamable_http", "serve_mounts", "Mount"]
+
+
+class StreamableHttpApp:
+    """The HTTP handler for MCP: give it to ``serve_http`` (``serve_streamable_http`` does both)."""
+
+    def __init__(
+        self,
+        connect: ConnectFunction,
+        nursery: trio.Nursery,
+        *,
+        options: HttpTransportOptions = HttpTransportOptions(),
+        header_paths: HeaderPaths | None = None,
+        bound_host: str = "127.0.0.1",
+    ) -> None:
+        self.options = options
+        self._connect = connect
+        self._rules = InboundRules(stateless=options.stateless, sessions=options.sessions, header_paths=header_paths)
+        self._guard = Guard.for_server(bound_host, allowed_hosts=options.allowed_hosts,
+                                       allowed_origins=options.allowed_origins, authenticate=options.authenticate)
+        self.sessions = SessionEndpoint(connect, nursery, options)
+        self._legacy = options.sessions and options.sse_path is not None
+
+    def handles(self, path: str) -> bool:
+        """Whether ``path`` is one of this app's endpoints (for serving several apps on one listener)."""
+        options = self.options
+        return path == options.path or (self._legacy and path in (options.sse_path, options.messages_path))
+
+    async def reaper(self) -> NoReturn:
+        """Reap idle sessions periodically (runs for the life of the app)."""
+        await self.sessions.reaper()
+
+    async def __call__(self, request: HttpRequest, response: HttpResponse) -> None:
+        headers = request.headers
+        refused = self._guard.check_host(headers.get_all("host")) or self._guard.check_origin(headers.get_all("origin"))
+        if refused is None:
+            principal, refused = await self._guard.principal(headers.get("authorization"))
+        if refused is not None:
+            await send_error(response, refused.status, None, INVALID_REQUEST, refused.reason, headers=refused.headers)
+            return
+        request_principal.set(principal)
+        options = self.options
+        if request.path == options.path:
+            await self._endpoint(request, response)
+        elif self._legacy and request.path == options.sse_path:
+            if request.method != "GET":
+                await response.send(405, (("allow", "GET"),))
+            else:
+                await serve_sse_stream(self.sessions, request, response)
+        elif self._legacy and request.path == options.messages_path:
+            if request.method != "POST":
+                await response.send(405, (("allow", "POST"),))
+            else:
+                await serve_sse_post(self.sessions, request, response)
+        else:
+            await response.send(404, (("content-type", "text/plain"),), b"not found\n")
+
+    async def _endpoint(self, request: HttpRequest, response: HttpResponse) -> None:
+        body = b""
+        if request.method == "POST":
+            read = await read_body(request, response)
+            if read is None:
+                return
+            body = read
+        route = check(request.method, request.headers, body, self._rules)
+        if isinstance(route, Rejection):
+            await refuse(response, route)
+        elif route.era == "stateless":
+            await serve_stateless(self._connect, request, response, route, keepalive=self.options.keepalive_interval)
+        elif route.method == "POST":
+            await self.sessions.post(request, response, route)
+        elif route.method == "GET":
+            await self.sessions.get(request, response, route)
+        else:
+            await self.sessions.delete(request, response, route)
+
+
+async def serve_streamable_http(
+    connect: ConnectFunction,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    options: HttpTransportOptions = HttpTransportOptions(),
+    header_paths: HeaderPaths | None = None,
+    ssl_context: ssl.SSLContext | None = None,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+) -> NoReturn:
+    """Serve MCP over HTTP (HTTPS with ``ssl_context``) on ``host:port`` until cancelled.
+
+    ``task_status.started()`` gets the bound port. Every session and every request runs in nurseries this
+    function owns: cancelling it cancels them all at once and returns promptly. For a graceful stop, give
+    ``options.drain`` a ``Drain`` and await it first. A port that cannot be bound raises the ``OSError``.
+    """
+    await serve_mounts({"": (connect, header_paths, options)}, host, port, ssl_context=ssl_context,
+                       task_status=task_status)
+
+
+Mount = tuple[ConnectFunction, "HeaderPaths | None", HttpTransportOptions]
+"""One MCP server on a listener: how to connect to it, its tools' header paths, and its options."""
+
+
+async def serve_mounts(
+    mounts: Mapping[str, Mount],
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    ssl_context: ssl.SSLContext | None = None,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+) -> NoReturn:
+    """Serve several MCP servers on one listener, each under its own path prefix (``""`` for the root).
+
+    The endpoints of a server mounted at ``/weather`` are ``/weather/mcp``, ``/weather/sse`` and
+    ``/weather/messages`` (with the default options). The HTTP limits and the drain of the first mount apply
+    to the listener.
+    """
+    first_options = next(iter(mounts.values()))[2]
+    # Bound before any nursery opens, so that a port in use raises the OSError itself.
+    listeners: list[Any] = await trio.open_tcp_listeners(port, host=host)
+    if ssl_context is not None:
+        listeners = [trio.SSLListener(listener, ssl_context, https_compatible=True) for listener in listeners]
+    async with trio.open_nursery() as nursery:
+        apps = []
+        for prefix, (connect, header_paths, options) in mounts.items():
+            prefix = prefix.rstrip("/")
+            mounted = attrs.evolve(
+                options,
+                path=prefix + options.path,
+                sse_path=None if options.sse_path is None else prefix + options.sse_path,
+                messages_path=prefix + options.messages_path,
+            )
+            app = StreamableHttpApp(connect, nursery, options=mounted, header_paths=header_paths, bound_host=host)
+            nursery.start_soon(app.reaper)
+            apps.append(app)
+
+        async def route(request: HttpRequest, response: HttpResponse) -> None:
+            for app in apps:
+                if app.handles(request.path):
+                    await app(request, response)
+                    return
+            await response.send(404, (("content-type", "text/plain"),), b"not found\n")
+
+        bound = await nursery.start(functools.partial(
+            serve_http_listeners, route, listeners, limits=first_options.limits, drain=first_options.drain))
+        first = bound[0]
+        socket_listener = first.transport_listener if isinstance(first, trio.SSLListener) else first
+        assert isinstance(socket_listener, trio.SocketListener)
+        task_status.started(int(socket_listener.socket.getsockname()[1]))
+        await trio.sleep_forever()
+    raise AssertionError("unreachable")

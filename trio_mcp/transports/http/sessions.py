@@ -1,0 +1,425 @@
+"""The session era of Streamable HTTP (2025-03-26 .. 2025-11-25): sessions, their SSE streams, resumption.
+
+``initialize`` opens a session (``Mcp-Session-Id`` from ``secrets``); later POSTs carry the id, GET opens the
+standalone SSE stream, DELETE ends the session. Server messages go on the stream of the request they relate
+to, others on the GET stream, each on one stream only. Every event goes through its stream's lock: it is
+recorded in the ``EventStore`` and then written, so a resuming client (GET with ``Last-Event-ID``) gets every
+event exactly once and in order, however often its connection drops, even during a replay. On 2025-11-25 each
+stream opens with a priming event and a ``retry`` hint. A dropped stream is not a cancellation in this era.
+Idle sessions are reaped and their number is capped.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import secrets
+from typing import Any, Callable, NoReturn
+
+import trio
+
+from ..._core.inbound import Refusal, Rejection, Route
+from ..._core.jsonrpc import RequestId, encode
+from ..._core.sse import encode_comment, encode_event
+from ..._wire.versions import DEFAULT_NEGOTIATED_VERSION, V2025_03_26, V2025_11_25
+from ...errors import ConnectionClosed
+from .._http_server import HttpRequest, HttpResponse
+from ._common import (
+    JSON_HEADERS,
+    SSE_HEADERS,
+    ConnectFunction,
+    SseWriter,
+    refuse,
+    request_principal,
+    wait_any,
+)
+from .options import HttpTransportOptions
+
+__all__ = ["HttpSession", "SessionEndpoint"]
+
+logger = logging.getLogger("trio_mcp.http")
+
+#: The mark a stream's start (its priming event) and a handler's stream close leave in the event store.
+_MARK: dict[str, Any] = {}
+
+
+class _Stream:
+    """One logical SSE stream of a session: the GET stream, or the answers to one POST."""
+
+    __slots__ = ("id", "pending", "writer", "backlog", "complete", "watch", "lock", "last_id", "collect", "_count")
+
+    def __init__(self, stream_id: str, pending: set[RequestId]) -> None:
+        self.id = stream_id
+        #: Request ids whose responses have not been sent yet (POST streams).
+        self.pending = pending
+        #: The response currently carrying this stream, if a client is attached.
+        self.writer: SseWriter | None = None
+        #: Events kept here: those of the GET stream while no client reads it, every event of a stream
+        #: without an event store, and the answers of a JSON-response POST (bounded).
+        self.backlog: collections.deque[tuple[str, Any]] = collections.deque(maxlen=256)
+        self.complete = trio.Event()
+        #: The scope holding the HTTP response open; cancelled to end it early (SEP-1699 polling).
+        self.watch: trio.CancelScope | None = None
+        #: Held while an event is recorded and written, and while a resuming client catches up.
+        self.lock = trio.Lock()
+        self.last_id: str | None = None
+        #: Keep the answers for one JSON body (``json_response``) instead of streaming them.
+        self.collect = False
+        self._count = 0
+
+    def local_id(self) -> str:
+        self._count += 1
+        return f"{self.id}_{self._count}"
+
+
+class HttpSession:
+    """A session-era session: its id, its streams, and the ``MessageStream`` its connection runs over."""
+
+    def __init__(
+        self,
+        session_id: str,
+        options: HttpTransportOptions,
+        *,
+        sse_only: bool,
+        principal: Any,
+        on_end: Callable[[HttpSession], None],
+    ) -> None:
+        self.id = session_id
+        self.principal = principal
+        self.sse_only = sse_only
+        self._store = None if sse_only else options.event_store
+        self._json_response = options.json_response
+        self._retry_ms = options.retry_ms
+        self._on_end = on_end
+        self.version = DEFAULT_NEGOTIATED_VERSION
+        self.last_activity = trio.current_time()
+        self.scope = trio.CancelScope()
+        self.closed = trio.Event()
+        self.standalone = _Stream("0", set())
+        self.streams: dict[str, _Stream] = {"0": self.standalone}
+        self.owner: dict[RequestId, _Stream] = {}
+        self._next_stream = 1
+        self._inbound_send, self._inbound = trio.open_memory_channel[Any](64)
+
+    # MessageStream, as the connection sees it --------------------------------------------------------------
+
+    async def receive(self) -> Any:
+        try:
+            return await self._inbound.receive()
+        except (trio.EndOfChannel, trio.ClosedResourceError):
+            raise ConnectionClosed("HTTP session ended") from None
+
+    async def send(self, message: Any, *, related_request_id: RequestId | None = None) -> None:
+        if self.closed.is_set():
+            raise ConnectionClosed("HTTP session ended")
+        first = message[0] if type(message) is list and message else message
+        answered = first.get("id") if type(first) is dict and "method" not in first else None
+        result = first.get("result") if type(first) is dict else None
+        if type(result) is dict and isinstance(result.get("protocolVersion"), str) and "serverInfo" in result:
+            self.version = result["protocolVersion"]
+        stream = self.standalone
+        if not self.sse_only:
+            key = answered if answered is not None else related_request_id
+            owner = self.owner.get(key) if key is not None else None
+            if owner is not None and not (self._json_response and answered is None):
+                stream = owner
+        answered_ids = ([item.get("id") for item in message] if type(message) is list else [answered]) if answered is not None else []
+        completes = answered is not None and stream is not self.standalone and set(answered_ids) >= stream.pending
+        # The answer releases its request ids before it is written: whatever is sent for them afterwards
+        # (a log record queued during the call, say) goes to the GET stream, never after the end of this one.
+        finished = []
+        for request_id in answered_ids:
+            owner = self.owner.pop(request_id, None)
+            if owner is not None:
+                owner.pending.discard(request_id)
+                if not owner.pending:
+                    finished.append(owner)
+        await self._emit(stream, message, last=completes)
+        for owner in finished:
+            owner.complete.set()
+
+    async def aclose(self) -> None:
+        self.end()
+
+    async def close_request_stream(self, request_id: RequestId) -> bool:
+        """End the SSE response carrying ``request_id`` now, keeping the request running (SEP-1699 polling).
+
+        The client reconnects with GET and ``Last-Event-ID`` after the ``retry`` sent here and gets the rest
+        from the event store. False when the stream cannot be resumed (no event store, or no open stream).
+        """
+        stream = self.owner.get(request_id)
+        if stream is None or self._store is None:
+            return False
+        async with stream.lock:
+            writer = stream.writer
+            if writer is None or not writer.open:
+                return False
+            if stream.last_id is None:
+                stream.last_id = await self._store.append(self.id, stream.id, _MARK)
+            await writer.raw(encode_event("", id=stream.last_id, retry=self._retry_ms), last=True)
+            stream.writer = None
+        if stream.watch is not None:
+            stream.watch.cancel()
+        return True
+
+    # streams -----------------------------------------------------------------------------------------------
+
+    def open_stream(self, request_ids: set[RequestId]) -> _Stream:
+        stream = _Stream(str(self._next_stream), set(request_ids))
+        self._next_stream += 1
+        self.streams[stream.id] = stream
+        for request_id in request_ids:
+            self.owner[request_id] = stream
+        return stream
+
+    async def priming(self, stream: _Stream) -> bytes | None:
+        """On 2025-11-25 a resumable stream opens with an event id and empty data, plus a ``retry`` hint."""
+        if self.version < V2025_11_25 or self._store is None:
+            return None
+        stream.last_id = await self._store.append(self.id, stream.id, _MARK)
+        return encode_event("", id=stream.last_id, retry=self._retry_ms)
+
+    async def _emit(self, stream: _Stream, message: Any, *, last: bool = False) -> None:
+        async with stream.lock:
+            if self._store is not None:
+                event_id = stream.last_id = await self._store.append(self.id, stream.id, message)
+            else:
+                event_id = stream.local_id()
+            writer = stream.writer
+            if writer is not None and await writer.event(message, None if self.sse_only else event_id, last=last):
+                return
+            if stream.writer is writer:
+                stream.writer = None
+            # Nobody is reading this stream now. The GET stream keeps what it missed for the next GET; a POST
+            # stream's events wait in the event store for a resuming GET (or here, without a store).
+            if self._store is None or stream is self.standalone or stream.collect:
+                stream.backlog.append((event_id, message))
+
+    async def attach(self, stream: _Stream, writer: SseWriter, *, last_event_id: str | None = None) -> bool:
+        """Point ``stream`` at a client's response, first sending what it missed; False if it left meanwhile.
+
+        Events emitted while the backlog is replayed wait on the stream's lock, so none is skipped or doubled.
+        """
+        async with stream.lock:
+            if last_event_id is not None and self._store is not None:
+                stream.backlog.clear()  # a resuming client gets the stored events instead
+                replay = await self._store.replay(self.id, last_event_id)
+                for event_id, message in replay[1] if replay is not None else ():
+                    if not await writer.event(message, event_id):
+                        return False
+            while stream.backlog:
+                event_id, message = stream.backlog[0]
+                if not await writer.event(message, None if self.sse_only else event_id):
+                    return False
+                stream.backlog.popleft()
+            stream.writer = writer
+            return True
+
+    def collected_answers(self, stream: _Stream) -> list[Any]:
+        """The answers a JSON-response POST stream collected."""
+        answers = [message for _, message in stream.backlog if type(message) is dict and "method" not in message]
+        stream.backlog.clear()
+        return answers
+
+    def touch(self) -> None:
+        self.last_activity = trio.current_time()
+
+    def busy(self) -> bool:
+        return any(stream.writer is not None for stream in self.streams.values())
+
+    async def deliver(self, message: Any) -> None:
+        """Hand a client message to the connection (waits while its inbox is full)."""
+        try:
+            await self._inbound_send.send(message)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise ConnectionClosed("HTTP session ended") from None
+
+    def end(self) -> None:
+        if self.closed.is_set():
+            return
+        self.closed.set()
+        self._inbound_send.close()
+        self.scope.cancel()
+        for stream in self.streams.values():
+            stream.complete.set()
+        self._on_end(self)
+
+
+class SessionEndpoint:
+    """Serves the session era on the Streamable HTTP endpoint and owns every session (and its reaper)."""
+
+    def __init__(self, connect: ConnectFunction, nursery: trio.Nursery, options: HttpTransportOptions) -> None:
+        self.options = options
+        self._connect = connect
+        self._nursery = nursery
+        self.sessions: dict[str, HttpSession] = {}
+
+    # -- POST, GET, DELETE ---------------------------------------------------------------------------------
+
+    async def post(self, request: HttpRequest, response: HttpResponse, route: Route) -> None:
+        message = route.message
+        if route.session_id is None:
+            opened = await self.open_session(response, sse_only=False)
+            if opened is None:
+                return
+            session = opened
+        else:
+            found = self.find(route.session_id)
+            if found is None:
+                await refuse(response, Rejection(Refusal.SESSION_NOT_FOUND, "Session not found",
+                                                 _single_id(message)))
+                return
+            session = found
+        if type(message) is list and session.version != V2025_03_26:
+            await refuse(response, Rejection(
+                Refusal.BATCH_NOT_ALLOWED, "Invalid Request: JSON-RPC batches exist only in protocol revision 2025-03-26"))
+            return
+        session.touch()
+        if not route.request_ids:
+            await session.deliver(message)
+            await response.send(202)
+            return
+        stream = session.open_stream(set(route.request_ids))
+        headers: list[tuple[str, str]] = [("mcp-session-id", session.id)]
+        if self.options.json_response:
+            stream.collect = True
+            await session.deliver(message)
+            await wait_any(stream.complete, response.disconnected, request.server_stopping)
+            answers = session.collected_answers(stream)
+            if not response.disconnected.is_set() and not session.closed.is_set():
+                body = answers[0] if type(message) is dict and len(answers) == 1 else answers
+                await response.send(200, [*JSON_HEADERS, *headers], encode(body))
+            return
+        # The revision is known only once initialize is answered: no priming event before that.
+        priming = None if route.opens_session else await session.priming(stream)
+        await response.start(200, [*SSE_HEADERS, *headers], priming or b"")
+        writer = SseWriter(response)
+        await session.attach(stream, writer)
+        await session.deliver(message)
+        await self._stream_until_done(session, stream, writer, response)
+
+    async def get(self, request: HttpRequest, response: HttpResponse, route: Route) -> None:
+        session = await self._session_for(route, response)
+        if session is None:
+            return
+        session.touch()
+        stream = session.standalone
+        last_event_id = route.last_event_id
+        if last_event_id is not None:
+            store = self.options.event_store
+            replay = await store.replay(session.id, last_event_id) if store is not None else None
+            resumed = session.streams.get(replay[0]) if replay is not None else None
+            if resumed is None:
+                await refuse(response, Rejection(Refusal.UNKNOWN_LAST_EVENT_ID,
+                                                 f"Unknown Last-Event-ID {last_event_id!r}"))
+                return
+            stream = resumed
+        elif session.standalone.writer is not None:
+            await refuse(response, Rejection(Refusal.STREAM_ALREADY_OPEN,
+                                             "A GET stream is already open for this session"))
+            return
+        await response.start(200, [*SSE_HEADERS, ("mcp-session-id", session.id)])
+        writer = SseWriter(response)
+        if not await session.attach(stream, writer, last_event_id=last_event_id):
+            return
+        if stream is not session.standalone and stream.complete.is_set():
+            if stream.writer is writer:
+                stream.writer = None
+            await writer.end()
+            return
+        await self._stream_until_done(session, stream, writer, response)
+
+    async def delete(self, request: HttpRequest, response: HttpResponse, route: Route) -> None:
+        session = await self._session_for(route, response)
+        if session is None:
+            return
+        session.end()
+        await response.send(200)
+
+    async def _session_for(self, route: Route, response: HttpResponse) -> HttpSession | None:
+        session = self.find(route.session_id) if route.session_id is not None else None
+        if session is None:
+            await refuse(response, Rejection(Refusal.SESSION_NOT_FOUND, "Session not found"))
+        return session
+
+    async def _stream_until_done(
+        self, session: HttpSession, stream: _Stream, writer: SseWriter, response: HttpResponse
+    ) -> None:
+        """Hold the response open until its stream is complete, the client leaves, or the server drains (then
+        the stream is ended cleanly: a client of this era resumes it elsewhere). Idle streams get ``:``
+        keep-alive comments. No task is spawned for any of this."""
+        with trio.CancelScope() as watch:
+            stream.watch = watch
+            response.cancel_on_disconnect(watch, or_shutdown=True)
+            while not stream.complete.is_set():
+                with trio.move_on_after(self.options.keepalive_interval):
+                    await stream.complete.wait()
+                if not stream.complete.is_set() and not await writer.raw(encode_comment()):
+                    break
+        if stream.writer is writer:
+            stream.writer = None
+        if stream.watch is watch:
+            stream.watch = None
+        await writer.end()
+        session.touch()
+
+    # -- the sessions --------------------------------------------------------------------------------------
+
+    async def open_session(self, response: HttpResponse, *, sse_only: bool) -> HttpSession | None:
+        """A new session served by a connection of its own, or None after answering 503 (too many)."""
+        if len(self.sessions) >= self.options.max_sessions:
+            self.reap_idle()
+        if len(self.sessions) >= self.options.max_sessions:
+            await refuse(response, Rejection(Refusal.TOO_MANY_SESSIONS, "Too many sessions; try again later",
+                                             headers=(("retry-after", "5"),)))
+            return None
+        session = HttpSession(secrets.token_urlsafe(32), self.options, sse_only=sse_only,
+                              principal=request_principal.get(), on_end=self._forget)
+        self.sessions[session.id] = session
+        self._nursery.start_soon(self._run_session, session)
+        return session
+
+    async def _run_session(self, session: HttpSession) -> None:
+        with session.scope:
+            try:
+                await self._connect(session, principal=session.principal)
+            except ConnectionClosed:
+                pass
+            except Exception:
+                # One session's failure must never reach the server's nursery: end this session only.
+                logger.exception("HTTP session %s failed; ending it", session.id[:8])
+        session.end()
+
+    def find(self, session_id: str) -> HttpSession | None:
+        """The session with this id, if it belongs to this caller (another principal's session is not found)."""
+        session = self.sessions.get(session_id)
+        if session is None or session.principal != request_principal.get():
+            return None
+        return session
+
+    def _forget(self, session: HttpSession) -> None:
+        if self.sessions.get(session.id) is session:
+            del self.sessions[session.id]
+        store = self.options.event_store
+        if store is not None and not session.sse_only:
+            self._nursery.start_soon(store.forget, session.id)
+
+    def reap_idle(self) -> None:
+        """End sessions that have had no traffic for ``session_idle_timeout`` and have no open stream."""
+        limit = trio.current_time() - self.options.session_idle_timeout
+        for session in list(self.sessions.values()):
+            if session.last_activity < limit and not session.busy():
+                logger.info("ending idle HTTP session %s", session.id[:8])
+                session.end()
+
+    async def reaper(self) -> NoReturn:
+        """Reap idle sessions periodically (runs for the life of the endpoint)."""
+        interval = max(min(self.options.session_idle_timeout / 4, 60.0), 0.05)
+        while True:
+            await trio.sleep(interval)
+            self.reap_idle()
+
+
+def _single_id(message: Any) -> RequestId | None:
+    request_id = message.get("id") if type(message) is dict else None
+    return request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None

@@ -1,0 +1,90 @@
+"""The stateless revision (2026-07-28) on Streamable HTTP: each POST is served on its own.
+
+A fresh connection serves the one request. Its answer goes as a JSON body when nothing came before it;
+anything earlier (progress, a log record) turns the response into an SSE stream that the answer ends. Closing
+that stream cancels the request, and everything the request started (its keep-alive ticks included) ends
+with it. No session id is minted or read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+
+from ..._core.inbound import Route, answer_status
+from ..._core.jsonrpc import RequestId, encode
+from ..._core.sse import encode_comment
+from ...errors import ConnectionClosed
+from .._http_server import ClientDisconnected, HttpRequest, HttpResponse
+from ._common import JSON_HEADERS, SSE_HEADERS, ConnectFunction, SseWriter, request_principal
+
+__all__ = ["serve_stateless"]
+
+
+class _Exchange:
+    """The ``MessageStream`` of one stateless POST: one request in, its notifications and answer out."""
+
+    def __init__(self, response: HttpResponse, message: dict[str, Any], nursery: trio.Nursery, keepalive: float) -> None:
+        self._response = response
+        self._request_id = message.get("id")
+        self._message: dict[str, Any] | None = message
+        self._nursery = nursery
+        self._keepalive = keepalive
+        self._lock = trio.Lock()
+        self._writer: SseWriter | None = None
+        self.done = trio.Event()
+
+    async def receive(self) -> Any:
+        message, self._message = self._message, None
+        if message is not None:
+            return message
+        await self.done.wait()
+        raise ConnectionClosed("stateless request finished")
+
+    async def send(self, message: Any, *, related_request_id: RequestId | None = None) -> None:
+        async with self._lock:  # held through the answer: nothing queued behind it is ever written
+            if self.done.is_set():
+                raise ConnectionClosed("stateless request finished")
+            final = type(message) is dict and "method" not in message and message.get("id") == self._request_id
+            try:
+                if final and self._writer is None:
+                    await self._response.send(answer_status(message), JSON_HEADERS, encode(message))
+                    self.done.set()
+                    return
+                if self._writer is None:
+                    await self._response.start(200, SSE_HEADERS)
+                    self._writer = SseWriter(self._response)
+                    self._nursery.start_soon(self._keep_alive, self._writer)
+                if await self._writer.event(message, None, last=final):
+                    if final:
+                        self.done.set()
+                    return
+            except ClientDisconnected:
+                pass
+            self.done.set()
+            raise ConnectionClosed("the client closed the stream")
+
+    async def aclose(self) -> None:
+        self.done.set()
+
+    async def _keep_alive(self, writer: SseWriter) -> None:
+        while True:
+            await trio.sleep(self._keepalive)
+            if not await writer.raw(encode_comment()):
+                return
+
+
+async def serve_stateless(
+    connect: ConnectFunction, request: HttpRequest, response: HttpResponse, route: Route, *, keepalive: float
+) -> None:
+    """Serve one stateless request (``route`` from the inbound check) and end everything it started."""
+    if not route.request_ids:
+        await response.send(202)  # no client notification is defined over HTTP in this revision
+        return
+    async with trio.open_nursery() as nursery:
+        exchange = _Exchange(response, route.message, nursery, keepalive)
+        with trio.CancelScope() as scope:
+            response.cancel_on_disconnect(scope)  # closing the stream is the cancellation
+            await connect(exchange, modern_only=True, principal=request_principal.get())
+        nursery.cancel_scope.cancel()
