@@ -90,14 +90,19 @@ def make_server(probe: Probe | None = None) -> Server:
     @server.tool()
     async def flaky(ctx: Context) -> str:
         """Make the server drop this request's SSE stream (after its priming event), then finish."""
-        tracking = ctx._connection.session._stream  # the session's _VersionTracking stream
-        stream = tracking._session.owner[ctx.request_id]
+        session = ctx._connection.session.stream  # the transport's HttpSession
+        stream = session.owner[ctx.request_id]
+        PRIMED.append(stream.last_id)  # nothing but the priming event has been sent on it
         await stream.writer.response.finish()  # the client sees a clean end without the response
         await trio.sleep(0.05)
         await ctx.report_progress(1, total=1)
         return "survived"
 
     return server
+
+
+#: The priming event ids of the streams ``flaky`` dropped.
+PRIMED: list[str | None] = []
 
 
 @asynccontextmanager
@@ -267,7 +272,7 @@ async def test_resumption_against_our_server_after_it_drops_the_stream() -> None
             assert updates == [1]  # replayed from the event store after Last-Event-ID
             assert trio.current_time() - started >= 0.2  # waited the server's retry before reconnecting
             resumes = [headers for method, headers in http.sent if method == "GET" and "last-event-id" in headers]
-            assert len(resumes) == 1 and resumes[0]["last-event-id"].endswith("_0")  # the priming event's id
+            assert len(resumes) == 1 and resumes[0]["last-event-id"] == PRIMED[-1]  # the priming event's id
             assert resumes[0]["mcp-protocol-version"] == "2025-11-25"
             await client.aclose()
         await http.aclose()

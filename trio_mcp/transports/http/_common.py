@@ -63,7 +63,7 @@ class SseWriter:
 
     @property
     def open(self) -> bool:
-        return not self.ended and not self.response.disconnected.is_set()
+        return not (self.ended or self.response.finished or self.response.disconnected.is_set())
 
     async def event(self, message: Any, event_id: str | None, *, last: bool = False) -> bool:
         """Write one event (and with ``last``, end the response with it); False if the stream is gone."""

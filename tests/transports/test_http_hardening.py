@@ -1,0 +1,299 @@
+"""The HTTP server transport under the faults that used to hurt it, over real sockets on 127.0.0.1: log
+records racing a call's answer, requests smuggled behind conflicting framing, forged Host values, stopping
+with calls in flight, a port in use, and dropped stateless streams."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+from typing import Any, AsyncIterator
+
+import pytest
+import trio
+import trio.testing
+
+import trio_mcp
+from trio_mcp import Context, McpLogHandler, Server
+from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports.http import Drain, HttpTransportOptions
+
+MODERN = "2026-07-28"
+ACCEPT = "application/json, text/event-stream"
+
+
+def chatty_server() -> Server:
+    server = Server("chatty")
+    stdlib_logger = logging.getLogger("tests.http_hardening")
+    stdlib_logger.setLevel(logging.INFO)
+    if not any(isinstance(handler, McpLogHandler) for handler in stdlib_logger.handlers):
+        stdlib_logger.addHandler(McpLogHandler())
+
+    @server.tool()
+    async def chatty(n: int, ctx: Context) -> str:
+        """Log through the stdlib bridge, several times, right before answering."""
+        for i in range(3):
+            stdlib_logger.info("step %d of call %d", i, n)
+        await ctx.report_progress(1, total=1)
+        return f"done {n}"
+
+    @server.tool()
+    async def wait(ctx: Context) -> str:
+        """Stay in flight until cancelled."""
+        await trio.sleep_forever()
+        return "never"
+
+    return server
+
+
+@pytest.fixture
+async def chatty_port(nursery: trio.Nursery) -> AsyncIterator[int]:
+    yield await nursery.start(chatty_server().serve_http, "127.0.0.1", 0)
+
+
+async def test_log_records_racing_the_answers_never_break_the_server(chatty_port: int) -> None:
+    """Stdlib records queued during a call go out after its answer has ended the stream: they must go to the
+    GET stream (or nowhere), never onto the finished response, and the server keeps serving."""
+    url = f"http://127.0.0.1:{chatty_port}/mcp"
+    logs: list[Any] = []
+    with trio.fail_after(30):
+        async with trio_mcp.open_http_client(url, protocol_version="2025-11-25", on_log=logs.append) as client:
+            await client.set_logging_level("info")
+            for n in range(60):
+                result = await client.call_tool("chatty", {"n": n})
+                assert result.content[0].text == f"done {n}"  # type: ignore[union-attr]
+        async with trio_mcp.open_http_client(url, protocol_version="2025-11-25") as again:
+            assert (await again.call_tool("chatty", {"n": 99})).content[0].text == "done 99"  # type: ignore[union-attr]
+
+
+async def test_concurrent_chatty_calls_on_one_session(chatty_port: int) -> None:
+    url = f"http://127.0.0.1:{chatty_port}/mcp"
+    with trio.fail_after(30):
+        async with trio_mcp.open_http_client(url, protocol_version="2025-06-18", on_log=lambda _: None) as client:
+            await client.set_logging_level("info")
+
+            async def calls(base: int) -> None:
+                for n in range(base, base + 15):
+                    assert (await client.call_tool("chatty", {"n": n})).content[0].text == f"done {n}"  # type: ignore[union-attr]
+
+            async with trio.open_nursery() as nursery:
+                for base in (0, 100, 200, 300):
+                    nursery.start_soon(calls, base)
+
+
+# -- framing and Host ------------------------------------------------------------------------------------
+
+
+async def raw_exchange(port: int, data: bytes) -> bytes:
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    await stream.send_all(data)
+    received = b""
+    with trio.move_on_after(3):
+        while chunk := await stream.receive_some(65536):
+            received += chunk
+    await stream.aclose()
+    return received
+
+
+async def test_a_request_smuggled_behind_conflicting_framing_is_not_served(chatty_port: int) -> None:
+    smuggled = b"GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n"
+    body = b"0\r\n\r\n" + smuggled
+    data = (b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+            b"content-length: " + str(len(body)).encode() + b"\r\ntransfer-encoding: chunked\r\n\r\n" + body)
+    with trio.fail_after(10):
+        received = await raw_exchange(chatty_port, data)
+    assert received.startswith(b"HTTP/1.1 400 ")
+    assert b"connection: close" in received.lower()
+    assert received.count(b"HTTP/1.1 ") == 1  # the request behind it got no answer: the connection closed
+
+
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("[::1].evil.example", 400),
+        ("[::1]evil.example", 400),
+        ("localhost:{port}.evil.example", 400),
+        ("localhost:80:80", 400),
+        ("evil.example", 421),
+        ("localhost.evil.example", 421),
+        ("127.0.0.1:{port}", 200),
+        ("[::1]:{port}", 200),
+        ("LOCALHOST", 200),
+    ],
+)
+async def test_host_is_parsed_strictly(chatty_port: int, host: str, status: int) -> None:
+    message = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).encode()
+    data = (f"POST /mcp HTTP/1.1\r\nhost: {host.format(port=chatty_port)}\r\ncontent-type: application/json\r\n"
+            f"accept: {ACCEPT}\r\ncontent-length: {len(message)}\r\nconnection: close\r\n\r\n").encode() + message
+    with trio.fail_after(10):
+        received = await raw_exchange(chatty_port, data)
+    assert received.startswith(f"HTTP/1.1 {status} ".encode()), received[:200]
+
+
+async def test_two_host_headers_are_refused(chatty_port: int) -> None:
+    data = b"GET /mcp HTTP/1.1\r\nhost: localhost\r\nhost: evil.example\r\n\r\n"
+    with trio.fail_after(10):
+        assert (await raw_exchange(chatty_port, data)).startswith(b"HTTP/1.1 400 ")
+
+
+# -- stopping ----------------------------------------------------------------------------------------------
+
+
+def stateless_call(name: str) -> tuple[bytes, list[tuple[str, str]]]:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": {}, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}}}
+    headers = [("content-type", "application/json"), ("accept", ACCEPT), ("mcp-protocol-version", MODERN),
+               ("mcp-method", "tools/call"), ("mcp-name", name)]
+    return json.dumps(message).encode(), headers
+
+
+async def calls_in_flight(port: int, nursery: trio.Nursery, started: trio.Event) -> None:
+    """Put a stateless call, a session call and an HTTP+SSE call in flight against ``port``."""
+    url = f"http://127.0.0.1:{port}"
+
+    async def stateless() -> None:
+        body, headers = stateless_call("wait")
+        async with HttpClient() as http:
+            try:
+                await http.request("POST", f"{url}/mcp", headers=headers, body=body)
+            except Exception:
+                pass
+
+    async def client(version: str) -> None:
+        try:
+            path = "/sse" if version == "2024-11-05" else "/mcp"
+            async with trio_mcp.open_http_client(url + path, protocol_version=version) as session:
+                await session.call_tool("wait")
+        except trio_mcp.ConnectionClosed:
+            pass
+
+    nursery.start_soon(stateless)
+    nursery.start_soon(client, "2025-11-25")
+    nursery.start_soon(client, "2024-11-05")
+    await trio.sleep(0.5)  # let every call reach its handler
+    started.set()
+
+
+async def test_cancelling_serve_http_with_calls_in_flight_returns_at_once() -> None:
+    server = chatty_server()
+    with trio.fail_after(15):
+        async with trio.open_nursery() as clients:
+            async with trio.open_nursery() as serving:
+                port = await serving.start(server.serve_http, "127.0.0.1", 0)
+                started = trio.Event()
+                await calls_in_flight(port, clients, started)
+                await started.wait()
+                start = trio.current_time()
+                serving.cancel_scope.cancel()
+            elapsed = trio.current_time() - start
+            clients.cancel_scope.cancel()
+    assert elapsed < 0.1, f"serve_http took {elapsed:.3f} s to stop"
+
+
+async def test_cancelling_serve_websocket_with_calls_in_flight_returns_at_once() -> None:
+    server = chatty_server()
+    with trio.fail_after(15):
+        async with trio.open_nursery() as clients:
+            async with trio.open_nursery() as serving:
+                port = await serving.start(server.serve_websocket, "127.0.0.1", 0)
+                in_flight = trio.Event()
+
+                async def call() -> None:
+                    try:
+                        async with trio_mcp.open_websocket_client(f"ws://127.0.0.1:{port}") as client:
+                            in_flight.set()
+                            await client.call_tool("wait")
+                    except trio_mcp.ConnectionClosed:
+                        pass
+
+                clients.start_soon(call)
+                await in_flight.wait()
+                await trio.sleep(0.2)
+                start = trio.current_time()
+                serving.cancel_scope.cancel()
+            elapsed = trio.current_time() - start
+            clients.cancel_scope.cancel()
+    assert elapsed < 0.1, f"serve_websocket took {elapsed:.3f} s to stop"
+
+
+async def test_a_drain_refuses_new_work_and_lets_a_short_call_finish() -> None:
+    server = Server("drained")
+
+    @server.tool()
+    async def short() -> str:
+        """Finish shortly after the drain began."""
+        await trio.sleep(0.3)
+        return "finished"
+
+    drain = Drain()
+    options = HttpTransportOptions(drain=drain)
+    with trio.fail_after(15):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(lambda task_status: server.serve_http(
+                "127.0.0.1", 0, options=options, task_status=task_status))
+            answer: list[Any] = []
+
+            async def call() -> None:
+                body, headers = stateless_call("short")
+                async with HttpClient() as http:
+                    response = await http.request("POST", f"http://127.0.0.1:{port}/mcp", headers=headers, body=body)
+                    answer.append(json.loads(await response.read()))
+
+            nursery.start_soon(call)
+            await trio.sleep(0.1)
+            assert await drain(5)
+            assert answer and answer[0]["result"]["content"][0]["text"] == "finished"
+            with pytest.raises(OSError):
+                await trio.open_tcp_stream("127.0.0.1", port)
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_port_in_use_raises_oserror() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with trio.fail_after(5), pytest.raises(OSError) as info:
+            await Server("busy").serve_http("127.0.0.1", port)
+        assert type(info.value) is not BaseExceptionGroup and info.value.errno is not None
+
+
+# -- what a stateless request owns ------------------------------------------------------------------------
+
+
+async def test_a_dropped_stateless_stream_ends_everything_its_request_started(nursery: trio.Nursery) -> None:
+    """Keep-alive ticks included: 5 dropped streams leave no task behind (they used to live 15 s)."""
+    server = chatty_server()
+
+    @server.tool()
+    async def stream_then_wait(ctx: Context) -> str:
+        """Turn the answer into an SSE stream, then stay in flight."""
+        await ctx.report_progress(1)
+        await trio.sleep_forever()
+        return "never"
+
+    options = HttpTransportOptions(keepalive_interval=60)
+    port = await nursery.start(lambda task_status: server.serve_http(
+        "127.0.0.1", 0, options=options, task_status=task_status))
+    body, headers = stateless_call("stream_then_wait")
+    body = body.replace(b'"_meta": {', b'"_meta": {"progressToken": 1, ')
+    headers = [(name, "stream_then_wait" if name == "mcp-name" else value) for name, value in headers]
+    with trio.fail_after(10):
+        await trio.testing.wait_all_tasks_blocked()
+        tasks_before = _task_count()
+        for _ in range(5):
+            async with HttpClient() as http:
+                response = await http.request("POST", f"http://127.0.0.1:{port}/mcp", headers=headers, body=body)
+                assert response.headers["content-type"] == "text/event-stream"
+                await response.receive_some()  # the progress event: the handler is running
+                await response.aclose()
+        while _task_count() > tasks_before:
+            await trio.sleep(0.01)
+
+
+def _task_count() -> int:
+    def count(task: trio.lowlevel.Task) -> int:
+        return 1 + sum(count(child) for nursery in task.child_nurseries for child in nursery.child_tasks)
+
+    return count(trio.lowlevel.current_root_task())
