@@ -1,0 +1,106 @@
+"""Resumption of session-era SSE streams over a real socket: whatever the points where the client's
+connection drops (before any event, mid-stream, in the middle of a replay, several times), every event of a
+call reaches it exactly once and in order, followed by the call's answer."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import trio
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trio_mcp import Context, Server
+from trio_mcp._core.sse import SSEDecoder
+from trio_mcp.transports._http_client import ClientResponse, HttpClient
+
+STEPS = 30
+ACCEPT = "application/json, text/event-stream"
+
+
+def streaming_server() -> Server:
+    server = Server("resumable")
+
+    @server.tool()
+    async def stream(steps: int, ctx: Context) -> str:
+        """Send a progress and a log notification per step, with small pauses between steps."""
+        for step in range(1, steps + 1):
+            await ctx.report_progress(step, total=steps)
+            await ctx.info(f"step {step}")
+            await trio.sleep(0.001)
+        return "streamed"
+
+    return server
+
+
+async def read_events(response: ClientResponse, limit: int | None) -> tuple[list[tuple[str, Any]], bool]:
+    """Up to ``limit`` data events (id, message) from an SSE response, and whether it ended by itself."""
+    decoder = SSEDecoder()
+    events: list[tuple[str, Any]] = []
+    while limit is None or len(events) < limit:
+        chunk = await response.receive_some()
+        if not chunk:
+            return events, True
+        for event in decoder.receive_data(chunk):
+            if event.data:
+                events.append((event.id, json.loads(event.data)))
+            elif event.id:
+                events.append((event.id, None))  # a priming event: an id to resume from, nothing to deliver
+    return events, False
+
+
+async def call_with_drops(port: int, drops: list[int]) -> list[Any]:
+    """Call ``stream`` over raw HTTP, dropping the connection after ``drops[i]`` events of the i-th response
+    and resuming with ``Last-Event-ID``; every message received, in order."""
+    url = f"http://127.0.0.1:{port}/mcp"
+    async with HttpClient() as http:
+
+        async def post(message: dict[str, Any], headers: dict[str, str]) -> ClientResponse:
+            all_headers = {"content-type": "application/json", "accept": ACCEPT, **headers}
+            return await http.request("POST", url, headers=list(all_headers.items()), body=json.dumps(message).encode())
+
+        opened = await post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}, {})
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        await read_events(opened, None)
+        await (await post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)).aclose()
+        response = await post({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "stream", "arguments": {"steps": STEPS}, "_meta": {"progressToken": "p"}}}, session)
+        received: list[Any] = []
+        last_id = ""
+        for attempt in range(len(drops) + 1):
+            # The first response opens with the priming event (counted), a resumed one with the replay.
+            limit = drops[attempt] + (attempt == 0) if attempt < len(drops) else None
+            events, ended = await read_events(response, limit)
+            for event_id, message in events:
+                last_id = event_id or last_id
+                if message is not None:
+                    received.append(message)
+            await response.aclose()
+            if ended and received and received[-1].get("id") == 1:
+                return received
+            assert last_id, "a 2025-11-25 stream starts with a priming event id"
+            response = await http.request("GET", url, headers=[
+                *session.items(), ("accept", "text/event-stream"), ("last-event-id", last_id)])
+            assert response.status == 200
+        raise AssertionError("the answer never arrived")
+
+
+@settings(max_examples=20, deadline=None)
+@given(drops=st.lists(st.integers(min_value=0, max_value=25), max_size=6))
+def test_every_event_arrives_exactly_once_in_order_across_drops(drops: list[int]) -> None:
+    async def scenario() -> list[Any]:
+        with trio.fail_after(20):
+            async with trio.open_nursery() as nursery:
+                port = await nursery.start(streaming_server().serve_http, "127.0.0.1", 0)
+                received = await call_with_drops(port, drops)
+                nursery.cancel_scope.cancel()
+        return received
+
+    received = trio.run(scenario)
+    progress = [m["params"]["progress"] for m in received if m.get("method") == "notifications/progress"]
+    logs = [m["params"]["data"] for m in received if m.get("method") == "notifications/message"]
+    assert progress == list(range(1, STEPS + 1))
+    assert logs == [f"step {step}" for step in range(1, STEPS + 1)]
+    assert [m for m in received if "id" in m] == [received[-1]] and received[-1]["result"]["content"][0]["text"] == "streamed"
