@@ -385,9 +385,9 @@ class Session:
             except ConnectionClosed:
                 pass
 
-    async def _send(self, message: Any, related_request_id: RequestId | None) -> None:
+    async def _send(self, message: Any, related_request_id: RequestId | None, *, final: bool = False) -> None:
         try:
-            await self._stream.send(message, related_request_id=related_request_id)
+            await self._stream.send(message, related_request_id=related_request_id, final=final)
         except ConnectionClosed as exc:
             self._shutdown(exc)
             raise self._closed_error() from None
@@ -452,7 +452,8 @@ class Session:
             return
         if len(self._in_flight) >= self._max_in_flight:
             await self._reply(
-                error_message(request_id, SERVER_BUSY, f"Server busy: {self._max_in_flight} requests already in flight"),
+                error_message(request_id, SERVER_BUSY, f"Server busy: {self._max_in_flight} requests are already in "
+                              "flight, the most this session serves at once (the max_in_flight setting)"),
                 request_id,
                 batch,
             )
@@ -503,7 +504,7 @@ class Session:
         if response is None or self._closed is not None:
             return
         try:
-            await self._send(response, related)
+            await self._send(response, related, final=True)
         except ConnectionClosed:
             logger.debug("could not answer request %r: connection closed", related)
 
@@ -511,7 +512,7 @@ class Session:
         batch.remaining -= 1
         if batch.remaining == 0 and batch.responses and self._closed is None:
             try:
-                await self._send(batch.responses, related)
+                await self._send(batch.responses, related, final=True)
             except ConnectionClosed:
                 logger.debug("could not answer a batch: connection closed")
 

@@ -33,7 +33,7 @@ from ..errors import (
     ConnectionClosed,
     McpError,
 )
-from ..transports._base import MessageStream
+from ..transports._base import MessageStream, StreamControl
 from ..types import (
     META_SUBSCRIPTION_ID,
     RESULT_INPUT_REQUIRED,
@@ -111,10 +111,20 @@ class ServerConnection:
 
     inline_methods: Final = frozenset({"initialize"})
 
-    def __init__(self, server: Server, stream: MessageStream, *, modern_only: bool = False, principal: Any = None) -> None:
+    def __init__(
+        self,
+        server: Server,
+        stream: MessageStream,
+        *,
+        modern_only: bool = False,
+        principal: Any = None,
+        control: StreamControl | None = None,
+    ) -> None:
         """``modern_only`` treats every request as 2026-07-28 (a stateless HTTP request, say): one without
-        the per-request ``_meta`` is then an error rather than a handshake-era request."""
+        the per-request ``_meta`` is then an error rather than a handshake-era request. ``control`` is what a
+        transport with per-request streams offers (Streamable HTTP sessions)."""
         self.server = server
+        self.control = control
         self.modern_only = modern_only
         self._principal = principal
         self._stream = stream
@@ -274,6 +284,8 @@ class ServerConnection:
         self.client_info = params.client_info
         self.client_capabilities = params.capabilities
         self.session.accept_batches = allows_batches(version)
+        if self.control is not None:
+            self.control.negotiated(version)
         result = self.server.initialize_result(version)
         self.lifecycle.handle(HandshakeEvent.INITIALIZE_RESULT)
         return result

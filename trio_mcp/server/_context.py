@@ -141,10 +141,10 @@ class Context:
         """End this request's SSE stream now while the handler goes on (SEP-1699 polling, Streamable HTTP
         sessions with an event store): the client resumes with ``Last-Event-ID`` after the ``retry`` delay and
         gets the rest there. Returns False (and does nothing) where that does not apply."""
-        closer = getattr(self._connection.session.stream, "close_request_stream", None)
-        if closer is None or self._modern is not None:
+        control = self._connection.control
+        if control is None or self._modern is not None:
             return False
-        return bool(await closer(self._request.id))
+        return await control.close_request_stream(self._request.id)
 
     # -- progress and logging -----------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from .._uri_template import MatchedVariables, TemplateRouter
 from .._wire.convert import to_wire
 from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, V2025_03_26, V2025_06_18, V2025_11_25
 from ..types import META_SERVER_INFO, RESULT_COMPLETE
-from ..transports._base import MessageStream
+from ..transports._base import MessageStream, StreamControl
 from ..transports.stdio import stdio_server_stream
 from ..types import (
     Annotations,
@@ -506,15 +506,17 @@ class Server:
         *,
         modern_only: bool = False,
         principal: Any = None,
+        control: StreamControl | None = None,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve one client over ``stream`` until it disconnects (for custom transports and tests).
 
         ``modern_only`` treats every request as 2026-07-28 (stateless HTTP requests); ``principal`` is who the
-        transport authenticated (``Context.principal``). This does not run the lifespan; wrap it in
-        ``running()`` when the server has one.
+        transport authenticated (``Context.principal``); ``control`` is what a transport with per-request
+        streams offers the connection. This does not run the lifespan; wrap it in ``running()`` when the
+        server has one.
         """
-        connection = ServerConnection(self, stream, modern_only=modern_only, principal=principal)
+        connection = ServerConnection(self, stream, modern_only=modern_only, principal=principal, control=control)
         await connection.run(task_status=task_status)
 
     async def serve_http(

@@ -9,7 +9,14 @@ import trio
 from .._core.jsonrpc import InvalidMessage, RequestId, decode, encode, error_message
 from ..errors import CONNECTION_CLOSED, ConnectionClosed, McpError
 
-__all__ = ["MessageStream", "MemoryMessageStream", "memory_stream_pair", "connection_lost", "as_connection_closed"]
+__all__ = [
+    "MessageStream",
+    "StreamControl",
+    "MemoryMessageStream",
+    "memory_stream_pair",
+    "connection_lost",
+    "as_connection_closed",
+]
 
 #: Marks the error responses a transport makes up for a request whose connection failed before its answer.
 _CONNECTION_LOST: Final = "trio_mcp.connectionLost"
@@ -37,15 +44,27 @@ class MessageStream(Protocol):
     ``receive()`` returns one decoded JSON value (an object, or a list for a batch) or an ``InvalidMessage``
     for input that could not be decoded, and raises ``ConnectionClosed`` once the peer is gone.
     ``send()`` writes one message; ``related_request_id`` names the inbound request it belongs to, so that
-    transports with one stream per request (Streamable HTTP) can route it. Both may be called from
-    several tasks; a transport serialises its own writes.
+    transports with one stream per request (Streamable HTTP) can route it, and ``final`` says that it
+    answers that request (nothing more for it follows). Both may be called from several tasks; a transport
+    serialises its own writes.
     """
 
-    async def send(self, message: Any, *, related_request_id: RequestId | None = None) -> None: ...
+    async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None: ...
 
     async def receive(self) -> Any: ...
 
     async def aclose(self) -> None: ...
+
+
+class StreamControl(Protocol):
+    """What a transport with a stream per request (Streamable HTTP sessions) tells, and lets the connection
+    above it do; handed to the connection when it is created."""
+
+    def negotiated(self, version: str) -> None:
+        """The revision ``initialize`` settled on (it decides batches, priming events, ...)."""
+
+    async def close_request_stream(self, request_id: RequestId) -> bool:
+        """End the stream carrying ``request_id``'s answer now, keeping the request running; False if it cannot."""
 
 
 class MemoryMessageStream:
@@ -55,7 +74,7 @@ class MemoryMessageStream:
         self._send_channel = send_channel
         self._receive_channel = receive_channel
 
-    async def send(self, message: Any, *, related_request_id: RequestId | None = None) -> None:
+    async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
         data = encode(message)
         try:
             await self._send_channel.send(data)

@@ -187,7 +187,7 @@ class SseClientStream(_HttpMessageStream):
                 await response.aclose()
             self._shutdown(reason)
 
-    async def send(self, message: Any, *, related_request_id: RequestId | None = None) -> None:
+    async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
         """POST one message to the endpoint; a refused request is answered with an error through ``receive()``.
 
         Raises ``ConnectionClosed`` once the server is unreachable or has forgotten the session (404).

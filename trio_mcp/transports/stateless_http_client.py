@@ -95,7 +95,7 @@ class StatelessHttpStream(_HttpMessageStream):
                 headers[f"mcp-param-{header.lower()}"] = encode_header_value(value)
         return list(headers.items())
 
-    async def send(self, message: Any, *, related_request_id: RequestId | None = None) -> None:
+    async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
         """POST a request (answered through ``receive()``); a cancellation closes that request's stream."""
         self._check_open()
         if type(message) is not dict:

@@ -87,7 +87,7 @@ class StdioMessageStream:
         self.messages_received = 0
         self.first_skipped_line: bytes | None = None
 
-    async def send(self, message: Any, *, related_request_id: RequestId | None = None) -> None:
+    async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
         if self._broken is not None:
             raise ConnectionClosed(self._broken.reason, detail=self._broken.detail)
         line = encode(message) + b"\n"

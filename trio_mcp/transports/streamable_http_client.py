@@ -142,7 +142,7 @@ class StreamableHttpSessionStream(_HttpMessageStream):
                     self.protocol_version = result["protocolVersion"]
         return message
 
-    async def send(self, message: Any, *, related_request_id: RequestId | None = None) -> None:
+    async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
         """POST one message (or batch). Requests are answered through ``receive()``; this returns at once.
 
         Raises ``LegacyTransportRequired`` for an ``initialize`` the server refuses with 400/404/405 and no

@@ -196,7 +196,7 @@ class WebSocketMessageStream:
 
     # -- MessageStream ---------------------------------------------------------------------------------------
 
-    async def send(self, message: Any, *, related_request_id: RequestId | None = None) -> None:
+    async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
         text = encode(message).decode("ascii")
         if self._broken is not None:
             raise self._error(None)

@@ -11,7 +11,7 @@ from ..._core.inbound import Rejection
 from ..._core.jsonrpc import RequestId, encode, error_message
 from ..._core.sse import encode_event
 from ...errors import INVALID_REQUEST
-from .._base import MessageStream
+from .._base import MessageStream, StreamControl
 from .._http_server import ClientDisconnected, HttpRequest, HttpResponse, RequestBodyError
 
 __all__ = [
@@ -41,10 +41,13 @@ request_principal: contextvars.ContextVar[Any] = contextvars.ContextVar("trio_mc
 class ConnectFunction(Protocol):
     """Serves one connection over ``stream`` until it closes (``Server.serve_connection``).
 
-    ``principal`` is what ``HttpTransportOptions.authenticate`` said about the caller (None without it).
+    ``principal`` is what ``HttpTransportOptions.authenticate`` said about the caller (None without it);
+    ``control`` lets a session's connection report its revision and end a request's stream.
     """
 
-    def __call__(self, stream: MessageStream, *, modern_only: bool = ..., principal: Any = ...) -> Awaitable[None]: ...
+    def __call__(
+        self, stream: MessageStream, *, modern_only: bool = ..., principal: Any = ..., control: StreamControl | None = ...
+    ) -> Awaitable[None]: ...
 
 
 class SseWriter:

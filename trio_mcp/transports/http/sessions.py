@@ -19,7 +19,7 @@ from typing import Any, Callable, NoReturn
 import trio
 
 from ..._core.inbound import Refusal, Rejection, Route
-from ..._core.jsonrpc import RequestId, encode
+from ..._core.jsonrpc import RequestId, encode, is_request_id
 from ..._core.sse import encode_comment, encode_event
 from ..._wire.versions import DEFAULT_NEGOTIATED_VERSION, V2025_03_26, V2025_11_25
 from ...errors import ConnectionClosed
@@ -109,37 +109,35 @@ class HttpSession:
         except (trio.EndOfChannel, trio.ClosedResourceError):
             raise ConnectionClosed("HTTP session ended") from None
 
-    async def send(self, message: Any, *, related_request_id: RequestId | None = None) -> None:
+    async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
         if self.closed.is_set():
             raise ConnectionClosed("HTTP session ended")
-        first = message[0] if type(message) is list and message else message
-        answered = first.get("id") if type(first) is dict and "method" not in first else None
-        result = first.get("result") if type(first) is dict else None
-        if type(result) is dict and isinstance(result.get("protocolVersion"), str) and "serverInfo" in result:
-            self.version = result["protocolVersion"]
         stream = self.standalone
-        if not self.sse_only:
-            key = answered if answered is not None else related_request_id
-            owner = self.owner.get(key) if key is not None else None
-            if owner is not None and not (self._json_response and answered is None):
-                stream = owner
-        answered_ids = ([item.get("id") for item in message] if type(message) is list else [answered]) if answered is not None else []
-        completes = answered is not None and stream is not self.standalone and set(answered_ids) >= stream.pending
-        # The answer releases its request ids before it is written: whatever is sent for them afterwards
-        # (a log record queued during the call, say) goes to the GET stream, never after the end of this one.
-        finished = []
-        for request_id in answered_ids:
-            owner = self.owner.pop(request_id, None)
-            if owner is not None:
+        owner = self.owner.get(related_request_id) if related_request_id is not None and not self.sse_only else None
+        if owner is not None and (final or not self._json_response):
+            stream = owner
+        if not final or owner is None:
+            await self._emit(stream, message)
+            return
+        # The answer releases its requests before it is written: whatever is sent for them afterwards (a log
+        # record queued during the call, say) goes to the GET stream, never after the end of this one.
+        items = message if type(message) is list else [message]
+        answered = [item["id"] for item in items if type(item) is dict and is_request_id(item.get("id"))]
+        for request_id in answered:
+            if self.owner.get(request_id) is owner:
+                del self.owner[request_id]
                 owner.pending.discard(request_id)
-                if not owner.pending:
-                    finished.append(owner)
-        await self._emit(stream, message, last=completes)
-        for owner in finished:
+        await self._emit(owner, message, last=not owner.pending)
+        if not owner.pending:
             owner.complete.set()
 
     async def aclose(self) -> None:
         self.end()
+
+    # StreamControl, as the connection sees it ---------------------------------------------------------------
+
+    def negotiated(self, version: str) -> None:
+        self.version = version
 
     async def close_request_stream(self, request_id: RequestId) -> bool:
         """End the SSE response carrying ``request_id`` now, keeping the request running (SEP-1699 polling).
@@ -382,7 +380,7 @@ class SessionEndpoint:
     async def _run_session(self, session: HttpSession) -> None:
         with session.scope:
             try:
-                await self._connect(session, principal=session.principal)
+                await self._connect(session, principal=session.principal, control=session)
             except ConnectionClosed:
                 pass
             except Exception:

@@ -27,7 +27,6 @@ class _Exchange:
 
     def __init__(self, response: HttpResponse, message: dict[str, Any], nursery: trio.Nursery, keepalive: float) -> None:
         self._response = response
-        self._request_id = message.get("id")
         self._message: dict[str, Any] | None = message
         self._nursery = nursery
         self._keepalive = keepalive
@@ -42,11 +41,10 @@ class _Exchange:
         await self.done.wait()
         raise ConnectionClosed("stateless request finished")
 
-    async def send(self, message: Any, *, related_request_id: RequestId | None = None) -> None:
+    async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
         async with self._lock:  # held through the answer: nothing queued behind it is ever written
             if self.done.is_set():
                 raise ConnectionClosed("stateless request finished")
-            final = type(message) is dict and "method" not in message and message.get("id") == self._request_id
             try:
                 if final and self._writer is None:
                     await self._response.send(answer_status(message), JSON_HEADERS, encode(message))
