@@ -15,6 +15,7 @@ import trio.testing
 
 import trio_mcp
 from trio_mcp import Context, McpLogHandler, Server
+from trio_mcp._core.sse import SSEDecoder
 from trio_mcp.transports._http_client import HttpClient
 from trio_mcp.transports.http import Drain, HttpTransportOptions
 
@@ -297,3 +298,44 @@ def _task_count() -> int:
         return 1 + sum(count(child) for nursery in task.child_nurseries for child in nursery.child_tasks)
 
     return count(trio.lowlevel.current_root_task())
+
+
+async def test_a_stateless_log_record_arrives_before_the_answer(chatty_port: int) -> None:
+    body, headers = stateless_call("chatty")
+    message = json.loads(body)
+    message["params"]["arguments"] = {"n": 7}
+    message["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = "info"
+    headers = [(name, "chatty" if name == "mcp-name" else value) for name, value in headers]
+    with trio.fail_after(10):
+        async with HttpClient() as http:
+            response = await http.request("POST", f"http://127.0.0.1:{chatty_port}/mcp", headers=headers,
+                                          body=json.dumps(message).encode())
+            assert response.headers["content-type"] == "text/event-stream"
+            decoder = SSEDecoder()
+            received = []
+            while chunk := await response.receive_some():
+                received += [json.loads(event.data) for event in decoder.receive_data(chunk) if event.data]
+    logs = [m["params"]["data"] for m in received if m.get("method") == "notifications/message"]
+    assert logs == [f"step {i} of call 7" for i in range(3)]
+    assert received[-1]["id"] == 1 and received[-1]["result"]["content"][0]["text"] == "done 7"
+
+
+async def test_the_in_flight_refusal_names_its_limit_and_setting(nursery: trio.Nursery) -> None:
+    server = Server("small", max_in_flight=1)
+
+    @server.tool()
+    async def hold() -> str:
+        """Stay in flight until cancelled."""
+        await trio.sleep_forever()
+        return "never"
+
+    port = await nursery.start(server.serve_http, "127.0.0.1", 0)
+    with trio.fail_after(10):
+        async with trio_mcp.open_http_client(f"http://127.0.0.1:{port}/mcp", protocol_version="2025-11-25") as client:
+            async with trio.open_nursery() as calls:
+                calls.start_soon(client.call_tool, "hold")
+                await trio.sleep(0.2)
+                with pytest.raises(trio_mcp.McpError) as info:
+                    await client.call_tool("hold")
+                calls.cancel_scope.cancel()
+    assert "1 requests are already in flight" in str(info.value) and "max_in_flight" in str(info.value)

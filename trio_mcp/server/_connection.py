@@ -188,6 +188,27 @@ class ServerConnection:
     # -- RequestHandler ---------------------------------------------------------------------------
 
     async def handle_request(self, request: InboundRequest) -> Any:
+        try:
+            result = await self._serve_request(request)
+        except Exception:
+            await self._flush_outbox_for(request.id)
+            raise
+        await self._flush_outbox_for(request.id)
+        return result
+
+    async def _flush_outbox_for(self, request_id: RequestId) -> None:
+        """Send what a request queued (stdlib log records) now, in order: before its answer, not after it."""
+        if not any(item[2] == request_id for item in self._outbox):
+            return
+        mine = [item for item in self._outbox if item[2] == request_id]
+        self._outbox = collections.deque(item for item in self._outbox if item[2] != request_id)
+        for method, params, related, _ in mine:
+            try:
+                await self.session.notify(method, params, related_request_id=related)
+            except ConnectionClosed:
+                return
+
+    async def _serve_request(self, request: InboundRequest) -> Any:
         if self.server.scopes and type(request.params) is dict:  # scopes= on a tool, resource or prompt
             self.server.scopes.check(self.server.required_scopes(request.method, request.params), self.principal)
         if self.modern_only or is_modern(request.params):
@@ -369,7 +390,14 @@ class ServerConnection:
             if params is not None:
                 self._enqueue("notifications/message", params, related, needs_initialized=False)
 
-        self._trio_token.run_sync_soon(enqueue)
+        try:
+            here = trio.lowlevel.current_trio_token() is self._trio_token
+        except RuntimeError:  # a worker thread
+            here = False
+        if here:
+            enqueue()  # at once, so that the request's answer cannot overtake it
+        else:
+            self._trio_token.run_sync_soon(enqueue)
 
     @contextlib.contextmanager
     def _context(self, request: InboundRequest, modern: ModernRequest | None) -> Iterator[Context]:
