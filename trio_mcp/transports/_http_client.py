@@ -27,7 +27,7 @@ import attrs
 import h11
 import trio
 
-from ._http_server import Headers, HeadersLike, _encode_headers, _has_header
+from ._http_types import Headers, HeadersLike, _encode_headers, _has_header
 from .._util import first_leaf
 
 if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only

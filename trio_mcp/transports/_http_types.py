@@ -1,0 +1,162 @@
+"""What both ends of our HTTP/1.1 code share: header fields, the server's limits and its errors."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator, Mapping, Union
+
+import attrs
+
+__all__ = [
+    "ClientDisconnected",
+    "Headers",
+    "HeadersLike",
+    "HttpLimits",
+    "MalformedRequestBody",
+    "RequestBodyError",
+    "RequestBodyTimeout",
+    "RequestBodyTooLarge",
+]
+
+
+# --- headers -------------------------------------------------------------------------------------------------
+
+
+class Headers(Mapping[str, str]):
+    """Case-insensitive, read-only header fields in wire order; ``get_all`` keeps repeated fields apart.
+
+    ``headers[name]`` and ``get`` join repeated fields with ", " (RFC 9110 section 5.3); use ``get_all`` where
+    that is wrong (``Set-Cookie``) or where a repeat is itself an error to detect. Names are lower case, values
+    are decoded as ISO-8859-1 so that no byte is lost.
+    """
+
+    __slots__ = ("_items", "_index")
+
+    def __init__(self, items: Iterable[tuple[str, str]] = ()) -> None:
+        self._items = [(name.lower(), value) for name, value in items]
+        self._index: dict[str, list[str]] = {}
+        for name, value in self._items:
+            self._index.setdefault(name, []).append(value)
+
+    @classmethod
+    def _from_raw(cls, raw: Iterable[tuple[bytes, bytes]]) -> Headers:
+        return cls((name.decode("latin-1"), value.decode("latin-1")) for name, value in raw)
+
+    def __getitem__(self, name: str) -> str:
+        return ", ".join(self._index[name.lower()])
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def get_all(self, name: str) -> list[str]:
+        """Every value of field ``name`` in the order received; ``[]`` if absent."""
+        return list(self._index.get(name.lower(), ()))
+
+    def multi_items(self) -> list[tuple[str, str]]:
+        """All ``(name, value)`` pairs in wire order, repeats included."""
+        return list(self._items)
+
+    def __repr__(self) -> str:
+        return f"Headers({self._items!r})"
+
+
+HeadersLike = Union[Mapping[str, str], Iterable[tuple[Union[str, bytes], Union[str, bytes]]]]
+"""Headers a caller hands us: a mapping, or ``(name, value)`` pairs (repeats allowed), as ``str`` or ``bytes``."""
+
+
+def _encode_headers(headers: HeadersLike) -> list[tuple[bytes, bytes]]:
+    if isinstance(headers, Headers):
+        pairs: Iterable[tuple[str | bytes, str | bytes]] = headers.multi_items()
+    elif isinstance(headers, Mapping):
+        pairs = headers.items()
+    else:
+        pairs = headers
+    encoded: list[tuple[bytes, bytes]] = []
+    for name, value in pairs:
+        raw_name = name.encode("ascii") if isinstance(name, str) else bytes(name)
+        raw_value = value.encode("latin-1") if isinstance(value, str) else bytes(value)
+        encoded.append((raw_name.lower(), raw_value))
+    return encoded
+
+
+def _has_header(headers: list[tuple[bytes, bytes]], name: bytes) -> bool:
+    return any(key == name for key, _ in headers)
+
+
+# --- limits and errors ---------------------------------------------------------------------------------------
+
+
+def _positive(instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if not value > 0:
+        raise ValueError(f"{attribute.name} must be positive, not {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class HttpLimits:
+    """Every bound the server enforces; the defaults suit an MCP endpoint on a trusted network edge.
+
+    Timeouts are in seconds (``math.inf`` disables one). ``max_connections``: a connection over the cap is
+    accepted and answered at once with ``503 Service Unavailable`` (``Retry-After: 1``, ``Connection: close``)
+    rather than left waiting in the kernel's backlog, so clients learn why instead of timing out; rejected
+    connections are themselves capped at the same number, beyond which they are closed without a word.
+    """
+
+    #: Largest request head (request line plus headers), h11's ``max_incomplete_event_size``; over it: 431.
+    max_header_bytes: int = attrs.field(default=32 * 1024, validator=_positive)
+    #: Most header fields in one request; over it: 431.
+    max_header_count: int = attrs.field(default=100, validator=_positive)
+    #: Largest request body; a larger Content-Length gets 413 before the handler runs, a chunked body is counted.
+    max_body_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
+    #: The whole request head must arrive within this time of its first byte (slowloris); then 408 and close.
+    header_timeout: float = attrs.field(default=10.0, validator=_positive)
+    #: The whole body must arrive within this time of the handler's first ``read_body()``; then 408 and close.
+    body_timeout: float = attrs.field(default=30.0, validator=_positive)
+    #: How long an idle keep-alive connection waits for its next request before it is closed.
+    keep_alive_timeout: float = attrs.field(default=15.0, validator=_positive)
+    #: Longest a single write may wait for the client to read; then the connection is dropped.
+    write_timeout: float = attrs.field(default=30.0, validator=_positive)
+    #: Most connections served at once.
+    max_connections: int = attrs.field(default=1000, validator=_positive)
+    #: The default deadline of a ``Drain`` (a graceful stop); cancelling the server does not wait at all.
+    graceful_shutdown_timeout: float = attrs.field(default=5.0, validator=attrs.validators.ge(0))
+
+
+class ClientDisconnected(Exception):
+    """The client went away (EOF, reset, or it stopped reading): nothing more can be sent on this response.
+
+    Raised at the call site (``write``, ``send``, ``read_body``); a handler may let it propagate, and the
+    server then closes the connection without logging an error.
+    """
+
+
+class RequestBodyError(Exception):
+    """``read_body()`` failed because of what the client sent; ``status`` is the answer the server gives.
+
+    If the handler lets it propagate, the server answers with ``status`` (unless a response has already
+    started) and closes the connection.
+    """
+
+    status = 400
+
+
+class RequestBodyTooLarge(RequestBodyError):
+    """The body is larger than ``HttpLimits.max_body_bytes`` (413)."""
+
+    status = 413
+
+
+class RequestBodyTimeout(RequestBodyError):
+    """The body did not arrive within ``HttpLimits.body_timeout`` (408)."""
+
+    status = 408
+
+
+class MalformedRequestBody(RequestBodyError):
+    """The body's framing is broken, e.g. a bad chunk header (400)."""
+
+    status = 400
