@@ -114,6 +114,7 @@ class HttpRequest:
         "http_version",
         "headers",
         "peer",
+        "host",
         "_conn",
         "_chunks",
         "_received",
@@ -134,6 +135,9 @@ class HttpRequest:
         self.http_version = event.http_version.decode("ascii")
         self.headers = Headers._from_raw(event.headers)
         self.peer = peer
+        host = self.headers.get("host")
+        #: The ``Host`` (``trio_mcp._core.hosts.parse_host``): lower case, IPv6 bracketed, no port; None if absent.
+        self.host = parse_host(host) if host is not None else None
         self._conn = conn
         self._chunks: list[bytes] = []
         self._received = 0
@@ -326,11 +330,8 @@ def _framing_refusal(event: h11.Request) -> str | None:
     names = [name for name, _ in event.headers]
     if b"transfer-encoding" in names and b"content-length" in names:
         return "a request may not carry both Content-Length and Transfer-Encoding"
-    hosts = [value for name, value in event.headers if name == b"host"]
-    if len(hosts) > 1:
+    if names.count(b"host") > 1:
         return "more than one Host header"
-    if hosts and parse_host(hosts[0].decode("latin-1")) is None:
-        return f"invalid Host header {hosts[0].decode('latin-1')!r}"
     return None
 
 
@@ -567,6 +568,9 @@ class _Connection:
         self._response = response
         if self._peer_gone:
             response.disconnected.set()
+        if request.host is None and "host" in request.headers:
+            await self._send_error(400, f"invalid Host header {request.headers['host']!r}")
+            return False
         try:
             declared = _declared_length(event)
             if declared is not None and declared > self._limits.max_body_bytes:

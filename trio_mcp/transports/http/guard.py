@@ -92,8 +92,16 @@ class Guard:
         host = parse_host(values[0])
         if host is None:
             return Refused(400, f"Bad Request: invalid Host header {values[0]!r}")
-        if self.allowed_hosts is not None and host not in self.allowed_hosts:
-            return Refused(421, f"Invalid Host header: {values[0]!r}")
+        return self.check_parsed_host(host, values[0])
+
+    def check_parsed_host(self, host: str | None, raw: str | None) -> Refused | None:
+        """The allow-list check for a host already parsed (``HttpRequest.host``); ``raw`` is the header as sent."""
+        if self.allowed_hosts is None:
+            return None
+        if host is None:
+            return Refused(421, "Misdirected Request: no Host header")
+        if host not in self.allowed_hosts:
+            return Refused(421, f"Invalid Host header: {raw!r}")
         return None
 
     def check_origin(self, values: Sequence[str]) -> Refused | None:

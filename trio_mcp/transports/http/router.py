@@ -45,6 +45,7 @@ class StreamableHttpApp:
         self._rules = InboundRules(stateless=options.stateless, sessions=options.sessions, header_paths=header_paths)
         self._guard = Guard.for_server(bound_host, allowed_hosts=options.allowed_hosts,
                                        allowed_origins=options.allowed_origins, authenticate=options.authenticate)
+        self._nursery = nursery
         self.sessions = SessionEndpoint(connect, nursery, options)
         self._legacy = options.sessions and options.sse_path is not None
 
@@ -59,8 +60,10 @@ class StreamableHttpApp:
 
     async def __call__(self, request: HttpRequest, response: HttpResponse) -> None:
         headers = request.headers
-        refused = self._guard.check_host(headers.get_all("host")) or self._guard.check_origin(headers.get_all("origin"))
-        if refused is None:
+        refused = self._guard.check_parsed_host(request.host, headers.get("host")) or self._guard.check_origin(
+            headers.get_all("origin"))
+        principal: Any = None
+        if refused is None and self._guard.authenticate is not None:
             principal, refused = await self._guard.principal(headers.get("authorization"))
         if refused is not None:
             await send_error(response, refused.status, None, INVALID_REQUEST, refused.reason, headers=refused.headers)
@@ -93,7 +96,8 @@ class StreamableHttpApp:
         if isinstance(route, Rejection):
             await refuse(response, route)
         elif route.era == "stateless":
-            await serve_stateless(self._connect, request, response, route, keepalive=self.options.keepalive_interval)
+            await serve_stateless(self._connect, request, response, route, nursery=self._nursery,
+                                  keepalive=self.options.keepalive_interval)
         elif route.method == "POST":
             await self.sessions.post(request, response, route)
         elif route.method == "GET":

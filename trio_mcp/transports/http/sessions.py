@@ -28,6 +28,7 @@ from ._common import (
     JSON_HEADERS,
     SSE_HEADERS,
     ConnectFunction,
+    QuickLock,
     SseWriter,
     refuse,
     request_principal,
@@ -61,7 +62,7 @@ class _Stream:
         #: The scope holding the HTTP response open; cancelled to end it early (SEP-1699 polling).
         self.watch: trio.CancelScope | None = None
         #: Held while an event is recorded and written, and while a resuming client catches up.
-        self.lock = trio.Lock()
+        self.lock = QuickLock()
         self.last_id: str | None = None
         #: Keep the answers for one JSON body (``json_response``) instead of streaming them.
         self.collect = False

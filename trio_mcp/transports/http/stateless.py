@@ -17,7 +17,7 @@ from ..._core.jsonrpc import RequestId, encode
 from ..._core.sse import encode_comment
 from ...errors import ConnectionClosed
 from .._http_server import ClientDisconnected, HttpRequest, HttpResponse
-from ._common import JSON_HEADERS, SSE_HEADERS, ConnectFunction, SseWriter, request_principal
+from ._common import JSON_HEADERS, SSE_HEADERS, ConnectFunction, QuickLock, SseWriter, request_principal
 
 __all__ = ["serve_stateless"]
 
@@ -30,7 +30,9 @@ class _Exchange:
         self._message: dict[str, Any] | None = message
         self._nursery = nursery
         self._keepalive = keepalive
-        self._lock = trio.Lock()
+        #: Cancelled when the request ends, so that its keep-alive ticks end with it (made when they start).
+        self.scope: trio.CancelScope | None = None
+        self._lock = QuickLock()
         self._writer: SseWriter | None = None
         self.done = trio.Event()
 
@@ -53,7 +55,8 @@ class _Exchange:
                 if self._writer is None:
                     await self._response.start(200, SSE_HEADERS)
                     self._writer = SseWriter(self._response)
-                    self._nursery.start_soon(self._keep_alive, self._writer)
+                    self.scope = trio.CancelScope()
+                    self._nursery.start_soon(self._keep_alive, self._writer, self.scope)
                 if await self._writer.event(message, None, last=final):
                     if final:
                         self.done.set()
@@ -66,23 +69,36 @@ class _Exchange:
     async def aclose(self) -> None:
         self.done.set()
 
-    async def _keep_alive(self, writer: SseWriter) -> None:
-        while True:
-            await trio.sleep(self._keepalive)
-            if not await writer.raw(encode_comment()):
-                return
+    async def _keep_alive(self, writer: SseWriter, scope: trio.CancelScope) -> None:
+        with scope:
+            while True:
+                await trio.sleep(self._keepalive)
+                if not await writer.raw(encode_comment()):
+                    return
 
 
 async def serve_stateless(
-    connect: ConnectFunction, request: HttpRequest, response: HttpResponse, route: Route, *, keepalive: float
+    connect: ConnectFunction,
+    request: HttpRequest,
+    response: HttpResponse,
+    route: Route,
+    *,
+    nursery: trio.Nursery,
+    keepalive: float,
 ) -> None:
-    """Serve one stateless request (``route`` from the inbound check) and end everything it started."""
+    """Serve one stateless request (``route`` from the inbound check) and end everything it started.
+
+    The keep-alive task of an SSE answer runs in ``nursery`` (spawned only when the answer streams) inside a
+    scope of the request's, cancelled when the request ends.
+    """
     if not route.request_ids:
         await response.send(202)  # no client notification is defined over HTTP in this revision
         return
-    async with trio.open_nursery() as nursery:
-        exchange = _Exchange(response, route.message, nursery, keepalive)
+    exchange = _Exchange(response, route.message, nursery, keepalive)
+    try:
         with trio.CancelScope() as scope:
             response.cancel_on_disconnect(scope)  # closing the stream is the cancellation
             await connect(exchange, modern_only=True, principal=request_principal.get())
-        nursery.cancel_scope.cancel()
+    finally:
+        if exchange.scope is not None:
+            exchange.scope.cancel()
