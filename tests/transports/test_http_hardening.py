@@ -331,3 +331,39 @@ async def test_the_in_flight_refusal_names_its_limit_and_setting(nursery: trio.N
                     await client.call_tool("hold")
                 calls.cancel_scope.cancel()
     assert "1 requests are already in flight" in str(info.value) and "max_in_flight" in str(info.value)
+
+
+class Custom(BaseException):
+    """A BaseException that is neither an Exception nor trio's."""
+
+
+@pytest.mark.parametrize("version", [MODERN, "2025-11-25"])
+async def test_a_handler_raising_a_base_exception_fails_its_request_only(nursery: trio.Nursery, version: str) -> None:
+    server = chatty_server()
+
+    @server.tool()
+    async def explode(kind: str) -> str:
+        """Raise something that is not an Exception."""
+        if kind == "exit":
+            raise SystemExit(3)
+        if kind == "stray-cancel":
+            with trio.CancelScope() as scope:
+                scope.cancel()
+                try:
+                    await trio.sleep(1)
+                except trio.Cancelled as cancelled:
+                    caught = cancelled
+            raise caught  # a Cancelled escaping the scope it belongs to
+        raise Custom("boom")
+
+    port = await nursery.start(server.serve_http, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{port}/mcp"
+    with trio.fail_after(20):
+        for kind in ("exit", "custom", "stray-cancel"):
+            try:
+                async with trio_mcp.open_http_client(url, protocol_version=version) as client:
+                    await client.call_tool("explode", {"kind": kind})
+            except (trio_mcp.McpError, trio_mcp.ConnectionClosed):
+                pass  # that request failed; the server did not
+            async with trio_mcp.open_http_client(url, protocol_version=version) as client:
+                assert (await client.call_tool("chatty", {"n": 1})).content[0].text == "done 1"  # type: ignore[union-attr]

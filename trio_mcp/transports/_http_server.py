@@ -28,6 +28,7 @@ another; bytes the client sends early are kept, not lost), and trailers.
 from __future__ import annotations
 
 import errno
+import math
 import weakref
 import logging
 import sys
@@ -335,6 +336,16 @@ def _framing_refusal(event: h11.Request) -> str | None:
     return None
 
 
+def _stops_the_server(leaves: list[BaseException]) -> bool:
+    """Whether a handler's failure must propagate: Ctrl-C, or a cancellation of a scope we are in.
+
+    Anything else, a ``SystemExit`` or a ``trio.Cancelled`` that escaped the handler's own cancel scope
+    included, fails that request only."""
+    if any(isinstance(leaf, KeyboardInterrupt) for leaf in leaves):
+        return True
+    return any(isinstance(leaf, trio.Cancelled) for leaf in leaves) and trio.current_effective_deadline() == -math.inf
+
+
 def _declared_length(event: h11.Request) -> int | None:
     length = None
     for name, value in event.headers:
@@ -599,8 +610,8 @@ class _Connection:
             await self._server.handler(request, response)
         except BaseException as exc:
             leaves = _leaves(exc)
-            if not all(isinstance(leaf, Exception) for leaf in leaves):
-                raise  # Cancelled, KeyboardInterrupt and friends are not ours to absorb
+            if _stops_the_server(leaves):
+                raise
             if all(isinstance(leaf, ClientDisconnected) for leaf in leaves):
                 return
             body_errors = [leaf for leaf in leaves if isinstance(leaf, RequestBodyError)]

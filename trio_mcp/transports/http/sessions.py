@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import collections
 import logging
+import math
 import secrets
+import sys
 from typing import Any, Callable, NoReturn
 
 import trio
@@ -35,6 +37,9 @@ from ._common import (
     wait_any,
 )
 from .options import HttpTransportOptions
+
+if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
+    from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
 
 __all__ = ["HttpSession", "SessionEndpoint"]
 
@@ -384,9 +389,14 @@ class SessionEndpoint:
                 await self._connect(session, principal=session.principal, control=session)
             except ConnectionClosed:
                 pass
-            except Exception:
-                # One session's failure must never reach the server's nursery: end this session only.
-                logger.exception("HTTP session %s failed; ending it", session.id[:8])
+            except BaseException as exc:
+                # One session's failure must never reach the server's nursery: end this session only. Only
+                # Ctrl-C and a cancellation of the server itself go on.
+                if isinstance(exc, KeyboardInterrupt) or (
+                    session.scope.cancel_called or trio.current_effective_deadline() == -math.inf
+                ) and _has_cancelled(exc):
+                    raise
+                logger.error("HTTP session %s failed; ending it", session.id[:8], exc_info=exc)
         session.end()
 
     def find(self, session_id: str) -> HttpSession | None:
@@ -417,6 +427,12 @@ class SessionEndpoint:
         while True:
             await trio.sleep(interval)
             self.reap_idle()
+
+
+def _has_cancelled(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        return any(_has_cancelled(inner) for inner in exc.exceptions)
+    return isinstance(exc, trio.Cancelled)
 
 
 def _single_id(message: Any) -> RequestId | None:
