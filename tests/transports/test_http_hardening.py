@@ -367,3 +367,22 @@ async def test_a_handler_raising_a_base_exception_fails_its_request_only(nursery
                 pass  # that request failed; the server did not
             async with trio_mcp.open_http_client(url, protocol_version=version) as client:
                 assert (await client.call_tool("chatty", {"n": 1})).content[0].text == "done 1"  # type: ignore[union-attr]
+
+
+async def test_a_websocket_handler_raising_a_base_exception_ends_its_connection_only(nursery: trio.Nursery) -> None:
+    server = chatty_server()
+
+    @server.tool()
+    async def explode() -> str:
+        """Raise something that is not an Exception."""
+        raise Custom("boom")
+
+    port = await nursery.start(server.serve_websocket, "127.0.0.1", 0)
+    with trio.fail_after(20):
+        try:
+            async with trio_mcp.open_websocket_client(f"ws://127.0.0.1:{port}") as client:
+                await client.call_tool("explode")
+        except (trio_mcp.McpError, trio_mcp.ConnectionClosed):
+            pass
+        async with trio_mcp.open_websocket_client(f"ws://127.0.0.1:{port}") as client:
+            assert (await client.call_tool("chatty", {"n": 2})).content[0].text == "done 2"  # type: ignore[union-attr]

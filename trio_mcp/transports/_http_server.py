@@ -66,6 +66,7 @@ __all__ = [
     "HttpRequest",
     "HttpResponse",
     "MalformedRequestBody",
+    "must_propagate",
     "RequestBodyError",
     "RequestBodyTimeout",
     "RequestBodyTooLarge",
@@ -336,14 +337,17 @@ def _framing_refusal(event: h11.Request) -> str | None:
     return None
 
 
-def _stops_the_server(leaves: list[BaseException]) -> bool:
-    """Whether a handler's failure must propagate: Ctrl-C, or a cancellation of a scope we are in.
+def must_propagate(exc: BaseException, *, scope: trio.CancelScope | None = None) -> bool:
+    """Whether a failure of one request or connection must go on up: Ctrl-C, or a cancellation of a scope we
+    are in (``scope``, or one around the caller).
 
-    Anything else, a ``SystemExit`` or a ``trio.Cancelled`` that escaped the handler's own cancel scope
-    included, fails that request only."""
+    Anything else, a ``SystemExit`` or a ``trio.Cancelled`` that escaped a handler's own cancel scope
+    included, fails that request or connection only."""
+    leaves = _leaves(exc)
     if any(isinstance(leaf, KeyboardInterrupt) for leaf in leaves):
         return True
-    return any(isinstance(leaf, trio.Cancelled) for leaf in leaves) and trio.current_effective_deadline() == -math.inf
+    cancelled = (scope is not None and scope.cancel_called) or trio.current_effective_deadline() == -math.inf
+    return cancelled and any(isinstance(leaf, trio.Cancelled) for leaf in leaves)
 
 
 def _declared_length(event: h11.Request) -> int | None:
@@ -610,7 +614,7 @@ class _Connection:
             await self._server.handler(request, response)
         except BaseException as exc:
             leaves = _leaves(exc)
-            if _stops_the_server(leaves):
+            if must_propagate(exc):
                 raise
             if all(isinstance(leaf, ClientDisconnected) for leaf in leaves):
                 return

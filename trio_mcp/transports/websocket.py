@@ -43,6 +43,7 @@ from trio_websocket import CloseReason, WebSocketConnection, WebSocketRequest
 
 from .._core.jsonrpc import RequestId, decode, encode
 from ..errors import ConnectionClosed
+from ._http_server import must_propagate
 from .http.guard import Guard
 
 __all__ = [
@@ -372,8 +373,10 @@ class _WebSocketServer:
                     nursery.cancel_scope.cancel()
                     with trio.CancelScope(shield=True):
                         await _close_quietly(tcp)  # which ends the (shielded) reader
-        except Exception:
-            logger.exception("WebSocket connection failed")
+        except BaseException as exc:
+            if must_propagate(exc):  # Ctrl-C or the server's own cancellation; anything else ends this connection
+                raise
+            logger.error("WebSocket connection failed", exc_info=exc)
         finally:
             self.connections -= 1
 

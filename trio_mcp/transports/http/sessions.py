@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import collections
 import logging
-import math
 import secrets
-import sys
 from typing import Any, Callable, NoReturn
 
 import trio
@@ -25,7 +23,7 @@ from ..._core.jsonrpc import RequestId, encode, is_request_id
 from ..._core.sse import encode_comment, encode_event
 from ..._wire.versions import DEFAULT_NEGOTIATED_VERSION, V2025_03_26, V2025_11_25
 from ...errors import ConnectionClosed
-from .._http_server import HttpRequest, HttpResponse
+from .._http_server import HttpRequest, HttpResponse, must_propagate
 from ._common import (
     JSON_HEADERS,
     SSE_HEADERS,
@@ -37,9 +35,6 @@ from ._common import (
     wait_any,
 )
 from .options import HttpTransportOptions
-
-if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
-    from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
 
 __all__ = ["HttpSession", "SessionEndpoint"]
 
@@ -392,9 +387,7 @@ class SessionEndpoint:
             except BaseException as exc:
                 # One session's failure must never reach the server's nursery: end this session only. Only
                 # Ctrl-C and a cancellation of the server itself go on.
-                if isinstance(exc, KeyboardInterrupt) or (
-                    session.scope.cancel_called or trio.current_effective_deadline() == -math.inf
-                ) and _has_cancelled(exc):
+                if must_propagate(exc, scope=session.scope):
                     raise
                 logger.error("HTTP session %s failed; ending it", session.id[:8], exc_info=exc)
         session.end()
@@ -427,12 +420,6 @@ class SessionEndpoint:
         while True:
             await trio.sleep(interval)
             self.reap_idle()
-
-
-def _has_cancelled(exc: BaseException) -> bool:
-    if isinstance(exc, BaseExceptionGroup):
-        return any(_has_cancelled(inner) for inner in exc.exceptions)
-    return isinstance(exc, trio.Cancelled)
 
 
 def _single_id(message: Any) -> RequestId | None:
