@@ -386,3 +386,13 @@ async def test_a_websocket_handler_raising_a_base_exception_ends_its_connection_
             pass
         async with trio_mcp.open_websocket_client(f"ws://127.0.0.1:{port}") as client:
             assert (await client.call_tool("chatty", {"n": 2})).content[0].text == "done 2"  # type: ignore[union-attr]
+
+
+async def test_a_websocket_port_in_use_raises_oserror() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with trio.fail_after(5), pytest.raises(OSError) as info:
+            await Server("busy").serve_websocket("127.0.0.1", port)
+        assert type(info.value) is not BaseExceptionGroup and info.value.errno is not None

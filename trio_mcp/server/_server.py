@@ -23,6 +23,7 @@ import trio
 
 from .._pagination import CursorCodec
 from .._uri_template import MatchedVariables, TemplateRouter
+from .._util import collapse_exception_groups
 from .._wire.convert import to_wire
 from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, V2025_03_26, V2025_06_18, V2025_11_25
 from ..types import META_SERVER_INFO, RESULT_COMPLETE
@@ -543,16 +544,17 @@ class Server:
         if auth is not None:
             auth.scopes_for = self.required_scopes
             options = attrs.evolve(options or HttpTransportOptions(), auth=auth)
-        async with self.running():
-            await serve_streamable_http(
-                self.serve_connection,
-                host,
-                port,
-                options=options or HttpTransportOptions(),
-                header_paths=self.tool_header_paths,
-                ssl_context=ssl_context,
-                task_status=task_status,
-            )
+        with collapse_exception_groups():  # a port in use is an OSError, not a group of one
+            async with self.running():
+                await serve_streamable_http(
+                    self.serve_connection,
+                    host,
+                    port,
+                    options=options or HttpTransportOptions(),
+                    header_paths=self.tool_header_paths,
+                    ssl_context=ssl_context,
+                    task_status=task_status,
+                )
 
     async def serve_websocket(
         self,
@@ -566,8 +568,9 @@ class Server:
         ``trio_mcp.transports.websocket`` for why and for ``options``: Origin allow-list, size cap, pings)."""
         from ..transports.websocket import serve_websocket
 
-        async with self.running():
-            await serve_websocket(self.serve_connection, host, port, task_status=task_status, **options)
+        with collapse_exception_groups():  # a port in use is an OSError, not a group of one
+            async with self.running():
+                await serve_websocket(self.serve_connection, host, port, task_status=task_status, **options)
 
     def required_scopes(self, method: str, params: Mapping[str, Any]) -> frozenset[str]:
         """The scopes a request needs (``scopes=`` of the tool, resource or prompt it names)."""

@@ -498,9 +498,11 @@ async def serve_websocket(
         max_connections=max_connections,
         auth=auth,
     )
+    # Bound before any nursery opens, so that a port in use raises the OSError itself.
+    listeners = await trio.open_tcp_listeners(port, host=host)
     async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(
-            functools.partial(trio.serve_tcp, app.handle, port, host=host, handler_nursery=handler_nursery)
+        await nursery.start(
+            functools.partial(trio.serve_listeners, app.handle, listeners, handler_nursery=handler_nursery)
         )
         task_status.started(int(listeners[0].socket.getsockname()[1]))
         await trio.sleep_forever()
