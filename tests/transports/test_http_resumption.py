@@ -104,3 +104,34 @@ def test_every_event_arrives_exactly_once_in_order_across_drops(drops: list[int]
     assert progress == list(range(1, STEPS + 1))
     assert logs == [f"step {step}" for step in range(1, STEPS + 1)]
     assert [m for m in received if "id" in m] == [received[-1]] and received[-1]["result"]["content"][0]["text"] == "streamed"
+
+
+def test_without_an_event_store_events_carry_no_ids_to_resume_from() -> None:
+    from trio_mcp.transports.http import HttpTransportOptions
+
+    async def scenario() -> None:
+        with trio.fail_after(20):
+            async with trio.open_nursery() as nursery:
+                options = HttpTransportOptions(event_store=None)
+                port = await nursery.start(lambda task_status: streaming_server().serve_http(
+                    "127.0.0.1", 0, options=options, task_status=task_status))
+                url = f"http://127.0.0.1:{port}/mcp"
+                async with HttpClient() as http:
+                    headers = [("content-type", "application/json"), ("accept", ACCEPT)]
+                    opened = await http.request("POST", url, headers=headers, body=json.dumps({
+                        "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+                        "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).encode())
+                    session = [("mcp-session-id", opened.headers["mcp-session-id"]),
+                               ("mcp-protocol-version", "2025-11-25")]
+                    await read_events(opened, None)
+                    call = await http.request("POST", url, headers=headers + session, body=json.dumps({
+                        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                        "params": {"name": "stream", "arguments": {"steps": 3}, "_meta": {"progressToken": 1}}}).encode())
+                    events, ended = await read_events(call, None)
+                    assert ended and len(events) == 7 and all(event_id == "" for event_id, _ in events)
+                    resume = await http.request("GET", url, headers=[*session, ("accept", "text/event-stream"),
+                                                                     ("last-event-id", "1_1")])
+                    assert resume.status == 400
+                nursery.cancel_scope.cancel()
+
+    trio.run(scenario)

@@ -47,7 +47,7 @@ _MARK: dict[str, Any] = {}
 class _Stream:
     """One logical SSE stream of a session: the GET stream, or the answers to one POST."""
 
-    __slots__ = ("id", "pending", "writer", "backlog", "complete", "watch", "lock", "last_id", "collect", "_count")
+    __slots__ = ("id", "pending", "writer", "backlog", "complete", "watch", "lock", "last_id", "collect")
 
     def __init__(self, stream_id: str, pending: set[RequestId]) -> None:
         self.id = stream_id
@@ -57,7 +57,7 @@ class _Stream:
         self.writer: SseWriter | None = None
         #: Events kept here: those of the GET stream while no client reads it, every event of a stream
         #: without an event store, and the answers of a JSON-response POST (bounded).
-        self.backlog: collections.deque[tuple[str, Any]] = collections.deque(maxlen=256)
+        self.backlog: collections.deque[tuple[str | None, Any]] = collections.deque(maxlen=256)
         self.complete = trio.Event()
         #: The scope holding the HTTP response open; cancelled to end it early (SEP-1699 polling).
         self.watch: trio.CancelScope | None = None
@@ -66,11 +66,6 @@ class _Stream:
         self.last_id: str | None = None
         #: Keep the answers for one JSON body (``json_response``) instead of streaming them.
         self.collect = False
-        self._count = 0
-
-    def local_id(self) -> str:
-        self._count += 1
-        return f"{self.id}_{self._count}"
 
 
 class HttpSession:
@@ -180,12 +175,12 @@ class HttpSession:
 
     async def _emit(self, stream: _Stream, message: Any, *, last: bool = False) -> None:
         async with stream.lock:
+            # Events get ids only where they can be resumed from: with an event store.
+            event_id = None
             if self._store is not None:
                 event_id = stream.last_id = await self._store.append(self.id, stream.id, message)
-            else:
-                event_id = stream.local_id()
             writer = stream.writer
-            if writer is not None and await writer.event(message, None if self.sse_only else event_id, last=last):
+            if writer is not None and await writer.event(message, event_id, last=last):
                 return
             if stream.writer is writer:
                 stream.writer = None
@@ -207,8 +202,8 @@ class HttpSession:
                     if not await writer.event(message, event_id):
                         return False
             while stream.backlog:
-                event_id, message = stream.backlog[0]
-                if not await writer.event(message, None if self.sse_only else event_id):
+                kept_id, kept = stream.backlog[0]
+                if not await writer.event(kept, kept_id):
                     return False
                 stream.backlog.popleft()
             stream.writer = writer
