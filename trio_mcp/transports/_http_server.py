@@ -152,7 +152,7 @@ class HttpRequest:
 
     @property
     def server_stopping(self) -> trio.Event:
-        """Set when the server begins its graceful shutdown: long-lived responses (streams) should end now."""
+        """Set when a ``Drain`` begins (a graceful stop): long-lived responses (streams) should end now."""
         return self._conn._server._shutdown
 
     @property
@@ -216,7 +216,7 @@ class HttpResponse:
 
     def cancel_on_disconnect(self, scope: trio.CancelScope, *, or_shutdown: bool = False) -> None:
         """Cancel ``scope`` as soon as the client goes away (at once if it already has), and with
-        ``or_shutdown`` also when the server begins its graceful stop: no watcher task per request."""
+        ``or_shutdown`` also when a ``Drain`` begins: no watcher task per request."""
         if self.disconnected.is_set() or (or_shutdown and self._conn._server.shutting_down):
             scope.cancel()
             return
