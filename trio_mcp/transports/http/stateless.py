@@ -17,7 +17,7 @@ from ..._core.jsonrpc import RequestId, encode
 from ..._core.sse import encode_comment
 from ...errors import ConnectionClosed
 from .._http_server import ClientDisconnected, HttpRequest, HttpResponse
-from ._common import JSON_HEADERS, SSE_HEADERS, ConnectFunction, QuickLock, SseWriter, request_principal
+from ._common import JSON_HEADERS, SSE_HEADERS, ConnectFunction, SseWriter, request_principal
 
 __all__ = ["serve_stateless"]
 
@@ -32,7 +32,7 @@ class _Exchange:
         self._keepalive = keepalive
         #: Cancelled when the request ends, so that its keep-alive ticks end with it (made when they start).
         self.scope: trio.CancelScope | None = None
-        self._lock = QuickLock()
+        self._answered = False
         self._writer: SseWriter | None = None
         self.done = trio.Event()
 
@@ -44,27 +44,32 @@ class _Exchange:
         raise ConnectionClosed("stateless request finished")
 
     async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
-        async with self._lock:  # held through the answer: nothing queued behind it is ever written
-            if self.done.is_set():
-                raise ConnectionClosed("stateless request finished")
-            try:
-                if final and self._writer is None:
+        # Decisions are made before the first await, so concurrent senders (the handler, the log outbox) agree
+        # on who starts the response and nothing is written after the answer.
+        if self._answered:
+            raise ConnectionClosed("stateless request finished")
+        if final:
+            self._answered = True
+        try:
+            writer = self._writer
+            if writer is None:
+                if final:
                     await self._response.send(answer_status(message), JSON_HEADERS, encode(message))
                     self.done.set()
                     return
-                if self._writer is None:
-                    await self._response.start(200, SSE_HEADERS)
-                    self._writer = SseWriter(self._response)
-                    self.scope = trio.CancelScope()
-                    self._nursery.start_soon(self._keep_alive, self._writer, self.scope)
-                if await self._writer.event(message, None, last=final):
-                    if final:
-                        self.done.set()
-                    return
-            except ClientDisconnected:
-                pass
-            self.done.set()
-            raise ConnectionClosed("the client closed the stream")
+                writer = self._writer = SseWriter(self._response)
+                await self._response.start(200, SSE_HEADERS)
+                self.scope = trio.CancelScope()
+                self._nursery.start_soon(self._keep_alive, writer, self.scope)
+            if await writer.event(message, None, last=final):
+                if final:
+                    self.done.set()
+                return
+        except ClientDisconnected:
+            pass
+        self._answered = True
+        self.done.set()
+        raise ConnectionClosed("the client closed the stream")
 
     async def aclose(self) -> None:
         self.done.set()
