@@ -52,6 +52,8 @@ class StreamableHttpApp:
     def handles(self, path: str) -> bool:
         """Whether ``path`` is one of this app's endpoints (for serving several apps on one listener)."""
         options = self.options
+        if options.auth is not None and path in options.auth.metadata_paths(options.path):
+            return True
         return path == options.path or (self._legacy and path in (options.sse_path, options.messages_path))
 
     async def reaper(self) -> NoReturn:
@@ -63,7 +65,11 @@ class StreamableHttpApp:
         refused = self._guard.check_parsed_host(request.host, headers.get("host")) or self._guard.check_origin(
             headers.get_all("origin"))
         principal: Any = None
-        if refused is None and self._guard.authenticate is not None:
+        if refused is None and self.options.auth is not None:
+            principal = await self.options.auth(request, response, self.options.path)
+            if principal is None:
+                return  # the guard answered: a challenge, or its own metadata
+        elif refused is None and self._guard.authenticate is not None:
             principal, refused = await self._guard.principal(headers.get("authorization"))
         if refused is not None:
             await send_error(response, refused.status, None, INVALID_REQUEST, refused.reason, headers=refused.headers)

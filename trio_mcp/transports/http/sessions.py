@@ -392,6 +392,7 @@ class SessionEndpoint:
         session = self.sessions.get(session_id)
         if session is None or session.principal != request_principal.get():
             return None
+        session.principal = request_principal.get()  # the same caller; its latest token (refreshed, stepped up)
         return session
 
     def _forget(self, session: HttpSession) -> None:
