@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import trio
+import trio.testing
 
 from trio_mcp.transports.http.guard import Guard
 
@@ -79,5 +80,40 @@ def test_bearer_tokens() -> None:
             assert principal is None and refused is not None and refused.status == 401
             assert ("www-authenticate", 'Bearer realm="mcp"') in refused.headers
         assert await Guard.for_server("127.0.0.1").principal(None) == (None, None)
+
+    trio.run(main)
+
+
+def test_the_stream_lock_is_fair_and_free_of_schedule_points_when_free() -> None:
+    from trio_mcp.transports.http._common import QuickLock
+
+    async def main() -> None:
+        lock = QuickLock()
+        order: list[int] = []
+
+        async def holder(n: int) -> None:
+            async with lock:
+                order.append(n)
+                await trio.sleep(0.01)
+
+        async with trio.open_nursery() as nursery:
+            for n in range(4):
+                nursery.start_soon(holder, n)
+                await trio.testing.wait_all_tasks_blocked()
+        assert order == [0, 1, 2, 3]
+        with trio.CancelScope() as scope:  # a free lock is taken without a checkpoint: no cancellation here
+            scope.cancel()
+            async with lock:
+                order.append(4)
+        assert order[-1] == 4
+        async with trio.open_nursery() as nursery:  # a cancelled waiter leaves the queue
+            nursery.start_soon(holder, 5)
+            await trio.testing.wait_all_tasks_blocked()
+            with trio.move_on_after(0.001):
+                async with lock:
+                    order.append(-1)
+        async with lock:
+            order.append(6)
+        assert order[-2:] == [5, 6]
 
     trio.run(main)

@@ -52,25 +52,31 @@ class ConnectFunction(Protocol):
 
 
 class QuickLock:
-    """A ``trio.Lock`` taken without a schedule point when it is free.
+    """A FIFO lock taken without a schedule point when it is free.
 
     Held once per event written; it is almost always free, and a checkpoint per event would cost a scheduler
-    round each time. Waiters, when there are any, queue fairly as with ``trio.Lock``.
+    round each time. When it is not, waiters queue in order and the holder hands it to the first on release.
     """
 
-    __slots__ = ("_lock",)
+    __slots__ = ("_held", "_waiters")
 
     def __init__(self) -> None:
-        self._lock = trio.Lock()
+        self._held = False
+        self._waiters: trio.lowlevel.ParkingLot | None = None
 
     async def __aenter__(self) -> None:
-        if self._lock.locked():
-            await self._lock.acquire()
-        else:
-            self._lock.acquire_nowait()
+        if not self._held:
+            self._held = True
+            return
+        if self._waiters is None:
+            self._waiters = trio.lowlevel.ParkingLot()
+        await self._waiters.park()  # returns holding the lock: release() handed it over
 
     async def __aexit__(self, *exc_info: object) -> None:
-        self._lock.release()
+        if self._waiters:
+            self._waiters.unpark()
+        else:
+            self._held = False
 
 
 class SseWriter:
