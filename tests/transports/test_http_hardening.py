@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import logging
 import socket
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import trio

@@ -11,7 +11,8 @@ tested on its own (``tests/core/test_inbound.py``).
 from __future__ import annotations
 
 import enum
-from typing import Any, Callable, Final, Literal, Mapping, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Literal, Protocol
 
 import attrs
 
@@ -25,16 +26,16 @@ from ..errors import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from .jsonrpc import Request, RequestId, classify, decode, is_request_id
 from ..types._base import META_PROTOCOL_VERSION
+from .jsonrpc import Request, RequestId, classify, decode, is_request_id
 from .mcp_headers import NAMED_METHODS, header_matches
 
 __all__ = [
-    "HeaderView",
+    "REFUSALS",
     "HeaderPaths",
+    "HeaderView",
     "InboundRules",
     "Refusal",
-    "REFUSALS",
     "Rejection",
     "Route",
     "answer_status",

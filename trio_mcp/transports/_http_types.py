@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Mapping, Union
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Union
 
 import attrs
 
@@ -29,7 +30,7 @@ class Headers(Mapping[str, str]):
     are decoded as ISO-8859-1 so that no byte is lost.
     """
 
-    __slots__ = ("_items", "_index")
+    __slots__ = ("_index", "_items")
 
     def __init__(self, items: Iterable[tuple[str, str]] = ()) -> None:
         self._items = [(name.lower(), value) for name, value in items]
@@ -65,7 +66,7 @@ class Headers(Mapping[str, str]):
         return f"Headers({self._items!r})"
 
 
-HeadersLike = Union[Mapping[str, str], Iterable[tuple[Union[str, bytes], Union[str, bytes]]]]
+HeadersLike = Union[Mapping[str, str], Iterable[tuple[str | bytes, str | bytes]]]
 """Headers a caller hands us: a mapping, or ``(name, value)`` pairs (repeats allowed), as ``str`` or ``bytes``."""
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextvars
-from typing import Any, Awaitable, Final, Protocol, Sequence
+from collections.abc import Awaitable, Sequence
+from typing import Any, Final, Protocol
 
 import trio
 
@@ -12,19 +13,24 @@ from ..._core.jsonrpc import RequestId, encode, error_message
 from ..._core.sse import encode_event
 from ...errors import INVALID_REQUEST
 from .._base import MessageStream, StreamControl
-from .._http_server import ClientDisconnected, HttpRequest, HttpResponse, RequestBodyError
+from .._http_server import (
+    ClientDisconnected,
+    HttpRequest,
+    HttpResponse,
+    RequestBodyError,
+)
 
 __all__ = [
-    "SSE_HEADERS",
     "JSON_HEADERS",
+    "SSE_HEADERS",
     "ConnectFunction",
     "QuickLock",
     "SseWriter",
-    "request_principal",
+    "finish_quietly",
     "read_body",
     "refuse",
+    "request_principal",
     "send_error",
-    "finish_quietly",
     "wait_any",
 ]
 
@@ -86,7 +92,7 @@ class SseWriter:
     response marks it ended before it starts, so nothing, from any task, is ever written after the end.
     """
 
-    __slots__ = ("response", "legacy_event", "ended")
+    __slots__ = ("ended", "legacy_event", "response")
 
     def __init__(self, response: HttpResponse, *, legacy_event: bool = False) -> None:
         self.response = response

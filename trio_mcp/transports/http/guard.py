@@ -8,7 +8,8 @@ server both use ``Guard``.
 from __future__ import annotations
 
 import ipaddress
-from typing import Any, Awaitable, Callable, Final, Protocol, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
 import attrs
@@ -16,7 +17,7 @@ import attrs
 from ..._core.hosts import parse_host
 from .._http_server import HttpRequest, HttpResponse
 
-__all__ = ["LOCAL_NAMES", "Guard", "Refused", "RequestGuard", "parse_host", "is_loopback"]
+__all__ = ["LOCAL_NAMES", "Guard", "Refused", "RequestGuard", "is_loopback", "parse_host"]
 
 #: The names a local server answers to, as ``parse_host`` returns them.
 LOCAL_NAMES: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})

@@ -14,7 +14,7 @@ from .._http_server import HttpRequest, HttpResponse
 from ._common import SSE_HEADERS, SseWriter, read_body, refuse
 from .sessions import SessionEndpoint
 
-__all__ = ["serve_sse_stream", "serve_sse_post"]
+__all__ = ["serve_sse_post", "serve_sse_stream"]
 
 
 async def serve_sse_stream(sessions: SessionEndpoint, request: HttpRequest, response: HttpResponse) -> None:

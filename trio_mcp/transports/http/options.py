@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 import attrs
 
@@ -10,7 +11,7 @@ from .._http_server import Drain, HttpLimits
 from .events import EventStore, MemoryEventStore
 from .guard import RequestGuard
 
-__all__ = ["HttpTransportOptions", "HttpLimits", "Drain"]
+__all__ = ["Drain", "HttpLimits", "HttpTransportOptions"]
 
 
 def _default_store() -> EventStore:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import functools
 import ssl
-from typing import Any, Mapping, NoReturn
+from collections.abc import Mapping
+from typing import Any, NoReturn
 
 import attrs
 import trio
@@ -25,7 +26,7 @@ from .options import HttpTransportOptions
 from .sessions import SessionEndpoint
 from .stateless import serve_stateless
 
-__all__ = ["StreamableHttpApp", "serve_streamable_http", "serve_mounts", "Mount"]
+__all__ = ["Mount", "StreamableHttpApp", "serve_mounts", "serve_streamable_http"]
 
 
 class StreamableHttpApp:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import collections
 import logging
 import secrets
-from typing import Any, Callable, NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 import trio
 
@@ -47,7 +48,7 @@ _MARK: dict[str, Any] = {}
 class _Stream:
     """One logical SSE stream of a session: the GET stream, or the answers to one POST."""
 
-    __slots__ = ("id", "pending", "writer", "backlog", "complete", "watch", "lock", "last_id", "collect")
+    __slots__ = ("backlog", "collect", "complete", "id", "last_id", "lock", "pending", "watch", "writer")
 
     def __init__(self, stream_id: str, pending: set[RequestId]) -> None:
         self.id = stream_id

@@ -17,7 +17,13 @@ from ..._core.jsonrpc import RequestId, encode
 from ..._core.sse import encode_comment
 from ...errors import ConnectionClosed
 from .._http_server import ClientDisconnected, HttpRequest, HttpResponse
-from ._common import JSON_HEADERS, SSE_HEADERS, ConnectFunction, SseWriter, request_principal
+from ._common import (
+    JSON_HEADERS,
+    SSE_HEADERS,
+    ConnectFunction,
+    SseWriter,
+    request_principal,
+)
 
 __all__ = ["serve_stateless"]
 
