@@ -17,6 +17,8 @@ import struct
 from collections.abc import Sequence
 from typing import TypeVar
 
+from ._keys import configured_key
+
 __all__ = ["InvalidCursor", "CursorCodec", "paginate", "MAX_CURSOR_LENGTH"]
 
 #: Longest cursor string ``decode`` will look at; real ones are 34 characters.
@@ -30,8 +32,9 @@ _OFFSET = struct.Struct(">q")
 _PAYLOAD_SIZE = 1 + _OFFSET.size + _TAG_SIZE
 _DOMAIN = b"trio_mcp.pagination-cursor\x00"
 _MIN_SECRET_SIZE = 16
-#: One secret per process, so every codec made without one accepts every other's cursors.
-_PROCESS_SECRET = secrets.token_bytes(32)
+#: One secret per process (or the configured one, shared by every process), so every codec made without one
+#: accepts every other's cursors.
+_PROCESS_SECRET = configured_key("pagination-cursor") or secrets.token_bytes(32)
 
 
 class InvalidCursor(ValueError):

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 import attrs
 
+from .._keys import configured_key
 from .._wire.convert import WireFormatError, from_wire
 from .._wire.versions import MODERN_VERSIONS
 from ..errors import INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION, McpError
@@ -143,7 +144,9 @@ class StateSigner:
     """Signs and checks ``requestState``: HMAC-SHA256 over the answers, the request digest and an expiry."""
 
     def __init__(self, secret: bytes | None = None, *, ttl: float = 600.0) -> None:
-        self._secret = secret if secret is not None else secrets.token_bytes(32)
+        if secret is None:  # the configured key when set (several processes), else one per process
+            secret = configured_key("request-state") or secrets.token_bytes(32)
+        self._secret = secret
         if len(self._secret) < 16:
             raise ValueError("the request-state secret must be at least 16 bytes")
         self.ttl = ttl

@@ -114,8 +114,9 @@ class Server:
             only sets ``ctx.cancel_requested`` and lets the handler finish (no response is sent either way).
         default_log_level: the level below which ``ctx.log()`` sends nothing until the client sets one.
         cache_ttl_ms, cache_scope: the caching hints on 2026-07-28 discover, list and read results.
-        request_state_secret: the HMAC key for 2026-07-28 ``requestState`` (random per process when None:
-            give every replica the same secret when requests may be retried on another one).
+        request_state_secret: the HMAC key for 2026-07-28 ``requestState``; None derives it from the
+            ``TRIO_MCP_SECRET_KEY`` environment variable, or picks one per process when that is unset (give
+            every replica the same key when a retry may reach another one).
         request_state_ttl: seconds a client has to answer an ``InputRequiredResult``.
         tasks: runs tools as tasks (store, TTLs, limits); a default ``TaskManager`` when None.
         """

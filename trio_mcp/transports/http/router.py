@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import ssl
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 import attrs
@@ -143,19 +143,23 @@ async def serve_mounts(
     port: int = 8000,
     *,
     ssl_context: ssl.SSLContext | None = None,
+    listeners: Sequence[trio.SocketListener] | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> NoReturn:
     """Serve several MCP servers on one listener, each under its own path prefix (``""`` for the root).
 
     The endpoints of a server mounted at ``/weather`` are ``/weather/mcp``, ``/weather/sse`` and
     ``/weather/messages`` (with the default options). The HTTP limits and the drain of the first mount apply
-    to the listener.
+    to the listener. ``listeners`` serves sockets bound elsewhere (a worker process's inherited socket)
+    instead of binding ``host:port``; ``host`` still decides the default ``Host``/``Origin`` allow-lists.
     """
     first_options = next(iter(mounts.values()))[2]
     # Bound before any nursery opens, so that a port in use raises the OSError itself.
-    listeners: list[Any] = await trio.open_tcp_listeners(port, host=host)
+    bound_listeners: list[Any] = list(listeners) if listeners is not None else await trio.open_tcp_listeners(
+        port, host=host
+    )
     if ssl_context is not None:
-        listeners = [trio.SSLListener(listener, ssl_context, https_compatible=True) for listener in listeners]
+        bound_listeners = [trio.SSLListener(item, ssl_context, https_compatible=True) for item in bound_listeners]
     async with trio.open_nursery() as nursery:
         apps = []
         for prefix, (connect, header_paths, options) in mounts.items():
@@ -178,7 +182,7 @@ async def serve_mounts(
             await response.send(404, (("content-type", "text/plain"),), b"not found\n")
 
         bound = await nursery.start(functools.partial(
-            serve_http_listeners, route, listeners, limits=first_options.limits, drain=first_options.drain))
+            serve_http_listeners, route, bound_listeners, limits=first_options.limits, drain=first_options.drain))
         first = bound[0]
         socket_listener = first.transport_listener if isinstance(first, trio.SSLListener) else first
         assert isinstance(socket_listener, trio.SocketListener)

@@ -1,0 +1,191 @@
+"""Worker processes (``python -m trio_mcp.scale``): real supervisor and worker subprocesses on 127.0.0.1, driven
+through the public client."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import pytest
+import trio
+
+import trio_mcp
+from trio_mcp.scale import WorkerSettings
+from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.types import ElicitResult
+
+ROOT = Path(__file__).resolve().parent.parent
+MODERN = "2026-07-28"
+
+
+@asynccontextmanager
+async def supervisor(*args: str, path: str = "/mcp", env: dict[str, str] | None = None) -> AsyncIterator[tuple[str, trio.Process]]:
+    """A supervisor process serving ``worker_app:server``; yields its URL and the process."""
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(ROOT / "tests" / "servers")))}
+    environment.update(env or {})
+    argv = [sys.executable, "-m", "trio_mcp.scale", *args, "--port", "0"]
+    process = await trio.lowlevel.open_process(argv, stdout=-1, env=environment, cwd=str(ROOT))
+    assert process.stdout is not None
+    try:
+        with trio.fail_after(30):
+            line = b""
+            while not line.endswith(b"\n"):
+                chunk = await process.stdout.receive_some(1)
+                assert chunk, "the supervisor exited before serving"
+                line += chunk
+        yield line.decode().split()[1] + path, process
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def worker_pid(url: str, busy: float = 0.0, **tool_args: Any) -> int:
+    async with trio_mcp.open_http_client(url, protocol_version=MODERN) as client:
+        result = await client.call_tool("pid", {"busy": busy, **tool_args})
+    assert not result.is_error
+    return pid_of(result)
+
+
+def pid_of(result: Any) -> int:
+    return int(result.structured_content["result"])
+
+
+async def pids_seen(url: str, count: int, connections: int = 8) -> set[int]:
+    """The worker pids that answered ``connections`` concurrent connections, retried until ``count`` differ."""
+    seen: set[int] = set()
+    while len(seen) < count:
+
+        async def one() -> None:
+            seen.add(await worker_pid(url, busy=0.05))
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(connections):
+                nursery.start_soon(one)
+    return seen
+
+
+async def test_requests_spread_over_the_workers() -> None:
+    async with supervisor("worker_app:server", "--workers", "2") as (url, process):
+        with trio.fail_after(30):
+            pids = await pids_seen(url, 2)
+        assert len(pids) == 2 and process.pid not in pids
+
+
+async def test_a_killed_worker_is_replaced_and_service_continues() -> None:
+    async with supervisor("worker_app:server", "--workers", "2") as (url, _):
+        with trio.fail_after(40):
+            before = await pids_seen(url, 2)
+            victim = min(before)
+            os.kill(victim, signal.SIGKILL)
+            for _ in range(10):  # service goes on while the replacement starts
+                assert await worker_pid(url) != victim
+            after: set[int] = set()
+            while len(after - before) < 1 or len(after) < 2:
+                after |= await pids_seen(url, 2)
+                after.discard(victim)
+        assert victim not in after and len(after - before) == 1
+
+
+async def test_sigterm_drains_in_flight_calls_then_exits_zero() -> None:
+    async with supervisor("worker_app:server", "--workers", "2", "--drain-timeout", "5") as (url, process):
+        with trio.fail_after(30):
+            await pids_seen(url, 2)
+            results: list[int] = []
+            started = trio.Event()
+
+            async def slow_call() -> None:
+                async with trio_mcp.open_http_client(url, protocol_version=MODERN) as client:
+                    started.set()
+                    result = await client.call_tool("slow", {"seconds": 1.5})
+                results.append(pid_of(result))
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(slow_call)
+                await started.wait()
+                await trio.sleep(0.3)  # the call is in a worker's hands
+                process.send_signal(signal.SIGTERM)
+            assert len(results) == 1
+            assert await process.wait() == 0
+        with pytest.raises(OSError):  # nobody listens any more
+            await trio.open_tcp_stream("127.0.0.1", int(url.rsplit(":", 1)[1].split("/")[0]))
+
+
+async def test_sigterm_kills_a_worker_that_outlives_the_drain_deadline() -> None:
+    async with supervisor("worker_app:server", "--workers", "1", "--drain-timeout", "0.5") as (url, process):
+        with trio.fail_after(30):
+            await worker_pid(url)
+
+            async def stuck_call() -> None:
+                with pytest.raises(trio_mcp.TrioMcpError):
+                    async with trio_mcp.open_http_client(url, protocol_version=MODERN) as client:
+                        await client.call_tool("pid", {"busy": 5.0})  # blocks the worker's event loop
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(stuck_call)
+                await trio.sleep(0.5)
+                began = trio.current_time()
+                process.send_signal(signal.SIGTERM)
+                assert await process.wait() == 0
+                assert trio.current_time() - began < 3.0
+
+
+async def test_a_crash_loop_exits_non_zero() -> None:
+    async with supervisor("worker_app:no_such_server", "--workers", "2", "--max-restarts", "3") as (_, process):
+        with trio.fail_after(30):
+            assert await process.wait() == 1
+
+
+async def test_a_request_state_minted_by_one_worker_is_accepted_by_another() -> None:
+    """The stateless era's elicitation round trip: the InputRequiredResult comes from one worker and the retry,
+    on a new connection, may land on the other; with the shared key both verify the other's requestState."""
+    args = ("worker_app:server", "--workers", "2", "--options", "worker_app:on_rpc")
+    async with supervisor(*args, path="/rpc") as (url, _):
+        crossed = 0
+        asked_by: list[int] = []
+
+        async def answer(params: Any) -> ElicitResult:
+            asked_by.append(int(params.message.split()[2].rstrip(":")))
+            await trio.sleep(0.05)
+            return ElicitResult(action="accept", content={"name": "Ada"})
+
+        with trio.fail_after(60):
+            await pids_seen(url, 2)
+            for _ in range(40):
+                fresh_connections = HttpClient(keep_alive_expiry=0.01)  # the retry opens a new connection
+                async with fresh_connections, trio_mcp.open_http_client(
+                    url, protocol_version=MODERN, elicitation=answer, http=fresh_connections
+                ) as client:
+                    result = await client.call_tool("greet", {})
+                text = result.content[0].text  # type: ignore[union-attr]
+                assert not result.is_error, text
+                if int(text.split()[-1]) != asked_by[-1]:
+                    crossed += 1
+                if crossed >= 2:
+                    break
+        assert crossed >= 2
+
+
+def test_settings_are_checked_when_made() -> None:
+    with pytest.raises(ValueError, match="server"):
+        WorkerSettings(server="no_colon")
+    with pytest.raises(ValueError, match="workers"):
+        WorkerSettings(server="a:b", workers=0)
+    with pytest.raises(ValueError, match="drain_timeout"):
+        WorkerSettings(server="a:b", drain_timeout=0)
+    with pytest.raises(ValueError, match="secret_key"):
+        WorkerSettings(server="a:b", secret_key="short")
+
+
+def test_the_configured_key_is_shared_and_a_short_one_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRIO_MCP_SECRET_KEY", "k" * 32)
+    first, second = trio_mcp.Server("a"), trio_mcp.Server("b")
+    state = first.request_states.sign("digest", {"name": {"action": "accept"}})
+    assert second.request_states.verify(state, "digest") == {"name": {"action": "accept"}}
+    monkeypatch.setenv("TRIO_MCP_SECRET_KEY", "too short")
+    with pytest.raises(ValueError, match="TRIO_MCP_SECRET_KEY"):
+        trio_mcp.Server("c")

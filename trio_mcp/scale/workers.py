@@ -1,0 +1,187 @@
+"""N worker processes serving one MCP server over HTTP on one port, under a supervisor that keeps them up.
+
+The supervisor binds the listening socket once and every worker inherits it (one accept queue: a worker that
+dies loses no queued connection, and a busy worker leaves new connections to idle ones). It restarts a worker
+that dies, with exponential backoff; SIGTERM or SIGINT makes it forward SIGTERM to every worker, which stops
+accepting and lets in-flight requests finish within ``drain_timeout`` seconds, after which what is left is
+killed. If workers keep dying (more than ``max_restarts`` deaths within ``restart_window`` seconds) the
+supervisor stops the rest and returns 1, so a process manager above it sees the failure.
+
+Workers build the server themselves from its import path (``"package.module:server"``), so nothing is pickled
+and each worker is a fresh interpreter. They share no state but the signing key for ``requestState`` and
+pagination cursors: ``TRIO_MCP_SECRET_KEY`` is passed on when set, otherwise the supervisor makes one for its
+workers (see ``trio_mcp._keys``). Stateless (2026-07-28) requests work on any worker; a handshake-era session
+lives in the worker that created it, so a balancer in front of several workers must keep a session's requests
+on one connection's worker (see docs/deploying-and-scaling.md). POSIX only (inherited file descriptors).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import secrets
+import signal
+import socket
+import sys
+from typing import Final
+
+import attrs
+import trio
+
+from .._keys import MIN_SECRET_KEY_LENGTH, SECRET_KEY_ENV
+
+__all__ = ["WorkerSettings", "run_workers", "supervise_workers"]
+
+logger = logging.getLogger("trio_mcp.scale")
+
+#: A worker that ran this long before dying is restarted without delay: its death was not a crash loop.
+_STABLE_SECONDS: Final = 10.0
+_FIRST_BACKOFF: Final = 0.1
+_MAX_BACKOFF: Final = 5.0
+#: Extra time after ``drain_timeout`` for a worker to exit on its own before it is killed.
+_EXIT_MARGIN: Final = 1.0
+
+
+def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
+        raise ValueError(f"{attribute.name} must be a positive number of seconds, not {value!r}")
+
+
+def _app_spec(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    module, colon, name = value.partition(":") if isinstance(value, str) else ("", "", "")
+    if not (module and colon and name):
+        raise ValueError(f"{attribute.name} must name an object as 'package.module:attribute', not {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class WorkerSettings:
+    """What ``supervise_workers`` runs; every field is checked when the settings are made."""
+
+    #: The ``trio_mcp.Server`` each worker serves, as ``"package.module:attribute"``.
+    server: str = attrs.field(validator=_app_spec)
+    #: How many worker processes.
+    workers: int = attrs.field(default=2, validator=[attrs.validators.instance_of(int), attrs.validators.ge(1)])
+    host: str = "127.0.0.1"
+    #: 0 picks a free port (``task_status.started()`` reports it).
+    port: int = attrs.field(default=8000, validator=[attrs.validators.instance_of(int), attrs.validators.ge(0)])
+    #: An ``HttpTransportOptions`` as ``"package.module:attribute"``, or None for the defaults.
+    options: str | None = attrs.field(default=None, validator=attrs.validators.optional(_app_spec))
+    #: Seconds in-flight requests get after SIGTERM before they are cancelled and the worker is killed.
+    drain_timeout: float = attrs.field(default=10.0, validator=_positive)
+    #: More deaths than this within ``restart_window`` seconds is a crash loop: stop and exit 1.
+    max_restarts: int = attrs.field(default=5, validator=[attrs.validators.instance_of(int), attrs.validators.ge(0)])
+    restart_window: float = attrs.field(default=60.0, validator=_positive)
+    #: The signing key shared by the workers; None: ``TRIO_MCP_SECRET_KEY`` if set, else a fresh random one.
+    secret_key: str | None = attrs.field(default=None)
+
+    @secret_key.validator
+    def _check_key(self, attribute: attrs.Attribute[str | None], value: str | None) -> None:
+        if value is not None and (not isinstance(value, str) or len(value) < MIN_SECRET_KEY_LENGTH):
+            raise ValueError(f"secret_key must be a string of at least {MIN_SECRET_KEY_LENGTH} characters")
+
+
+class _Supervisor:
+    def __init__(self, settings: WorkerSettings, sock: socket.socket) -> None:
+        self.settings = settings
+        self.sock = sock
+        self.stopping = trio.Event()
+        self.crash_loop = False
+        self.processes: set[trio.Process] = set()
+        self.deaths: list[float] = []
+        key = settings.secret_key or os.environ.get(SECRET_KEY_ENV) or secrets.token_urlsafe(32)
+        self.env = {**os.environ, SECRET_KEY_ENV: key}
+
+    def _argv(self, supervisor_fd: int) -> list[str]:
+        s = self.settings
+        argv = [sys.executable, "-m", "trio_mcp.scale._worker", s.server, "--listen-fd", str(self.sock.fileno()),
+                "--supervisor-fd", str(supervisor_fd), "--host", s.host, "--drain", str(s.drain_timeout)]
+        return argv + (["--options", s.options] if s.options else [])
+
+    async def run_slot(self, index: int) -> None:
+        """Keep worker ``index`` running until the supervisor stops."""
+        failures = 0
+        while not self.stopping.is_set():
+            read_end, write_end = os.pipe()  # the worker drains when the write end closes (we died)
+            try:
+                process = await trio.lowlevel.open_process(
+                    self._argv(read_end), pass_fds=(self.sock.fileno(), read_end), env=self.env
+                )
+            finally:
+                os.close(read_end)
+            started = trio.current_time()
+            self.processes.add(process)
+            try:
+                await process.wait()
+            finally:
+                self.processes.discard(process)
+                os.close(write_end)
+                if process.returncode is None:  # cancelled: stop now
+                    process.kill()
+            if self.stopping.is_set():
+                return
+            now = trio.current_time()
+            self.deaths = [t for t in self.deaths if now - t < self.settings.restart_window] + [now]
+            if len(self.deaths) > self.settings.max_restarts:
+                logger.error("worker %d (pid %d) exited with %s: %d deaths within %g s, giving up",
+                             index, process.pid, process.returncode, len(self.deaths), self.settings.restart_window)
+                self.crash_loop = True
+                self.stopping.set()
+                return
+            failures = failures + 1 if now - started < _STABLE_SECONDS else 1
+            delay = min(_MAX_BACKOFF, _FIRST_BACKOFF * 2 ** (failures - 1))
+            logger.warning("worker %d (pid %d) exited with %s; restarting in %g s",
+                           index, process.pid, process.returncode, delay)
+            with trio.move_on_after(delay):
+                await self.stopping.wait()
+
+    async def stop_on_signal(self) -> None:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for signum in signals:
+                logger.info("%s: draining %d workers", signal.Signals(signum).name, len(self.processes))
+                self.stopping.set()
+                return
+
+    async def drain(self) -> None:
+        """After ``stopping``: SIGTERM every worker, then SIGKILL those still running after the drain time."""
+        await self.stopping.wait()
+        for process in list(self.processes):
+            process.send_signal(signal.SIGTERM)
+        await trio.sleep(self.settings.drain_timeout + _EXIT_MARGIN)
+        for process in list(self.processes):
+            logger.error("worker pid %d did not finish draining in time; killing it", process.pid)
+            process.kill()
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, backlog=1024)
+
+
+async def supervise_workers(
+    settings: WorkerSettings, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
+) -> int:
+    """Run ``settings.workers`` worker processes until SIGTERM/SIGINT (returns 0 once they have drained) or a
+    crash loop (returns 1). ``task_status.started()`` gets the bound port. Must run in the main thread (it
+    handles signals). Cancelling it kills the workers at once; the signals are the graceful way."""
+    with _bind(settings.host, settings.port) as sock:
+        supervisor = _Supervisor(settings, sock)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(supervisor.stop_on_signal)
+            nursery.start_soon(supervisor.drain)
+            async with trio.open_nursery() as slots:  # each slot returns once stopping and its worker exited
+                for index in range(settings.workers):
+                    slots.start_soon(supervisor.run_slot, index)
+                task_status.started(int(sock.getsockname()[1]))
+                await supervisor.stopping.wait()
+                sock.close()  # the workers hold their own copies until they finish
+            nursery.cancel_scope.cancel()
+    return 1 if supervisor.crash_loop else 0
+
+
+def run_workers(server: str, **settings: object) -> int:
+    """Serve ``server`` (``"package.module:attribute"``) with worker processes until SIGTERM/SIGINT; returns the
+    exit status (0 after a graceful stop, 1 after a crash loop). Keyword arguments are ``WorkerSettings``
+    fields (``workers``, ``host``, ``port``, ``options``, ``drain_timeout``, ``max_restarts``, ...)."""
+    config = WorkerSettings(server=server, **settings)  # type: ignore[arg-type]
+    return trio.run(supervise_workers, config)
