@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the suite (less the interop and benchmark smoke tests) against the lowest versions setup.cfg declares for the runtime
 # dependencies, so the floors stay installable and true. Each `name >= X` of install_requires (and of the `auth`
-# extra, which the tests exercise) is installed as `name == X` into .venv-lowest/, then pytest runs there with
-# PYTHONPATH pointing at this checkout.
+# and `redis` extras, which the tests exercise) is installed as `name == X` into .venv-lowest/, then pytest runs
+# there with PYTHONPATH pointing at this checkout.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
@@ -15,6 +15,7 @@ cfg = configparser.ConfigParser()
 cfg.read("setup.cfg")
 lines = cfg["options"]["install_requires"].strip().splitlines()
 lines += cfg["options.extras_require"]["auth"].strip().splitlines()
+lines += cfg["options.extras_require"]["redis"].strip().splitlines()
 for line in lines:
     spec, _, marker = line.partition(";")
     name, _, floor = spec.partition(">=")

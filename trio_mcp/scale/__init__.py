@@ -1,6 +1,35 @@
 """Running past one process: worker processes on one machine, and (with ``trio-mcp[redis]``) Redis for the
 state several processes or machines share. See docs/deploying-and-scaling.md."""
 
+from typing import TYPE_CHECKING, Any
+
 from .workers import WorkerSettings, run_workers, supervise_workers
 
-__all__ = ["WorkerSettings", "run_workers", "supervise_workers"]
+if TYPE_CHECKING:
+    from .event_store import RedisEventStore
+    from .redis import RedisClient, RedisCommandError, RedisError, RedisUnavailable
+
+_REDIS = {"RedisClient": "redis", "RedisError": "redis", "RedisUnavailable": "redis",
+          "RedisCommandError": "redis", "RedisEventStore": "event_store"}
+
+
+def __getattr__(name: str) -> Any:
+    """The Redis pieces load on first use (they need the ``redis`` extra only when used)."""
+    module = _REDIS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+__all__ = [
+    "WorkerSettings",
+    "run_workers",
+    "supervise_workers",
+    "RedisClient",
+    "RedisError",
+    "RedisUnavailable",
+    "RedisCommandError",
+    "RedisEventStore",
+]

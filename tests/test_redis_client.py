@@ -1,0 +1,90 @@
+"""The Redis client against a real redis-server on 127.0.0.1: replies, refusals, timeouts, outages, recovery."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+import trio
+
+from redis_server import RedisServer, redis_server  # noqa: F401  (the fixture)
+from trio_mcp.scale.redis import RedisClient, RedisCommandError, RedisUnavailable
+
+
+async def test_commands_and_pipelines_round_trip(redis_server: RedisServer) -> None:
+    async with RedisClient(redis_server.url) as redis:
+        with trio.fail_after(10):
+            assert await redis.execute("SET", "greeting", "héllo") == b"OK"
+            assert (await redis.execute("GET", "greeting")).decode() == "héllo"
+            assert await redis.pipeline([["INCR", "n"], ["INCRBY", "n", 41], ["GET", "missing"]]) == [1, 42, None]
+            assert await redis.execute("RPUSH", "list", b"\x00\xff", 2.5) == 2
+            assert await redis.execute("LRANGE", "list", 0, -1) == [b"\x00\xff", b"2.5"]
+
+
+async def test_a_refused_command_is_a_typed_error_and_the_connection_stays_usable(redis_server: RedisServer) -> None:
+    async with RedisClient(redis_server.url, max_connections=1) as redis:
+        with trio.fail_after(10):
+            await redis.execute("SET", "text", "x")
+            with pytest.raises(RedisCommandError, match="LPUSH.*WRONGTYPE"):
+                await redis.execute("LPUSH", "text", "y")
+            assert await redis.execute("PING") == b"PONG"
+
+
+async def test_an_outage_is_a_clear_error_within_the_bounds_and_service_resumes(redis_server: RedisServer) -> None:
+    async with RedisClient(redis_server.url, connect_timeout=0.5, retries=2, retry_backoff=0.05) as redis:
+        with trio.fail_after(20):
+            assert await redis.execute("SET", "kept", "1") == b"OK"  # an idle pooled connection now exists
+            redis_server.stop()
+            began = trio.current_time()
+            with pytest.raises(RedisUnavailable, match="cannot connect") as caught:
+                await redis.execute("GET", "kept")
+            assert not caught.value.maybe_applied
+            assert trio.current_time() - began < 3
+            redis_server.start()  # same port and directory: the append-only file brings the data back
+            assert await redis.execute("GET", "kept") == b"1"
+
+
+async def test_a_hung_server_times_out_instead_of_blocking(redis_server: RedisServer) -> None:
+    async with RedisClient(redis_server.url, command_timeout=0.3, retries=1) as redis:
+        with trio.fail_after(10):
+            await redis.execute("PING")
+            assert redis_server.process is not None
+            redis_server.process.send_signal(signal.SIGSTOP)
+            try:
+                with pytest.raises(RedisUnavailable, match="no reply within 0.3 s") as caught:
+                    await redis.execute("GET", "k")
+                assert caught.value.maybe_applied
+            finally:
+                redis_server.process.send_signal(signal.SIGCONT)
+            assert await redis.execute("PING") == b"PONG"
+
+
+async def test_cancelling_a_command_ends_it_now_and_discards_its_connection(redis_server: RedisServer) -> None:
+    async with RedisClient(redis_server.url, max_connections=1) as redis:
+        with trio.fail_after(10):
+            with trio.move_on_after(0.2) as scope:
+                await redis.execute("BLPOP", "never", 5)  # blocks in Redis for 5 s
+            assert scope.cancelled_caught
+            await redis.execute("RPUSH", "never", "late")
+            assert await redis.execute("LPOP", "never") == b"late"  # the cancelled BLPOP did not take it
+
+
+def test_options_are_checked_at_the_call() -> None:
+    with pytest.raises(ValueError, match="redis://"):
+        RedisClient("http://127.0.0.1:6379")
+    with pytest.raises(ValueError, match="command_timeout"):
+        RedisClient(command_timeout=0)
+    with pytest.raises(ValueError, match="retries"):
+        RedisClient(retries=-1)
+    with pytest.raises(ValueError, match="database"):
+        RedisClient("redis://127.0.0.1:6379/zero")
+
+
+def test_without_hiredis_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "hiredis", None)
+    from trio_mcp.scale import RedisClient as Lazy
+
+    with pytest.raises(ImportError, match=r"pip install 'trio-mcp\[redis\]'"):
+        Lazy()
