@@ -189,3 +189,15 @@ def test_the_configured_key_is_shared_and_a_short_one_is_refused(monkeypatch: py
     monkeypatch.setenv("TRIO_MCP_SECRET_KEY", "too short")
     with pytest.raises(ValueError, match="TRIO_MCP_SECRET_KEY"):
         trio_mcp.Server("c")
+
+
+@pytest.mark.bench
+def test_the_worker_benchmark_runs() -> None:
+    import subprocess
+
+    argv = [sys.executable, str(ROOT / "benchmarks" / "workers.py"), "--runs", "1", "--clients", "2",
+            "--requests", "30", "--seconds", "5"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line.split() for line in done.stdout.splitlines() if line.split()[:1] in (["1"], ["2"])]
+    assert [row[0] for row in rows] == ["1", "2"] and all(float(row[2]) > 0 for row in rows)
