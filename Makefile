@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo docs test typecheck unit lowest interop-setup auth-server-setup interop conformance bench-setup bench bench-quick redis-setup clean
+.PHONY: demo docs test typecheck unit lowest interop-setup auth-server-setup interop conformance bench-setup bench bench-quick scale-setup clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,9 +31,9 @@ interop-setup:
 auth-server-setup: interop-setup
 	bash tests/auth_server/setup.sh
 
-# A redis-server binary for the Redis tests (Debian's package when root); see tests/redis/setup.sh.
-redis-setup:
-	bash tests/redis/setup.sh
+# redis-server and haproxy for the scaling tests (Debian's packages when root); see tests/scale/setup.sh.
+scale-setup:
+	bash tests/scale/setup.sh
 
 unit: $(BIN)/.installed
 	$(BIN)/python -m pytest
@@ -59,7 +59,7 @@ bench: $(BIN)/.installed bench-setup
 bench-quick: $(BIN)/.installed bench-setup
 	$(BIN)/python benchmarks/compare.py --quick
 
-test: typecheck docs interop-setup auth-server-setup bench-setup redis-setup conformance unit lowest
+test: typecheck docs interop-setup auth-server-setup bench-setup scale-setup conformance unit lowest
 
 clean:
 	rm -rf $(VENV) .venv-lowest .interop tests/auth_server/node_modules tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info

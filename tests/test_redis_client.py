@@ -7,7 +7,7 @@ import signal
 import pytest
 import trio
 
-from redis_server import RedisServer, redis_server  # noqa: F401  (the fixture)
+from scale_peers import RedisServer, redis_server  # noqa: F401  (the fixture)
 from trio_mcp.scale.redis import RedisClient, RedisCommandError, RedisUnavailable
 
 

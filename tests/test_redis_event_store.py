@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import trio
 
-from redis_server import RedisServer, redis_server  # noqa: F401  (the fixture)
+from scale_peers import RedisServer, redis_server  # noqa: F401  (the fixture)
 from trio_mcp.scale.event_store import RedisEventStore
 from trio_mcp.scale.redis import RedisClient, RedisUnavailable
 

@@ -6,42 +6,18 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 import trio
 
 import trio_mcp
+from scale_peers import ROOT, supervisor
 from trio_mcp.scale import WorkerSettings
 from trio_mcp.transports._http_client import HttpClient
 from trio_mcp.types import ElicitResult
 
-ROOT = Path(__file__).resolve().parent.parent
 MODERN = "2026-07-28"
-
-
-@asynccontextmanager
-async def supervisor(*args: str, path: str = "/mcp", env: dict[str, str] | None = None) -> AsyncIterator[tuple[str, trio.Process]]:
-    """A supervisor process serving ``worker_app:server``; yields its URL and the process."""
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(ROOT / "tests" / "servers")))}
-    environment.update(env or {})
-    argv = [sys.executable, "-m", "trio_mcp.scale", *args, "--port", "0"]
-    process = await trio.lowlevel.open_process(argv, stdout=-1, env=environment, cwd=str(ROOT))
-    assert process.stdout is not None
-    try:
-        with trio.fail_after(30):
-            line = b""
-            while not line.endswith(b"\n"):
-                chunk = await process.stdout.receive_some(1)
-                assert chunk, "the supervisor exited before serving"
-                line += chunk
-        yield line.decode().split()[1] + path, process
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
 
 
 async def worker_pid(url: str, busy: float = 0.0, **tool_args: Any) -> int:

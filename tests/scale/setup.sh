@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Makes sure the real servers the scaling tests run are on PATH: redis-server (tests/redis_server.py starts
+# its own on a free port of 127.0.0.1 in a temporary directory) and haproxy (tests/test_workers_balancer.py
+# puts one in front of two servers). Nothing here starts either.
+#
+# Uses what is already on PATH; otherwise installs Debian's `redis-server` / `haproxy` packages with apt-get,
+# which needs root (CI runs as root). Without root it says what is missing and exits 0: those tests then skip
+# with that reason, and CI (TRIO_MCP_STRICT_SKIPS=1) fails them.
+set -euo pipefail
+
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v haproxy >/dev/null 2>&1 || PATH="$PATH:/usr/sbin" command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
+if [[ ${#missing[@]} -eq 0 ]]; then
+    exit 0
+fi
+if [[ "$(id -u)" != "0" ]] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "tests/scale/setup.sh: missing ${missing[*]}; install (Debian: apt-get install ${missing[*]})" >&2
+    echo "tests/scale/setup.sh: or the tests that need them will be skipped" >&2
+    exit 0
+fi
+LOG="$(mktemp)"
+if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >"$LOG" 2>&1; then
+    echo "tests/scale/setup.sh: FAILED: apt-get install ${missing[*]}" >&2
+    tail -n 30 "$LOG" >&2
+    exit 1
+fi
+rm -f "$LOG"
+echo "tests/scale/setup.sh: installed ${missing[*]}"

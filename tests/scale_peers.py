@@ -1,0 +1,145 @@
+"""The real processes the scaling tests run, each on 127.0.0.1 and stopped by its test:
+
+- a worker supervisor (``python -m trio_mcp.scale``) serving ``tests/servers/worker_app.py``;
+- redis-server on a free port in a temporary directory, append-only with an fsync per write (so an
+  acknowledged write survives even SIGKILL);
+- HAProxy balancing round robin, without stickiness, over some backends.
+
+tests/scale/setup.sh (run by ``make test``) installs redis-server and haproxy.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+import trio
+
+ROOT = Path(__file__).resolve().parent.parent
+BINARY = shutil.which("redis-server")
+SKIP_REASON = "redis-server is not installed (make test installs it with tests/scale/setup.sh)"
+HAPROXY = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/usr/local/sbin")
+
+
+@asynccontextmanager
+async def supervisor(*args: str, path: str = "/mcp", env: dict[str, str] | None = None
+                     ) -> AsyncIterator[tuple[str, trio.Process]]:
+    """A supervisor process serving ``worker_app``; yields its URL (ending in ``path``) and the process."""
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(ROOT / "tests" / "servers")))}
+    environment.update(env or {})
+    argv = [sys.executable, "-m", "trio_mcp.scale", *args, "--port", "0"]
+    process = await trio.lowlevel.open_process(argv, stdout=-1, env=environment, cwd=str(ROOT))
+    assert process.stdout is not None
+    try:
+        with trio.fail_after(30):
+            line = b""
+            while not line.endswith(b"\n"):
+                chunk = await process.stdout.receive_some(1)
+                assert chunk, "the supervisor exited before serving"
+                line += chunk
+        yield line.decode().split()[1] + path, process
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+@asynccontextmanager
+async def haproxy(backends: Sequence[int], directory: Path) -> AsyncIterator[int]:
+    """HAProxy on a free port balancing every request round robin over ``backends`` (ports); yields its port."""
+    if HAPROXY is None:
+        pytest.skip("haproxy is not installed (make test installs it with tests/scale/setup.sh)")
+    port = _free_port()
+    servers = "".join(f"    server b{n} 127.0.0.1:{backend}\n" for n, backend in enumerate(backends))
+    config = directory / "haproxy.cfg"
+    config.write_text(
+        "defaults\n    mode http\n    timeout connect 2s\n    timeout client 30s\n    timeout server 30s\n"
+        f"frontend mcp\n    bind 127.0.0.1:{port}\n    default_backend workers\n"
+        f"backend workers\n    balance roundrobin\n{servers}"
+    )
+    process = await trio.lowlevel.open_process([HAPROXY, "-db", "-f", str(config)], stdin=subprocess.DEVNULL)
+    try:
+        with trio.fail_after(15):
+            while True:
+                try:
+                    await (await trio.open_tcp_stream("127.0.0.1", port)).aclose()
+                    break
+                except OSError:
+                    assert process.returncode is None, "haproxy exited"
+                    await trio.sleep(0.02)
+        yield port
+    finally:
+        process.terminate()
+        with trio.move_on_after(5):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class RedisServer:
+    def __init__(self, directory: Path) -> None:
+        assert BINARY is not None
+        self.directory = directory
+        self.port = _free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        assert BINARY is not None
+        argv = [BINARY, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
+                "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "yes",
+                "--logfile", str(self.directory / "redis.log")]
+        self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, (self.directory / "redis.log").read_text()[-2000:]
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as probe:
+                    probe.sendall(b"PING\r\n")
+                    if probe.recv(64).startswith(b"+PONG"):
+                        return
+            except OSError:
+                pass
+            time.sleep(0.02)
+        raise TimeoutError("redis-server did not answer PING within 15 s")
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        self.process = None
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    if BINARY is None:
+        pytest.skip(SKIP_REASON)
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
