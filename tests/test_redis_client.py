@@ -88,3 +88,31 @@ def test_without_hiredis_the_error_names_the_extra(monkeypatch: pytest.MonkeyPat
 
     with pytest.raises(ImportError, match=r"pip install 'trio-mcp\[redis\]'"):
         Lazy()
+
+
+async def test_a_subscription_receives_what_is_published(redis_server: RedisServer) -> None:
+    from trio_mcp.scale.pubsub import subscribe
+
+    async with RedisClient(redis_server.url) as redis:
+        with trio.fail_after(10):
+            async with subscribe(redis, "news", "weather") as messages:
+                assert await redis.execute("PUBLISH", "weather", "rain") == 1
+                assert await redis.execute("PUBLISH", "news", b"\x00bytes") == 1
+                received = [await messages.__anext__(), await messages.__anext__()]
+            assert received == [("weather", b"rain"), ("news", b"\x00bytes")]
+
+
+async def test_a_subscription_to_a_silent_server_ends_with_a_clear_error(redis_server: RedisServer) -> None:
+    """A server that stops answering without closing the connection (a partition) is noticed by the PING probe."""
+    from trio_mcp.scale.pubsub import subscribe
+
+    async with RedisClient(redis_server.url, command_timeout=0.2, connect_timeout=0.2, retries=1) as redis:
+        with trio.fail_after(10):
+            async with subscribe(redis, "news", health_interval=0.2) as messages:
+                assert redis_server.process is not None
+                redis_server.process.send_signal(signal.SIGSTOP)
+                try:
+                    with pytest.raises(RedisUnavailable, match="cannot subscribe"):
+                        await messages.__anext__()
+                finally:
+                    redis_server.process.send_signal(signal.SIGCONT)

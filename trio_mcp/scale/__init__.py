@@ -7,10 +7,11 @@ from .workers import WorkerSettings, run_workers, supervise_workers
 
 if TYPE_CHECKING:
     from .event_store import RedisEventStore
+    from .fanout import RedisFanout
     from .redis import RedisClient, RedisCommandError, RedisError, RedisUnavailable
 
 _REDIS = {"RedisClient": "redis", "RedisError": "redis", "RedisUnavailable": "redis",
-          "RedisCommandError": "redis", "RedisEventStore": "event_store"}
+          "RedisCommandError": "redis", "RedisEventStore": "event_store", "RedisFanout": "fanout"}
 
 
 def __getattr__(name: str) -> Any:
@@ -32,4 +33,5 @@ __all__ = [
     "RedisUnavailable",
     "RedisCommandError",
     "RedisEventStore",
+    "RedisFanout",
 ]

@@ -224,7 +224,7 @@ class RedisClient:
             try:
                 stream = await trio.open_tcp_stream(self.host, self.port)
             except OSError as exc:
-                raise _Failed(f"cannot connect ({exc.strerror or exc.__class__.__name__})", sent=False) from None
+                raise _Failed(f"cannot connect ({exc.strerror or exc})", sent=False) from None
         if timer.cancelled_caught:
             raise _Failed(f"cannot connect within {self.connect_timeout:g} s", sent=False)
         connection = _Connection(stream)
