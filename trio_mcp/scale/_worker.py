@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import signal
 import socket
 from typing import Any
@@ -17,6 +18,8 @@ import attrs
 import trio
 
 __all__ = ["load", "main"]
+
+logger = logging.getLogger("trio_mcp.scale")
 
 
 def load(spec: str) -> Any:
@@ -40,6 +43,9 @@ async def _serve(args: argparse.Namespace) -> None:
     options = load(args.options) if args.options else HttpTransportOptions()
     if not isinstance(options, HttpTransportOptions):
         raise TypeError(f"{args.options} is a {type(options).__name__}, not an HttpTransportOptions")
+    if args.workers > 1 and options.sessions:
+        logger.warning("handshake-era sessions live in the worker that created them: a client connection that "
+                       "reaches another worker gets 404 (serve them with one worker, or sessions=False)")
     options = attrs.evolve(options, limits=attrs.evolve(options.limits, graceful_shutdown_timeout=args.drain))
     sock = socket.socket(fileno=args.listen_fd)
     listener = trio.SocketListener(trio.socket.from_stdlib_socket(sock))
@@ -72,6 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", required=True)
     parser.add_argument("--drain", type=float, required=True)
     parser.add_argument("--options", default=None)
+    parser.add_argument("--workers", type=int, default=1)
     trio.run(_serve, parser.parse_args(argv))
 
 

@@ -95,7 +95,8 @@ class _Supervisor:
     def _argv(self, supervisor_fd: int) -> list[str]:
         s = self.settings
         argv = [sys.executable, "-m", "trio_mcp.scale._worker", s.server, "--listen-fd", str(self.sock.fileno()),
-                "--supervisor-fd", str(supervisor_fd), "--host", s.host, "--drain", str(s.drain_timeout)]
+                "--supervisor-fd", str(supervisor_fd), "--host", s.host, "--drain", str(s.drain_timeout),
+                "--workers", str(s.workers)]
         return argv + (["--options", s.options] if s.options else [])
 
     async def run_slot(self, index: int) -> None:
