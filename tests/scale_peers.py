@@ -93,19 +93,26 @@ def _free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self, directory: Path) -> None:
+    """``tls=(cert, key)`` serves TLS only (the PING probe then only waits for the port to open)."""
+
+    def __init__(self, directory: Path, tls: tuple[Path, Path] | None = None) -> None:
         assert BINARY is not None
         self.directory = directory
         self.port = _free_port()
+        self.tls = tls
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"{'rediss' if self.tls else 'redis'}://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
         assert BINARY is not None
-        argv = [BINARY, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
+        ports = ["--port", str(self.port)]
+        if self.tls:
+            ports = ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", str(self.tls[0]),
+                     "--tls-key-file", str(self.tls[1]), "--tls-auth-clients", "no"]
+        argv = [BINARY, *ports, "--bind", "127.0.0.1", "--dir", str(self.directory),
                 "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "yes",
                 "--logfile", str(self.directory / "redis.log")]
         self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
@@ -114,6 +121,8 @@ class RedisServer:
             assert self.process.poll() is None, (self.directory / "redis.log").read_text()[-2000:]
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as probe:
+                    if self.tls:
+                        return
                     probe.sendall(b"PING\r\n")
                     if probe.recv(64).startswith(b"+PONG"):
                         return

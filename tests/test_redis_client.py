@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import signal
+import ssl
+import subprocess
+from pathlib import Path
 
 import pytest
 import trio
 
-from scale_peers import RedisServer, redis_server  # noqa: F401  (the fixture)
-from trio_mcp.scale.redis import RedisClient, RedisCommandError, RedisUnavailable
+from scale_peers import BINARY, SKIP_REASON, RedisServer, redis_server  # noqa: F401  (the fixture)
+from trio_mcp.scale.redis import RedisClient, RedisCommandError, RedisError, RedisUnavailable
 
 
 async def test_commands_and_pipelines_round_trip(redis_server: RedisServer) -> None:
@@ -116,3 +119,35 @@ async def test_a_subscription_to_a_silent_server_ends_with_a_clear_error(redis_s
                         await messages.__anext__()
                 finally:
                     redis_server.process.send_signal(signal.SIGCONT)
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+        capture_output=True, timeout=30, check=True,
+    )  # fmt: skip
+    return cert, key
+
+
+async def test_tls_with_a_trusted_certificate_and_a_clear_error_for_an_untrusted_one(tmp_path: Path) -> None:
+    if BINARY is None:
+        pytest.skip(SKIP_REASON)
+    cert, key = _self_signed(tmp_path)
+    server = RedisServer(tmp_path, tls=(cert, key))
+    server.start()
+    try:
+        trusted = ssl.create_default_context(cafile=str(cert))
+        async with RedisClient(server.url, ssl_context=trusted) as redis:
+            with trio.fail_after(10):
+                assert await redis.execute("SET", "secret", "kept") == b"OK"
+                assert await redis.execute("GET", "secret") == b"kept"
+        async with RedisClient(server.url, retries=5) as untrusting:  # the system CAs do not know this one
+            with trio.fail_after(10), pytest.raises(RedisError, match="self.signed certificate"):
+                await untrusting.execute("PING")
+    finally:
+        server.stop()
+    with pytest.raises(ValueError, match="ssl_context"):
+        RedisClient("redis://127.0.0.1", ssl_context=trusted)

@@ -64,8 +64,8 @@ class ReplyReader:
             protocolError=RespProtocolError, replyError=ErrorReply, notEnoughData=_NOT_ENOUGH
         )
 
-    def feed(self, data: bytes) -> None:
-        self._reader.feed(data)
+    def feed(self, data: bytes | bytearray) -> None:
+        self._reader.feed(data if isinstance(data, bytes) else bytes(data))
 
     def next_reply(self) -> tuple[bool, Any]:
         """``(True, reply)`` for the next whole reply, ``(False, None)`` until more bytes arrive.

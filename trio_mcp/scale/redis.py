@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import select
+import ssl
 from typing import Any, Final, Sequence
 from urllib.parse import unquote, urlsplit
 
@@ -60,13 +61,14 @@ class _Failed(Exception):
 
 
 class _Connection:
-    def __init__(self, stream: trio.SocketStream) -> None:
+    def __init__(self, stream: trio.abc.Stream, tcp: trio.SocketStream) -> None:
         self.stream = stream
+        self.tcp = tcp
         self.reader = ReplyReader()
 
     def closed_by_peer(self) -> bool:
         """An idle connection with something to read has been closed (or garbled) by the server."""
-        readable, _, _ = select.select([self.stream.socket.fileno()], [], [], 0)
+        readable, _, _ = select.select([self.tcp.socket.fileno()], [], [], 0)
         return bool(readable)
 
     async def round_trip(self, payload: bytes, count: int) -> list[Any]:
@@ -93,7 +95,8 @@ def _seconds(name: str, value: float) -> float:
 class RedisClient:
     """A pool of connections to one Redis server; use as ``async with RedisClient(url) as redis:``.
 
-    ``url`` is ``redis://[[user]:password@]host[:port][/db]`` (TLS, ``rediss://``, is not supported yet).
+    ``url`` is ``redis://[[user]:password@]host[:port][/db]``, or ``rediss://`` for TLS, verified against
+    ``ssl_context`` (default: the system's trusted CAs and the host name).
     Bounds: ``connect_timeout`` per connection attempt, ``command_timeout`` per command (and per wait for a
     free connection), ``retries`` new connections after a failure, at most ``max_connections`` at once.
     """
@@ -107,11 +110,15 @@ class RedisClient:
         retries: int = 3,
         retry_backoff: float = 0.05,
         max_connections: int = 16,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         load_hiredis()  # fail here, naming the extra, rather than at the first command
         parts = urlsplit(url)
-        if parts.scheme != "redis":
-            raise ValueError(f"url must start with redis:// (rediss:// is not supported yet), not {url!r}")
+        if parts.scheme not in ("redis", "rediss"):
+            raise ValueError(f"url must start with redis:// or rediss:// (TLS), not {url!r}")
+        if ssl_context is not None and parts.scheme != "rediss":
+            raise ValueError("ssl_context is for rediss:// URLs only")
+        self._ssl_context = (ssl_context or ssl.create_default_context()) if parts.scheme == "rediss" else None
         try:
             self.port = parts.port or 6379
             self.db = int(parts.path.strip("/") or 0)
@@ -134,7 +141,8 @@ class RedisClient:
         self._closed = False
 
     def __repr__(self) -> str:
-        return f"RedisClient(redis://{self.host}:{self.port}/{self.db})"
+        scheme = "rediss" if self._ssl_context else "redis"
+        return f"RedisClient({scheme}://{self.host}:{self.port}/{self.db})"
 
     async def __aenter__(self) -> RedisClient:
         return self
@@ -227,7 +235,7 @@ class RedisClient:
                 raise _Failed(f"cannot connect ({exc.strerror or exc})", sent=False) from None
         if timer.cancelled_caught:
             raise _Failed(f"cannot connect within {self.connect_timeout:g} s", sent=False)
-        connection = _Connection(stream)
+        connection = _Connection(await self._secure(stream) if self._ssl_context else stream, stream)
         setup: list[list[Arg]] = ([self._auth] if self._auth else []) + ([["SELECT", self.db]] if self.db else [])
         if setup:
             try:
@@ -241,3 +249,20 @@ class RedisClient:
                 await trio.aclose_forcefully(stream)
                 raise RedisCommandError(f"Redis refused the login: {refused.args[0]}")
         return connection
+
+    async def _secure(self, tcp: trio.SocketStream) -> trio.SSLStream[trio.SocketStream]:
+        """TLS over ``tcp``; an untrusted certificate is a ``RedisError`` at once (retrying would not help)."""
+        assert self._ssl_context is not None
+        tls = trio.SSLStream(tcp, self._ssl_context, server_hostname=self.host)
+        with trio.move_on_after(self.connect_timeout) as timer:
+            try:
+                await tls.do_handshake()
+            except trio.BrokenResourceError as exc:
+                await trio.aclose_forcefully(tcp)
+                if isinstance(exc.__cause__, ssl.SSLCertVerificationError):
+                    raise RedisError(f"Redis at {self.host}:{self.port}: {exc.__cause__.verify_message}") from None
+                raise _Failed("the TLS handshake failed", sent=False) from None
+        if timer.cancelled_caught:
+            await trio.aclose_forcefully(tcp)
+            raise _Failed(f"no TLS handshake within {self.connect_timeout:g} s", sent=False)
+        return tls
