@@ -162,6 +162,7 @@ def test_the_configured_key_is_shared_and_a_short_one_is_refused(monkeypatch: py
     first, second = trio_mcp.Server("a"), trio_mcp.Server("b")
     state = first.request_states.sign("digest", {"name": {"action": "accept"}})
     assert second.request_states.verify(state, "digest") == {"name": {"action": "accept"}}
+    assert second.cursors.decode(first.cursors.encode(20, scope="tools/list"), scope="tools/list") == 20
     monkeypatch.setenv("TRIO_MCP_SECRET_KEY", "too short")
     with pytest.raises(ValueError, match="TRIO_MCP_SECRET_KEY"):
         trio_mcp.Server("c")

@@ -32,9 +32,9 @@ _OFFSET = struct.Struct(">q")
 _PAYLOAD_SIZE = 1 + _OFFSET.size + _TAG_SIZE
 _DOMAIN = b"trio_mcp.pagination-cursor\x00"
 _MIN_SECRET_SIZE = 16
-#: One secret per process (or the configured one, shared by every process), so every codec made without one
-#: accepts every other's cursors.
-_PROCESS_SECRET = configured_key("pagination-cursor") or secrets.token_bytes(32)
+#: One secret per process, so every codec made without one accepts every other's cursors (unless a key is
+#: configured: then every process shares that one; see ``_keys``).
+_PROCESS_SECRET = secrets.token_bytes(32)
 
 
 class InvalidCursor(ValueError):
@@ -48,7 +48,7 @@ class CursorCodec:
 
     def __init__(self, secret: bytes | None = None) -> None:
         if secret is None:
-            secret = _PROCESS_SECRET
+            secret = configured_key("pagination-cursor") or _PROCESS_SECRET
         elif not isinstance(secret, bytes):
             raise TypeError(f"cursor secret must be bytes, not {type(secret).__name__}")
         elif len(secret) < _MIN_SECRET_SIZE:

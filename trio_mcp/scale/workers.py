@@ -112,6 +112,8 @@ class _Supervisor:
                 os.close(read_end)
             started = trio.current_time()
             self.processes.add(process)
+            if self.stopping.is_set():  # the stop began while it was starting: drain() may have missed it
+                process.send_signal(signal.SIGTERM)
             try:
                 await process.wait()
             finally:
