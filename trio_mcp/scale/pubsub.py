@@ -15,7 +15,7 @@ from typing import Any, AsyncIterator, Final
 
 import trio
 
-from ._resp import encode_commands
+from ._resp import RespProtocolError, encode_commands
 from .redis import RedisClient, RedisUnavailable, _Connection, _Failed
 
 __all__ = ["Subscription", "subscribe"]
@@ -54,7 +54,7 @@ class Subscription:
                         confirmed += isinstance(reply, list) and reply[:1] == [b"subscribe"]
                 self._connection = connection
                 return
-            except (_Failed, OSError, trio.BrokenResourceError, trio.TooSlowError) as exc:
+            except (_Failed, OSError, trio.BrokenResourceError, trio.TooSlowError, RespProtocolError) as exc:
                 failure = exc
                 if connection is not None:
                     await trio.aclose_forcefully(connection.stream)
@@ -83,7 +83,8 @@ class Subscription:
             assert self._connection is not None
             try:
                 await self._receive(self._connection)
-            except (_Failed, OSError, trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
+            except (_Failed, OSError, trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError,
+                    RespProtocolError):
                 await trio.aclose_forcefully(self._connection.stream)
                 self._connection = None
         return self._messages.popleft()

@@ -108,6 +108,9 @@ class _Supervisor:
                 process = await trio.lowlevel.open_process(
                     self._argv(read_end), pass_fds=(self.sock.fileno(), read_end), env=self.env
                 )
+            except BaseException:
+                os.close(write_end)
+                raise
             finally:
                 os.close(read_end)
             started = trio.current_time()
