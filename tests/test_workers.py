@@ -153,6 +153,8 @@ def test_settings_are_checked_when_made() -> None:
         WorkerSettings(server="a:b", workers=0)
     with pytest.raises(ValueError, match="drain_timeout"):
         WorkerSettings(server="a:b", drain_timeout=0)
+    with pytest.raises(ValueError, match="worker_timeout"):
+        WorkerSettings(server="a:b", worker_timeout=float("inf"))
     with pytest.raises(ValueError, match="secret_key"):
         WorkerSettings(server="a:b", secret_key="short")
 
@@ -178,3 +180,14 @@ def test_the_worker_benchmark_runs() -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line.split() for line in done.stdout.splitlines() if line.split()[:1] in (["1"], ["2"])]
     assert [row[0] for row in rows] == ["1", "2"] and all(float(row[2]) > 0 for row in rows)
+
+
+async def test_a_worker_whose_event_loop_is_blocked_is_replaced() -> None:
+    async with supervisor("worker_app:server", "--workers", "1", "--worker-timeout", "1") as (url, _):
+        with trio.fail_after(30):
+            first = await worker_pid(url)
+            began = trio.current_time()
+            with pytest.raises(trio_mcp.TrioMcpError):
+                await worker_pid(url, busy=20.0)  # blocks the whole worker, heartbeats included
+            assert trio.current_time() - began < 10
+            assert await worker_pid(url) != first

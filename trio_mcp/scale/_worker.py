@@ -2,7 +2,8 @@
 
 Started by the supervisor as ``python -m trio_mcp.scale._worker``; not an API. SIGTERM or SIGINT begins a
 graceful drain (stop accepting, let in-flight requests finish within the drain time); so does the end of the
-supervisor's pipe, so a worker never outlives its supervisor.
+supervisor's pipe, so a worker never outlives its supervisor. A task writes a heartbeat byte to another pipe
+now and then: if a handler blocks the event loop, the beats stop and the supervisor replaces the worker.
 """
 
 from __future__ import annotations
@@ -50,31 +51,48 @@ async def _serve(args: argparse.Namespace) -> None:
     sock = socket.socket(fileno=args.listen_fd)
     listener = trio.SocketListener(trio.socket.from_stdlib_socket(sock))
     supervisor = trio.lowlevel.FdStream(args.supervisor_fd)
+    heartbeats = trio.lowlevel.FdStream(args.heartbeat_fd)
 
-    async with trio.open_nursery() as nursery:
+    async def beat() -> None:
+        """Until the worker has drained: an event loop that runs writes here (a gone supervisor reads nothing)."""
+        try:
+            while True:
+                await heartbeats.send_all(b".")
+                await trio.sleep(args.heartbeat_interval)
+        except trio.BrokenResourceError:
+            pass  # the supervisor died: drain_when_orphaned() handles it
 
-        async def drain_on_signal() -> None:
-            with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                async for _ in signals:
-                    nursery.cancel_scope.cancel()  # the HTTP server turns this into its graceful stop
+    async with trio.open_nursery() as beating:  # outside the serving nursery, so it beats while draining
+        beating.start_soon(beat)
+        async with trio.open_nursery() as nursery:
 
-        async def drain_when_orphaned() -> None:
-            while await supervisor.receive_some():
-                pass
-            nursery.cancel_scope.cancel()
+            async def drain_on_signal() -> None:
+                with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                    async for _ in signals:
+                        nursery.cancel_scope.cancel()  # the HTTP server turns this into its graceful stop
 
-        nursery.start_soon(drain_on_signal)
-        nursery.start_soon(drain_when_orphaned)
-        async with server.running():
-            mounts = {"": (server.serve_connection, server.tool_header_paths, options)}
-            await serve_mounts(mounts, args.host, listeners=[listener])
+            async def drain_when_orphaned() -> None:
+                while await supervisor.receive_some():
+                    pass
+                nursery.cancel_scope.cancel()
 
+            async def serve() -> None:
+                async with server.running():
+                    mounts = {"": (server.serve_connection, server.tool_header_paths, options)}
+                    await serve_mounts(mounts, args.host, listeners=[listener])
+
+            nursery.start_soon(drain_on_signal)
+            nursery.start_soon(drain_when_orphaned)
+            nursery.start_soon(serve)
+        beating.cancel_scope.cancel()
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m trio_mcp.scale._worker")
     parser.add_argument("server")
     parser.add_argument("--listen-fd", type=int, required=True)
     parser.add_argument("--supervisor-fd", type=int, required=True)
+    parser.add_argument("--heartbeat-fd", type=int, required=True)
+    parser.add_argument("--heartbeat-interval", type=float, required=True)
     parser.add_argument("--host", required=True)
     parser.add_argument("--drain", type=float, required=True)
     parser.add_argument("--options", default=None)

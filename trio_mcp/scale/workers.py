@@ -2,7 +2,7 @@
 
 The supervisor binds the listening socket once and every worker inherits it (one accept queue: a worker that
 dies loses no queued connection, and a busy worker leaves new connections to idle ones). It restarts a worker
-that dies, with exponential backoff; SIGTERM or SIGINT makes it forward SIGTERM to every worker, which stops
+that dies, with exponential backoff, and kills one whose event loop stops sending heartbeats (blocked); SIGTERM or SIGINT makes it forward SIGTERM to every worker, which stops
 accepting and lets in-flight requests finish within ``drain_timeout`` seconds, after which what is left is
 killed. If workers keep dying (more than ``max_restarts`` deaths within ``restart_window`` seconds) the
 supervisor stops the rest and returns 1, so a process manager above it sees the failure.
@@ -41,6 +41,8 @@ _FIRST_BACKOFF: Final = 0.1
 _MAX_BACKOFF: Final = 5.0
 #: Extra time after ``drain_timeout`` for a worker to exit on its own before it is killed.
 _EXIT_MARGIN: Final = 1.0
+_HEARTBEATS_PER_TIMEOUT: Final = 5
+_READ_SIZE: Final = 4096
 
 
 def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -69,6 +71,8 @@ class WorkerSettings:
     options: str | None = attrs.field(default=None, validator=attrs.validators.optional(_app_spec))
     #: Seconds in-flight requests get after SIGTERM before they are cancelled and the worker is killed.
     drain_timeout: float = attrs.field(default=10.0, validator=_positive)
+    #: A worker whose event loop sends no heartbeat for this long (a handler blocking it) is killed and replaced.
+    worker_timeout: float = attrs.field(default=30.0, validator=_positive)
     #: More deaths than this within ``restart_window`` seconds is a crash loop: stop and exit 1.
     max_restarts: int = attrs.field(default=5, validator=[attrs.validators.instance_of(int), attrs.validators.ge(0)])
     restart_window: float = attrs.field(default=60.0, validator=_positive)
@@ -92,11 +96,12 @@ class _Supervisor:
         key = settings.secret_key or os.environ.get(SECRET_KEY_ENV) or secrets.token_urlsafe(32)
         self.env = {**os.environ, SECRET_KEY_ENV: key}
 
-    def _argv(self, supervisor_fd: int) -> list[str]:
+    def _argv(self, supervisor_fd: int, heartbeat_fd: int) -> list[str]:
         s = self.settings
         argv = [sys.executable, "-m", "trio_mcp.scale._worker", s.server, "--listen-fd", str(self.sock.fileno()),
-                "--supervisor-fd", str(supervisor_fd), "--host", s.host, "--drain", str(s.drain_timeout),
-                "--workers", str(s.workers)]
+                "--supervisor-fd", str(supervisor_fd), "--heartbeat-fd", str(heartbeat_fd),
+                "--heartbeat-interval", str(s.worker_timeout / _HEARTBEATS_PER_TIMEOUT), "--host", s.host,
+                "--drain", str(s.drain_timeout), "--workers", str(s.workers)]
         return argv + (["--options", s.options] if s.options else [])
 
     async def run_slot(self, index: int) -> None:
@@ -104,21 +109,28 @@ class _Supervisor:
         failures = 0
         while not self.stopping.is_set():
             read_end, write_end = os.pipe()  # the worker drains when the write end closes (we died)
+            beat_read, beat_write = os.pipe()  # the worker's event loop writes a byte now and then
             try:
                 process = await trio.lowlevel.open_process(
-                    self._argv(read_end), pass_fds=(self.sock.fileno(), read_end), env=self.env
+                    self._argv(read_end, beat_write), pass_fds=(self.sock.fileno(), read_end, beat_write),
+                    env=self.env,
                 )
             except BaseException:
                 os.close(write_end)
+                os.close(beat_read)
                 raise
             finally:
                 os.close(read_end)
+                os.close(beat_write)
             started = trio.current_time()
             self.processes.add(process)
             if self.stopping.is_set():  # the stop began while it was starting: drain() may have missed it
                 process.send_signal(signal.SIGTERM)
             try:
-                await process.wait()
+                async with trio.lowlevel.FdStream(beat_read) as heartbeats, trio.open_nursery() as watching:
+                    watching.start_soon(self._watch, index, process, heartbeats)
+                    await process.wait()
+                    watching.cancel_scope.cancel()
             finally:
                 self.processes.discard(process)
                 os.close(write_end)
@@ -140,6 +152,19 @@ class _Supervisor:
                            index, process.pid, process.returncode, delay)
             with trio.move_on_after(delay):
                 await self.stopping.wait()
+
+    async def _watch(self, index: int, process: trio.Process, heartbeats: trio.lowlevel.FdStream) -> None:
+        """Kill the worker if its heartbeats stop for ``worker_timeout`` seconds (its pipe closing is its exit)."""
+        while True:
+            with trio.move_on_after(self.settings.worker_timeout) as timer:
+                beat = await heartbeats.receive_some(_READ_SIZE)
+            if timer.cancelled_caught:
+                logger.error("worker %d (pid %d) sent no heartbeat for %g s (its event loop is blocked); killing it",
+                             index, process.pid, self.settings.worker_timeout)
+                process.kill()
+                return
+            if not beat:
+                return
 
     async def stop_on_signal(self) -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
