@@ -147,3 +147,22 @@ def test_options_are_checked_at_the_call() -> None:
         RedisEventStore(redis, ttl=0.5)
     with pytest.raises(ValueError, match="prefix"):
         RedisEventStore(redis, prefix="a{b}")
+
+
+@pytest.mark.bench
+def test_the_store_benchmark_runs() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from scale_peers import BINARY, SKIP_REASON
+
+    if BINARY is None:
+        pytest.skip(SKIP_REASON)
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(root / "benchmarks" / "redis_store.py"), "--appends", "64"],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line.split() for line in done.stdout.splitlines()[1:]]
+    assert [row[0] for row in rows] == ["always", "everysec"] and all(float(row[1]) > 0 for row in rows)
