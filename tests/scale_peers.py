@@ -53,9 +53,19 @@ async def supervisor(*args: str, path: str = "/mcp", env: dict[str, str] | None 
             await process.wait()
 
 
+#: HAProxy lines that pin a handshake-era session to the backend that answered its ``initialize``.
+STICKY = (
+    "    stick-table type string len 64 size 100k expire 30m\n"
+    "    stick on req.hdr(mcp-session-id)\n"
+    "    stick store-response res.hdr(mcp-session-id)\n"
+)
+
+
 @asynccontextmanager
-async def haproxy(backends: Sequence[int], directory: Path) -> AsyncIterator[int]:
-    """HAProxy on a free port balancing every request round robin over ``backends`` (ports); yields its port."""
+async def haproxy(backends: Sequence[int], directory: Path, *, sticky_sessions: bool = False) -> AsyncIterator[int]:
+    """HAProxy on a free port balancing every request round robin over ``backends`` (ports); yields its port.
+
+    ``sticky_sessions`` keeps the requests carrying an ``Mcp-Session-Id`` on the backend that issued it."""
     if HAPROXY is None:
         pytest.skip("haproxy is not installed (make test installs it with tests/scale/setup.sh)")
     port = _free_port()
@@ -64,7 +74,7 @@ async def haproxy(backends: Sequence[int], directory: Path) -> AsyncIterator[int
     config.write_text(
         "defaults\n    mode http\n    timeout connect 2s\n    timeout client 30s\n    timeout server 30s\n"
         f"frontend mcp\n    bind 127.0.0.1:{port}\n    default_backend workers\n"
-        f"backend workers\n    balance roundrobin\n{servers}"
+        f"backend workers\n    balance roundrobin\n{STICKY if sticky_sessions else ''}{servers}"
     )
     process = await trio.lowlevel.open_process([HAPROXY, "-db", "-f", str(config)], stdin=subprocess.DEVNULL)
     try:

@@ -57,3 +57,28 @@ async def test_without_a_shared_key_the_retry_fails_clearly(tmp_path: Path) -> N
                 haproxy([port_of(first), port_of(second)], tmp_path) as port:
             with pytest.raises(trio_mcp.McpError, match="requestState failed its integrity check"):
                 await greet_through(f"http://127.0.0.1:{port}/mcp", [])
+
+
+async def test_sessions_work_behind_a_balancer_that_sticks_to_the_session_id(tmp_path: Path) -> None:
+    """The handshake era needs stickiness until sessions roam: with the session id in a stick table every
+    request of a session, concurrent ones and its GET stream included, reaches the server that created it."""
+    with trio.fail_after(60):
+        async with supervisor("worker_app:server", "--workers", "1") as (first, _), \
+                supervisor("worker_app:server", "--workers", "1") as (second, _), \
+                haproxy([port_of(first), port_of(second)], tmp_path, sticky_sessions=True) as port:
+            url = f"http://127.0.0.1:{port}/mcp"
+            served_by: set[int] = set()
+            for _ in range(2):
+                async with trio_mcp.open_http_client(url, protocol_version="2025-11-25") as client:
+                    pids: list[int] = []
+
+                    async def call() -> None:
+                        result = await client.call_tool("pid", {"busy": 0.01})
+                        pids.append(result.structured_content["result"])
+
+                    async with trio.open_nursery() as nursery:
+                        for _ in range(12):
+                            nursery.start_soon(call)
+                    assert len(pids) == 12 and len(set(pids)) == 1
+                    served_by |= set(pids)
+            assert len(served_by) == 2  # sessions still spread: the balancer pins each one, not the client
