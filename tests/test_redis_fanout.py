@@ -60,3 +60,16 @@ async def test_the_first_subscription_must_succeed() -> None:
     async with RedisClient("redis://127.0.0.1:1", connect_timeout=0.2, retries=1) as redis:
         with trio.fail_after(10), pytest.raises(RedisUnavailable, match="cannot subscribe.*cannot connect"):
             await RedisFanout(server, redis).run()
+
+
+async def test_a_stateless_listen_stream_gets_updates_published_by_another_machine(redis_server: RedisServer) -> None:
+    env = {"TRIO_MCP_TEST_REDIS_URL": redis_server.url}
+    with trio.fail_after(60):
+        async with supervisor("fanout_app:server", "--workers", "1", env=env) as (first, _), \
+                supervisor("fanout_app:server", "--workers", "1", env=env) as (second, _):
+            async with trio_mcp.open_http_client(first, protocol_version="2026-07-28") as listener, \
+                    trio_mcp.open_http_client(second, protocol_version="2026-07-28") as other:
+                async with listener.listen(resource_uris=["note://a"]) as changes:
+                    await other.call_tool("touch", {"uri": "note://a"})
+                    change = await changes.receive()
+                assert (change.kind, change.uri) == ("resource", "note://a")
