@@ -151,3 +151,18 @@ async def test_tls_with_a_trusted_certificate_and_a_clear_error_for_an_untrusted
         server.stop()
     with pytest.raises(ValueError, match="ssl_context"):
         RedisClient("redis://127.0.0.1", ssl_context=trusted)
+
+
+@pytest.mark.bench
+def test_the_client_comparison_benchmark_runs() -> None:
+    import os
+    import sys
+
+    if BINARY is None:
+        pytest.skip(SKIP_REASON)
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(root / "benchmarks" / "redis_clients.py"), "--calls", "50"],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    ours = next(line.split() for line in done.stdout.splitlines() if line.split()[:1] == ["trio_mcp"])
+    assert float(ours[2]) > 0

@@ -1,11 +1,11 @@
 """A small Redis (or Valkey) client on trio: RESP over trio sockets, with hiredis parsing the replies.
 
-Why not an existing client: redis-py's async client is asyncio only. coredis (6.x) and valkey-glide (2.x) do
-run on trio, both through anyio, but they bring anyio, beartype and protobuf or a 40 MB Rust core, and were
-slower here on 127.0.0.1 (GET round trips per second, one connection, trio 0.35, Redis 7.0; import time):
-RESP over a trio socket with the hiredis reader 28,500/s and 1 ms; valkey-glide 2.6.0 11,800/s and 305 ms;
-coredis 6.9.0 3,900/s and 277 ms. The sans-I/O split (``_resp.py``) is the h11 pattern this package already
-uses for HTTP, and owning the socket means trio's rules hold exactly: a cancelled scope ends a command now
+Why not an existing client: redis-py's async client is asyncio only. coredis (6.9) and valkey-glide (2.6) do
+run on trio, both through anyio, but they bring anyio and beartype, or protobuf and a 40 MB Rust core, and
+were slower here (``python benchmarks/redis_clients.py``: one connection, GET round trips per second on
+127.0.0.1, Redis 7.0, 2 shared cores; import time on top of trio and trio_mcp): this client 16,100/s and
+7 ms; valkey-glide 5,900-10,500/s and 200 ms; coredis 2,800-4,900/s and 190 ms. The sans-I/O split
+(``_resp.py``) is the h11 pattern this package already uses for HTTP, and owning the socket means trio's rules hold exactly: a cancelled scope ends a command now
 (its connection is then discarded, since its reply is unknown), and every wait has a bound.
 
 Failure handling: connecting and each command have timeouts; a command that could not be sent (Redis down,
@@ -193,10 +193,14 @@ class RedisClient:
     async def _attempt(self, payload: bytes, count: int) -> list[Any]:
         if self._closed:
             raise RedisError("the Redis client is closed")
-        with trio.move_on_after(self.command_timeout) as waiting:
-            await self._slots.acquire()
-        if waiting.cancelled_caught:
-            raise _Failed(f"no connection became free within {self.command_timeout:g} s", sent=False, timed_out=True)
+        try:
+            self._slots.acquire_nowait()  # the usual case: no scheduling round just to take a free slot
+        except trio.WouldBlock:
+            with trio.move_on_after(self.command_timeout) as waiting:
+                await self._slots.acquire()
+            if waiting.cancelled_caught:
+                raise _Failed(f"no connection became free within {self.command_timeout:g} s", sent=False,
+                              timed_out=True) from None
         try:
             connection = await self._checkout()
             done = False
