@@ -5,8 +5,9 @@ run on trio, both through anyio, but they bring anyio and beartype, or protobuf 
 were slower here (``python benchmarks/redis_clients.py``: one connection, GET round trips per second on
 127.0.0.1, Redis 7.0, 2 shared cores; import time on top of trio and trio_mcp): this client 16,100/s and
 7 ms; valkey-glide 5,900-10,500/s and 200 ms; coredis 2,800-4,900/s and 190 ms. The sans-I/O split
-(``_resp.py``) is the h11 pattern this package already uses for HTTP, and owning the socket means trio's rules hold exactly: a cancelled scope ends a command now
-(its connection is then discarded, since its reply is unknown), and every wait has a bound.
+(``_resp.py``) is the h11 pattern this package already uses for HTTP, and owning the socket means trio's
+rules hold exactly: a cancelled scope ends a command now (its connection is then discarded, since its reply
+is unknown), and every wait has a bound.
 
 Failure handling: connecting and each command have timeouts; a command that could not be sent (Redis down,
 a refused connection) is retried on a new connection with exponential backoff, ``retries`` times; a command
