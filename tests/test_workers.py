@@ -191,3 +191,14 @@ async def test_a_worker_whose_event_loop_is_blocked_is_replaced() -> None:
                 await worker_pid(url, busy=20.0)  # blocks the whole worker, heartbeats included
             assert trio.current_time() - began < 10
             assert await worker_pid(url) != first
+
+
+async def test_run_workers_returns_the_exit_status() -> None:
+    code = "import sys; from trio_mcp.scale import run_workers; sys.exit(run_workers('worker_app:nope', workers=1, " \
+           "port=0, max_restarts=1))"
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(ROOT / "tests" / "servers")))}
+    with trio.fail_after(30):
+        done = await trio.run_process([sys.executable, "-c", code], env=environment, check=False,
+                                      capture_stderr=True)
+    assert done.returncode == 1
+    assert done.stderr.count(b"has no attribute 'nope'") == 2  # started, restarted once, then given up
