@@ -13,6 +13,7 @@ import trio
 
 import trio_mcp
 from scale_peers import ROOT, supervisor
+from trio_mcp.client import connect_http_client
 from trio_mcp.scale import WorkerSettings
 from trio_mcp.transports._http_client import HttpClient
 from trio_mcp.types import ElicitResult
@@ -133,10 +134,14 @@ async def test_a_request_state_minted_by_one_worker_is_accepted_by_another() -> 
             await pids_seen(url, 2)
             for _ in range(40):
                 fresh_connections = HttpClient(keep_alive_expiry=0.01)  # the retry opens a new connection
-                async with fresh_connections, trio_mcp.open_http_client(
-                    url, protocol_version=MODERN, elicitation=answer, http=fresh_connections
-                ) as client:
-                    result = await client.call_tool("greet", {})
+                async with fresh_connections, trio.open_nursery() as nursery:
+                    client = await connect_http_client(
+                        nursery, url, protocol_version=MODERN, elicitation=answer, http=fresh_connections
+                    )
+                    try:
+                        result = await client.call_tool("greet", {})
+                    finally:
+                        await client.aclose()
                 text = result.content[0].text  # type: ignore[union-attr]
                 assert not result.is_error, text
                 if int(text.split()[-1]) != asked_by[-1]:
