@@ -36,7 +36,7 @@ def load(spec: str) -> Any:
 
 async def _serve(args: argparse.Namespace) -> None:
     from ..server import Server
-    from ..transports.streamable_http import HttpTransportOptions, serve_mounts
+    from ..transports.streamable_http import Drain, HttpTransportOptions, serve_mounts
 
     server = load(args.server)
     if not isinstance(server, Server):
@@ -47,11 +47,13 @@ async def _serve(args: argparse.Namespace) -> None:
     if args.workers > 1 and options.sessions:
         logger.warning("handshake-era sessions live in the worker that created them: a client connection that "
                        "reaches another worker gets 404 (serve them with one worker, or sessions=False)")
-    options = attrs.evolve(options, limits=attrs.evolve(options.limits, graceful_shutdown_timeout=args.drain))
+    drain = Drain()
+    options = attrs.evolve(options, drain=drain)
     sock = socket.socket(fileno=args.listen_fd)
     listener = trio.SocketListener(trio.socket.from_stdlib_socket(sock))
     supervisor = trio.lowlevel.FdStream(args.supervisor_fd)
     heartbeats = trio.lowlevel.FdStream(args.heartbeat_fd)
+    stop = trio.Event()
 
     async def beat() -> None:
         """Until the worker has drained: an event loop that runs writes here (a gone supervisor reads nothing)."""
@@ -60,31 +62,32 @@ async def _serve(args: argparse.Namespace) -> None:
                 await heartbeats.send_all(b".")
                 await trio.sleep(args.heartbeat_interval)
         except trio.BrokenResourceError:
-            pass  # the supervisor died: drain_when_orphaned() handles it
+            pass  # the supervisor died: stop_when_orphaned() handles it
 
-    async with trio.open_nursery() as beating:  # outside the serving nursery, so it beats while draining
-        beating.start_soon(beat)
-        async with trio.open_nursery() as nursery:
+    async def stop_on_signal() -> None:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for _ in signals:
+                stop.set()
 
-            async def drain_on_signal() -> None:
-                with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                    async for _ in signals:
-                        nursery.cancel_scope.cancel()  # the HTTP server turns this into its graceful stop
+    async def stop_when_orphaned() -> None:
+        while await supervisor.receive_some():
+            pass
+        stop.set()
 
-            async def drain_when_orphaned() -> None:
-                while await supervisor.receive_some():
-                    pass
-                nursery.cancel_scope.cancel()
+    async def serve(task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
+        async with server.running():
+            mounts = {"": (server.serve_connection, server.tool_header_paths, options)}
+            await serve_mounts(mounts, args.host, listeners=[listener], task_status=task_status)
 
-            async def serve() -> None:
-                async with server.running():
-                    mounts = {"": (server.serve_connection, server.tool_header_paths, options)}
-                    await serve_mounts(mounts, args.host, listeners=[listener])
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(beat)
+        await nursery.start(serve)
+        nursery.start_soon(stop_on_signal)
+        nursery.start_soon(stop_when_orphaned)
+        await stop.wait()
+        await drain(args.drain)  # stop accepting; in-flight requests get the drain time
+        nursery.cancel_scope.cancel()  # then whatever is left ends now
 
-            nursery.start_soon(drain_on_signal)
-            nursery.start_soon(drain_when_orphaned)
-            nursery.start_soon(serve)
-        beating.cancel_scope.cancel()
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m trio_mcp.scale._worker")
