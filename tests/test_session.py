@@ -324,7 +324,10 @@ async def test_handler_exception_becomes_internal_error(nursery: trio.Nursery) -
     session, peer = await start_session(nursery, Handlers(broken=broken, echo=echo))
     await peer.send({"jsonrpc": "2.0", "id": 1, "method": "broken"})
     reply = await peer.receive()
-    assert reply["error"] == {"code": -32603, "message": "Internal error: disk on fire"}
+    assert reply["error"]["code"] == -32603
+    message = reply["error"]["message"]
+    assert message.startswith("Internal error: the handler for broken (request id 1) failed (error id ")
+    assert "disk on fire" not in message  # the text stays in the log, with the same id
     await peer.send({"jsonrpc": "2.0", "id": 2, "method": "echo"})
     assert (await peer.receive())["id"] == 2
 

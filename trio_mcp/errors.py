@@ -25,6 +25,7 @@ __all__ = [
     "URL_ELICITATION_REQUIRED",
     "TrioMcpError",
     "McpError",
+    "ToolError",
     "RequestTimeout",
     "ConnectionClosed",
     "CapabilityError",
@@ -88,6 +89,18 @@ class McpError(TrioMcpError):
             message if isinstance(message, str) else repr(message),
             error.get("data"),
         )
+
+
+class ToolError(TrioMcpError):
+    """Raise it in a tool to fail the call with this message for the model to read (an ``isError`` result).
+
+    Any other exception a tool raises reaches the model only as "the tool failed" and a correlation id, since
+    its text may hold details meant for the operator alone (see ``Server(expose_errors=...)``).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class RequestTimeout(TrioMcpError):

@@ -38,29 +38,39 @@ if TYPE_CHECKING:
     from ._connection import ServerConnection
     from ._server import Server
 
-__all__ = ["Context"]
+__all__ = ["Context", "HandlerCancelled"]
 
 T = TypeVar("T")
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 
+class HandlerCancelled(Exception):
+    """A handler's own ``cancel_scope`` was cancelled (its deadline passed, or it called ``cancel()``)."""
+
+    def __init__(self, timed_out: bool) -> None:
+        super().__init__("timed out (its own deadline passed)" if timed_out else "was cancelled by its own code")
+        self.timed_out = timed_out
+
+
 class Context:
     """What a handler can know and do about the request it is serving.
 
-    Cancellation is visible, not hidden: ``cancel_scope`` is the scope the peer's ``notifications/cancelled``
-    cancels, and ``cancel_requested`` is set when that notification arrives. ``sample()``, ``elicit()`` and
-    ``list_roots()`` ask the client for something and are refused with ``McpError`` when the client did not
-    declare the capability they need.
+    Cancellation is visible, not hidden: ``cancel_scope`` is the handler's own scope (give it a deadline to
+    bound the handler's run time: the request is then answered with an error saying it timed out), and
+    ``cancel_requested`` is set when the peer sends ``notifications/cancelled``, which cancels the scope around
+    it. ``sample()``, ``elicit()`` and ``list_roots()`` ask the client for something and are refused with
+    ``McpError`` when the client did not declare the capability they need.
     """
 
-    __slots__ = ("_request", "_connection", "_modern", "_asked")
+    __slots__ = ("_request", "_connection", "_modern", "_asked", "_scope")
 
     def __init__(self, request: InboundRequest, connection: ServerConnection, modern: ModernRequest | None = None) -> None:
         self._request = request
         self._connection = connection
         self._modern = modern
         self._asked = 0
+        self._scope = trio.CancelScope()
 
     # -- the request --------------------------------------------------------------------------------
 
@@ -81,8 +91,9 @@ class Context:
 
     @property
     def cancel_scope(self) -> trio.CancelScope:
-        """The scope around this handler; a peer cancel cancels it."""
-        return self._request.cancel_scope
+        """The handler's own scope: cancelling it, or its deadline passing, ends the handler and answers the
+        request with an error saying so. (A peer's cancel or a server stop cancels the scopes around it.)"""
+        return self._scope
 
     @property
     def cancel_requested(self) -> trio.Event:
@@ -159,6 +170,7 @@ class Context:
         """
         if level not in LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LEVELS)}")
+        await self._connection.release_logs(self._request)  # records the stdlib bridge queued go first
         params = self._connection.log_params(level, data, logger, self._log_threshold())
         if params is not None:
             await self._request.notify("notifications/message", params)

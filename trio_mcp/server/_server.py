@@ -103,6 +103,7 @@ class Server:
         request_state_secret: bytes | None = None,
         request_state_ttl: float = 600.0,
         tasks: TaskManager | None = None,
+        expose_errors: bool = False,
     ) -> None:
         """Args:
         name, version, title, description, website_url, icons: the ``serverInfo`` clients see.
@@ -118,7 +119,12 @@ class Server:
             give every replica the same secret when requests may be retried on another one).
         request_state_ttl: seconds a client has to answer an ``InputRequiredResult``.
         tasks: runs tools as tasks (store, TTLs, limits); a default ``TaskManager`` when None.
+        expose_errors: send the text and traceback of a handler's unexpected exception to the client (for
+            development only: they may hold paths, queries or secrets). By default the client is told that the
+            handler failed and a correlation id; the log record with the traceback carries the same id.
         """
+        if not isinstance(expose_errors, bool):
+            raise TypeError(f"expose_errors must be True or False, not {expose_errors!r}")
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.info = Implementation(
@@ -130,6 +136,7 @@ class Server:
             icons=list(icons) if icons else None,
         )
         self.instructions = instructions
+        self.expose_errors = expose_errors
         self.max_in_flight = max_in_flight
         self.peer_cancel_mode = peer_cancel_mode
         self.default_log_level = default_log_level
