@@ -31,6 +31,7 @@ from ._core.jsonrpc import (
     request_message,
     result_message,
 )
+from ._util import Sentinel
 from ._failures import Fate, failure_text, fate_of, report_failure
 from .errors import (
     INTERNAL_ERROR,
@@ -199,7 +200,8 @@ class SessionStatistics:
     closed: bool
 
 
-_UNSET: Final[Any] = object()
+#: "Use the default" (the session's ``request_timeout``); reads as DEFAULT in ``help()``.
+_UNSET: Final[Any] = Sentinel("DEFAULT")
 
 
 class Session:

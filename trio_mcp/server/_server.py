@@ -525,7 +525,8 @@ class Server:
         server has one.
         """
         connection = ServerConnection(self, stream, modern_only=modern_only, principal=principal, control=control)
-        await connection.run(task_status=task_status)
+        with collapse_exception_groups():
+            await connection.run(task_status=task_status)
 
     async def serve_http(
         self,
@@ -605,9 +606,10 @@ class Server:
         While serving, anything written to ``sys.stdout`` (a stray ``print()``) goes to stderr instead, so
         the protocol stream stays clean; see ``stdio_server_stream``.
         """
-        async with self.running():
-            async with stdio_server_stream(protect_stdout=protect_stdout) as stream:
-                await self.serve_connection(stream, task_status=task_status)
+        with collapse_exception_groups():
+            async with self.running():
+                async with stdio_server_stream(protect_stdout=protect_stdout) as stream:
+                    await self.serve_connection(stream, task_status=task_status)
 
 
 async def serve_http_many(
@@ -623,12 +625,13 @@ async def serve_http_many(
     on ``/weather/mcp`` (and ``/weather/sse``). Each server's lifespan runs around the whole listener."""
     from ..transports.streamable_http import HttpTransportOptions, serve_mounts
 
-    async with contextlib.AsyncExitStack() as stack:
-        for server in servers.values():
-            await stack.enter_async_context(server.running())
-        mounts = {
-            prefix: (server.serve_connection, server.tool_header_paths, options or HttpTransportOptions())
-            for prefix, server in servers.items()
-        }
-        await serve_mounts(mounts, host, port, ssl_context=ssl_context, task_status=task_status)
+    with collapse_exception_groups():
+        async with contextlib.AsyncExitStack() as stack:
+            for server in servers.values():
+                await stack.enter_async_context(server.running())
+            mounts = {
+                prefix: (server.serve_connection, server.tool_header_paths, options or HttpTransportOptions())
+                for prefix, server in servers.items()
+            }
+            await serve_mounts(mounts, host, port, ssl_context=ssl_context, task_status=task_status)
     raise AssertionError("unreachable")
