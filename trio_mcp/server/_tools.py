@@ -44,7 +44,8 @@ CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, Embedded
 def _is_unstructured(annotation: Any) -> bool:
     """Return annotations that mean "content, not structured data": str, content blocks, lists of blocks.
 
-    ``list[str]`` is structured data (a JSON array), not a list of text blocks.
+    ``list[str]`` is structured data (a JSON array), not a list of text blocks. The whole rule is the table
+    in docs/structured-output.md.
     """
     if annotation is str or annotation is CallToolResult or annotation is type(None):
         return True
