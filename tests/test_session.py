@@ -312,7 +312,8 @@ async def test_in_flight_bound_rejects_excess_requests(nursery: trio.Nursery) ->
     for n in range(3):
         await peer.send({"jsonrpc": "2.0", "id": n, "method": "slow"})
     busy = await peer.receive()
-    assert busy["id"] == 2 and busy["error"]["code"] == -32000
+    assert busy["id"] == 2 and busy["error"]["code"] == -32010  # its own code, not ConnectionClosed's -32000
+    assert "max_in_flight" in busy["error"]["message"]
     gate.set()
     assert sorted([(await peer.receive())["result"] for _ in range(2)]) == [0, 1]
 

@@ -42,8 +42,9 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 # Implementation-defined (-32000 .. -32019): used by this library only.
-SERVER_BUSY = -32000
-CONNECTION_CLOSED = -32000
+CONNECTION_CLOSED = -32000  # the official SDKs' code for a closed connection
+#: A request refused because the connection already has ``max_in_flight`` requests being served.
+SERVER_BUSY = -32010
 REQUEST_TIMEOUT = -32001
 
 # MCP
