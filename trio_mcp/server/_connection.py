@@ -16,13 +16,8 @@ from .._pagination import InvalidCursor, paginate
 from .._schema import ArgumentError
 from .._session import InboundRequest, Session
 from .._wire.convert import from_wire, params_from_wire, to_wire
-from .._wire.versions import (
-    HANDSHAKE_VERSIONS,
-    LATEST_HANDSHAKE_VERSION,
-    V2025_06_18,
-    V2025_11_25,
-    allows_batches,
-)
+from .._wire.features import Feature, has
+from .._wire.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION
 from .._failures import Fate, failure_text, fate_of, report_failure
 from .._util import first_leaf
 from ..errors import (
@@ -60,7 +55,7 @@ from ._context import Context, HandlerCancelled
 from ._logging import LEVELS, RateLimiter, current_context, level_rank
 from ._modern import InputRequired, ModernRequest, find_input_required, is_modern, modern_meta, params_digest
 from ._tasks import CORE_TASK_METHODS, EXTENSION_TASK_METHODS
-from ._tools import ToolDefinition, argument_error_result, content_for_revision, error_result, tool_result_wire
+from ._tools import ToolDefinition, error_result
 
 if TYPE_CHECKING:
     from ._server import Server
@@ -325,7 +320,7 @@ class ServerConnection:
         self.protocol_version = version
         self.client_info = params.client_info
         self.client_capabilities = params.capabilities
-        self.session.accept_batches = allows_batches(version)
+        self.session.accept_batches = has(version, Feature.BATCHES)
         if self.control is not None:
             self.control.negotiated(version)
         result = self.server.initialize_result(version)
@@ -467,27 +462,17 @@ class ServerConnection:
             return error_result(f"Tool {tool.name} {exc}")
 
     async def run_tool(self, tool: ToolDefinition, arguments: dict[str, Any] | None, context: Context) -> dict[str, Any]:
-        """Run a tool's handler and build its ``CallToolResult`` (inline, or as a task); whatever the handler
+        """Run a tool (inline, or as a task) and return its finished ``CallToolResult``: whatever the handler
         raises becomes an ``isError`` result, except a protocol error and the cancellation of a scope around it."""
         token = current_context.set(context)
         try:
-            try:
-                value = await tool.call(arguments, context)
-                result = tool_result_wire(tool, value)
-            except ArgumentError as exc:
-                result = argument_error_result(tool, exc)
-            except McpError:
-                raise
-            except BaseException as exc:
-                result = self._tool_failure(tool.name, exc)
+            return await tool.run(arguments, context)
+        except McpError:
+            raise
+        except BaseException as exc:
+            return self._tool_failure(tool.name, exc)
         finally:
             current_context.reset(token)
-        version = context.protocol_version
-        if version < V2025_11_25:  # older revisions lack some content types and structured output
-            result["content"] = [content_for_revision(block, version) for block in result["content"]]
-            if version < V2025_06_18:
-                result.pop("structuredContent", None)
-        return result
 
     def _tool_failure(self, name: str, exc: BaseException) -> dict[str, Any]:
         """The ``isError`` result for a tool that raised ``exc`` (or ``exc`` re-raised when it is no failure)."""

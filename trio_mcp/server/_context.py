@@ -9,7 +9,7 @@ import trio
 from .._schema import json_schema_for, validate
 from .._session import InboundRequest
 from .._wire.convert import WireFormatError, from_wire, to_wire
-from .._wire.versions import V2025_06_18, V2025_11_25
+from .._wire.features import Feature, has
 from ..errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -161,7 +161,9 @@ class Context:
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far along this request is (a no-op unless it asked with a progressToken)."""
-        await self._request.report_progress(progress, total, message if self.protocol_version >= "2025-03-26" else None)
+        await self._request.report_progress(
+            progress, total, message if has(self.protocol_version, Feature.PROGRESS_MESSAGE) else None
+        )
 
     async def log(self, level: LogLevel, data: Any, *, logger: str | None = None) -> None:
         """Send ``notifications/message`` to the client if ``level`` passes the level it set.
@@ -235,7 +237,7 @@ class Context:
         self._require(sampling is not None, "sampling", {"sampling": {}})
         if tools is not None or tool_choice is not None:
             self._require(
-                self.protocol_version >= V2025_11_25 and sampling is not None and sampling.tools is not None,
+                has(self.protocol_version, Feature.SAMPLING_TOOLS) and sampling is not None and sampling.tools is not None,
                 "sampling.tools",
                 {"sampling": {"tools": {}}},
             )
@@ -273,7 +275,7 @@ class Context:
         that does not match is refused with ``McpError`` rather than handed to the handler.
         """
         self._require(
-            self.protocol_version >= V2025_06_18 and self.client_capabilities.elicitation is not None,
+            has(self.protocol_version, Feature.ELICITATION) and self.client_capabilities.elicitation is not None,
             "elicitation",
             {"elicitation": {}},
         )
@@ -302,7 +304,7 @@ class Context:
         """
         elicitation = self.client_capabilities.elicitation
         self._require(
-            self.protocol_version >= V2025_11_25 and elicitation is not None and elicitation.url is not None,
+            has(self.protocol_version, Feature.URL_ELICITATION) and elicitation is not None and elicitation.url is not None,
             "elicitation.url",
             {"elicitation": {"url": {}}},
         )

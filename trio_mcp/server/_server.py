@@ -25,7 +25,8 @@ from .._pagination import CursorCodec
 from .._uri_template import MatchedVariables, TemplateRouter
 from .._util import collapse_exception_groups
 from .._wire.convert import to_wire
-from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, V2025_03_26, V2025_06_18, V2025_11_25
+from .._wire.features import Feature, has, project
+from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ..types import META_SERVER_INFO, RESULT_COMPLETE
 from ..transports._base import MessageStream, StreamControl
 from ..transports.stdio import stdio_server_stream
@@ -428,7 +429,7 @@ class Server:
             else None,
             prompts=PromptsCapability(list_changed=True) if self.prompts else None,
             logging={},
-            completions={} if self.completion_handler is not None and version >= V2025_03_26 else None,
+            completions={} if self.completion_handler is not None and has(version, Feature.COMPLETIONS) else None,
             **task_capabilities(self.tools.values(), version),
         )
 
@@ -444,12 +445,7 @@ class Server:
 
     def initialize_result(self, version: str) -> dict[str, Any]:
         """The ``initialize`` result for a client that negotiated ``version``."""
-        info = to_wire(self.info)
-        if version < V2025_06_18:
-            info.pop("title", None)
-        if version < V2025_11_25:
-            for key in ("description", "websiteUrl", "icons"):
-                info.pop(key, None)
+        info = project("Implementation", to_wire(self.info), version)
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": to_wire(self.capabilities(version)),
