@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ._connection import ServerConnection
     from ._server import Server
 
-__all__ = ["Context", "HandlerCancelled"]
+__all__ = ["Context", "HandlerCancelled", "is_context"]
 
 T = TypeVar("T")
 
@@ -346,6 +346,11 @@ class Context:
             if self._modern is not None:  # an answer in inputResponses: the request itself is malformed
                 raise McpError(INVALID_PARAMS, f"Invalid params: inputResponses for {method}: {exc}") from None
             raise RemoteProtocolError(f"client sent an invalid {method} result: {exc}") from None
+
+
+def is_context(annotation: Any) -> bool:
+    """Parameters annotated ``Context`` are injected, not arguments the client sends."""
+    return annotation is Context
 
 
 def _flat_schema(cls: type) -> dict[str, Any]:

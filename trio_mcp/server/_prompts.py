@@ -9,8 +9,8 @@ import attrs
 from .._schema import FunctionSchema, describe_function
 from .._wire.convert import WireFormatError, from_wire, to_wire
 from ..types import GetPromptResult, Icon, PromptMessage, TextContent
-from ._calls import coerce_strings, invoke, is_async_callable, is_context, returns_content
-from ._context import Context
+from ._calls import coerce_strings, invoke, is_async_callable, returns_content
+from ._context import Context, is_context
 from .._wire.features import content_for_revision, project
 from ._tools import CONTENT_TYPES
 

@@ -13,8 +13,8 @@ from .._uri_template import UriTemplate
 from .._wire.convert import to_wire
 from .._wire.features import project
 from ..types import Annotations, BlobResourceContents, Icon, TextResourceContents
-from ._calls import coerce_strings, invoke, is_async_callable, is_context, returns_content
-from ._context import Context
+from ._calls import coerce_strings, invoke, is_async_callable, returns_content
+from ._context import Context, is_context
 
 __all__ = ["ResourceDefinition", "make_resource", "contents_to_wire"]
 

@@ -29,8 +29,8 @@ from ..types import (
     ToolExecution,
     UnknownContent,
 )
-from ._calls import invoke, is_async_callable, is_context
-from ._context import Context
+from ._calls import invoke, is_async_callable
+from ._context import Context, is_context
 
 __all__ = ["CONTENT_TYPES", "ToolDefinition", "make_tool", "tool_result_wire"]
 
