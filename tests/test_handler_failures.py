@@ -106,3 +106,37 @@ async def test_stdio_server_survives_and_reports_on_stderr() -> None:
     error_id = text_of(result).rsplit("error id ", 1)[1].strip(").")
     logged = "\n".join(lines)
     assert error_id in logged and "Traceback" in logged and "hunter2" in logged  # the operator sees it all
+
+
+async def test_client_callbacks_that_fail_answer_the_server_and_the_session_lives_on() -> None:
+    from trio_mcp.types import CreateMessageRequestParams, CreateMessageResult
+
+    class Custom(BaseException):
+        pass
+
+    async def sampling(params: CreateMessageRequestParams) -> CreateMessageResult:
+        raise Custom("the model is on fire: api_key=sk-123")
+
+    def on_log(params: Any) -> None:
+        raise SystemExit("a notification callback exits")
+
+    with trio.fail_after(15):
+        async with trio_mcp.open_stdio_client(
+            FAULTY, protocol_version="2025-11-25", stderr="capture", sampling=sampling, on_log=on_log
+        ) as client:
+            text = text_of(await client.call_tool("ask_model"))
+            assert text.startswith("sampling failed: -32603 Internal error: the handler for sampling/createMessage")
+            assert "sk-123" not in text
+            assert text_of(await client.call_tool("log_then_return", {"n": 2})) == "logged"  # on_log raised twice
+            assert text_of(await client.call_tool("echo", {"text": "alive"})) == "alive"
+
+
+async def test_a_failing_completion_handler_is_a_generic_error(open_faulty: Any) -> None:
+    from trio_mcp.types import CompletionArgument, PromptReference
+
+    with trio.fail_after(15):
+        async with open_faulty() as client:
+            with pytest.raises(trio_mcp.McpError) as info:
+                await client.complete(PromptReference(name="greet"), CompletionArgument(name="name", value="x"))
+            assert info.value.code == -32603 and "error id" in info.value.message
+            assert text_of(await client.call_tool("echo", {"text": "alive"})) == "alive"

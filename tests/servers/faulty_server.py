@@ -98,6 +98,23 @@ def log_from_thread(n: int) -> str:
     return "logged"
 
 
+@server.tool()
+async def ask_model(ctx: Context) -> str:
+    """Ask the client's model; report what came back (or how it failed) as text."""
+    from trio_mcp import McpError
+
+    try:
+        answer = await ctx.sample("hi", max_tokens=5)
+    except McpError as exc:
+        return f"sampling failed: {exc.code} {exc.message}"
+    return f"sampling answered: {answer.content}"
+
+
+@server.completion()
+async def complete(ref: object, argument: object, context: object) -> list[str]:
+    raise Custom("completion handler broke")
+
+
 @server.resource("faulty://secret")
 async def secret_resource() -> str:
     raise RuntimeError("db password=hunter2")
@@ -106,6 +123,11 @@ async def secret_resource() -> str:
 @server.resource("faulty://custom")
 async def custom_resource() -> str:
     raise Custom("custom base exception")
+
+
+@server.prompt()
+async def greet(name: str) -> str:
+    return f"Hello {name}"
 
 
 @server.prompt()
