@@ -78,7 +78,7 @@ def test_expose_errors_is_validated(value: Any) -> None:
 
 
 @pytest.mark.parametrize("tool", ["log_then_return", "log_from_thread"])
-@pytest.mark.parametrize("transport", ["stdio", "memory", "http-session"])
+@pytest.mark.parametrize("transport", ["stdio", "memory", "http-session", "http-stateless"])
 async def test_logs_emitted_by_a_handler_arrive_before_its_result(
     transport: str, tool: str, nursery: trio.Nursery
 ) -> None:
@@ -87,12 +87,15 @@ async def test_logs_emitted_by_a_handler_arrive_before_its_result(
     with trio.fail_after(15):
         if transport == "stdio":
             opener = trio_mcp.open_stdio_client(FAULTY, **options)
-        elif transport == "http-session":
+        elif transport.startswith("http"):
+            if transport == "http-stateless":
+                options["protocol_version"] = "2026-07-28"
             port = await nursery.start(faulty_server.server.serve_http, "127.0.0.1", 0)
             opener = trio_mcp.open_http_client(f"http://127.0.0.1:{port}/mcp", **options)
         else:
             opener = open_in_memory(faulty_server.server, **options)
         async with opener as client:
+            await client.set_logging_level("debug")  # on 2026-07-28 each request then carries the level
             for _ in range(20):
                 logs.clear()
                 assert text_of(await client.call_tool(tool, {"n": 5})) == "logged"
