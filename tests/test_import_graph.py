@@ -93,6 +93,7 @@ KNOWN = [
     "trio_mcp.server._prompts",
     "trio_mcp.server._resources",
     "trio_mcp.server._server",
+    "trio_mcp.server._tasks",  # TaskContext(Context), and the connection dispatches to the task methods
     "trio_mcp.server._tools",
 ]
 
