@@ -57,7 +57,8 @@ PeerCancelMode = Literal["interrupt", "signal"]
 
 
 class RequestHandler(Protocol):
-    """What a session calls for inbound traffic. Raise ``McpError`` to answer a request with an error."""
+    """What a session calls for inbound traffic. Raise ``McpError`` to answer a request with an error; any
+    other exception is that request's failure alone (a logged -32603 with an error id, see ``_failures``)."""
 
     @property
     def inline_methods(self) -> frozenset[str]:

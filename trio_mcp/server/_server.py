@@ -111,7 +111,7 @@ class Server:
         instructions: usage hints for the model, sent in the ``initialize`` result.
         lifespan: runs once around the whole server; see ``running()``.
         page_size: items per page of every ``*/list`` result (None: everything in one page).
-        max_in_flight: requests served at once per connection; more are refused with -32000.
+        max_in_flight: requests served at once per connection; more are refused with -32010 (SERVER_BUSY).
         peer_cancel_mode: "interrupt" cancels a handler's scope on ``notifications/cancelled``; "signal"
             only sets ``ctx.cancel_requested`` and lets the handler finish (no response is sent either way).
         default_log_level: the level below which ``ctx.log()`` sends nothing until the client sets one.
