@@ -144,3 +144,82 @@ def test_help_shows_readable_defaults() -> None:
         for name, member in inspect.getmembers(cls):
             if not name.startswith("_") and callable(member):
                 assert "object at 0x" not in pydoc.render_doc(member), f"{cls.__name__}.{name}"
+
+
+STOPPABLE = """
+import sys, time, trio
+from trio_mcp import Server
+server = Server("stoppable")
+stopped = []
+
+async def main():
+    with trio.CancelScope() as scope:
+        @server.tool()
+        async def slow() -> str:
+            await trio.sleep(30)
+            return "never"
+
+        @server.tool()
+        async def stop() -> str:
+            stopped.append(time.monotonic())
+            scope.cancel()
+            return "stopping"
+
+        await server.serve_stdio()
+    print(f"returned after {time.monotonic() - stopped[0]:.3f}", file=sys.stderr, flush=True)
+
+trio.run(main)
+"""
+
+
+async def test_cancelling_serve_stdio_with_calls_in_flight_returns_at_once() -> None:
+    lines: list[str] = []
+    with trio.fail_after(15):
+        async with trio_mcp.open_stdio_client(
+            [sys.executable, "-c", STOPPABLE], protocol_version="2025-11-25", stderr=lines.append,
+            env={**os.environ, "PYTHONPATH": ROOT},
+        ) as client:
+            failures: list[BaseException] = []
+
+            async def call_slow() -> None:
+                try:
+                    await client.call_tool("slow")
+                except trio_mcp.ConnectionClosed as exc:
+                    failures.append(exc)
+
+            async with trio.open_nursery() as nursery:
+                for _ in range(3):
+                    nursery.start_soon(call_slow)
+                await trio.sleep(0.2)
+                try:
+                    await client.call_tool("stop")  # its answer, already made, may or may not get out
+                except trio_mcp.ConnectionClosed:
+                    pass
+            assert len(failures) == 3  # every call in flight learns the connection closed
+    [report] = [line for line in lines if line.startswith("returned after")]
+    assert float(report.split()[-1]) < 0.5
+
+
+INTERRUPTED = """
+import trio
+from trio_mcp import Server
+server = Server("interrupted")
+
+@server.tool()
+async def interrupt() -> str:
+    raise KeyboardInterrupt
+
+trio.run(server.serve_stdio)
+"""
+
+
+async def test_a_keyboard_interrupt_raised_in_a_handler_still_stops_the_server() -> None:
+    lines: list[str] = []
+    with trio.fail_after(15):
+        async with trio_mcp.open_stdio_client(
+            [sys.executable, "-c", INTERRUPTED], protocol_version="2025-11-25", stderr=lines.append,
+            env={**os.environ, "PYTHONPATH": ROOT},
+        ) as client:
+            with pytest.raises(trio_mcp.ConnectionClosed):
+                await client.call_tool("interrupt")
+    assert lines and lines[-1] == "KeyboardInterrupt" and not any("ExceptionGroup" in line for line in lines)
