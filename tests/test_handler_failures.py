@@ -140,3 +140,53 @@ async def test_a_failing_completion_handler_is_a_generic_error(open_faulty: Any)
                 await client.complete(PromptReference(name="greet"), CompletionArgument(name="name", value="x"))
             assert info.value.code == -32603 and "error id" in info.value.message
             assert text_of(await client.call_tool("echo", {"text": "alive"})) == "alive"
+
+
+def _conversation() -> bytes:
+    import json
+
+    messages: list[dict[str, Any]] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    for index, tool in enumerate(["slow", *CRASHERS, "own_deadline", "log_then_return", "echo"], start=2):
+        arguments = {"slow": {"seconds": 5}, "log_then_return": {"n": 3}, "echo": {"text": "x"}}.get(tool, {})
+        messages.append({"jsonrpc": "2.0", "id": index, "method": "tools/call",
+                         "params": {"name": tool, "arguments": arguments}})
+    messages.append({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+    return b"".join(json.dumps(message).encode() + b"\n" for message in messages)
+
+
+CONVERSATION = _conversation()
+
+
+@pytest.mark.parametrize("seed", range(8))
+async def test_a_peer_vanishing_at_any_point_ends_the_stdio_server_cleanly(seed: int) -> None:
+    """The client writes part of a conversation full of failing calls, then closes the pipe mid-anything."""
+    import os
+    import random
+    import subprocess
+
+    cut = random.Random(seed).randrange(len(CONVERSATION) + 1)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    with trio.fail_after(15):
+        process = await trio.lowlevel.open_process(
+            FAULTY, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
+        )
+        assert process.stdin is not None and process.stderr is not None
+        try:
+            await process.stdin.send_all(CONVERSATION[:cut])
+            await trio.sleep(random.Random(seed).random() * 0.2)
+            await process.stdin.aclose()
+            stderr = b""
+            while chunk := await process.stderr.receive_some(65536):
+                stderr += chunk
+            await process.wait()
+        finally:
+            process.kill()
+    text = stderr.decode()
+    assert process.returncode == 0, text
+    # Only the handler failures the server logs on purpose, never an unhandled traceback.
+    assert "ExceptionGroup" not in text and "Unhandled" not in text
+    assert "Traceback" not in text or "failed (error id" in text
