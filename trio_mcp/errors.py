@@ -17,7 +17,6 @@ __all__ = [
     "INTERNAL_ERROR",
     "SERVER_BUSY",
     "CONNECTION_CLOSED",
-    "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
     "HEADER_MISMATCH",
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
@@ -45,7 +44,6 @@ INTERNAL_ERROR = -32603
 CONNECTION_CLOSED = -32000  # the official SDKs' code for a closed connection
 #: A request refused because the connection already has ``max_in_flight`` requests being served.
 SERVER_BUSY = -32010
-REQUEST_TIMEOUT = -32001
 
 # MCP
 RESOURCE_NOT_FOUND = -32002  # handshake revisions only; 2026-07-28 uses INVALID_PARAMS
