@@ -140,7 +140,7 @@ class RawServer:
                 else:
                     raise McpError(-32601, f"Method not found: {method}")
             except McpError as exc:
-                await self.send({"jsonrpc": "2.0", "id": message["id"], "error": exc.to_error()})
+                await self.send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": exc.code, "message": exc.message}})
                 continue
             if result is not NO_ANSWER:
                 await self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
@@ -561,9 +561,13 @@ async def test_a_raising_callback_answers_with_an_error_and_the_session_survives
     with trio.fail_after(10):
         async with connect(transport, sampling=sampling, elicitation=elicitation, roots=roots, on_log=on_log) as client:
             reply = result_text(await client.call_tool("ask_model", {"prompt": "hi"}))
-            assert reply == "error -32603: Internal error: model offline"
+            # The server learns that the callback failed and the id the client logged it under, not its text.
+            assert reply.startswith("error -32603: Internal error: the handler for sampling/createMessage")
+            assert "model offline" not in reply
             assert result_text(await client.call_tool("ask_user")) == "error -32099: user walked away"
-            assert result_text(await client.call_tool("where")) == "error -32603: Internal error: no roots today"
+            where = result_text(await client.call_tool("where"))
+            assert where.startswith("error -32603: Internal error: the handler for roots/list")
+            assert "no roots today" not in where
             await client.set_logging_level("debug")
             assert result_text(await client.call_tool("chatty")) == "logged"
             assert result_text(await client.call_tool("echo", {"text": "still here"})) == "still here"

@@ -312,7 +312,8 @@ async def test_in_flight_bound_rejects_excess_requests(nursery: trio.Nursery) ->
     for n in range(3):
         await peer.send({"jsonrpc": "2.0", "id": n, "method": "slow"})
     busy = await peer.receive()
-    assert busy["id"] == 2 and busy["error"]["code"] == -32000
+    assert busy["id"] == 2 and busy["error"]["code"] == -32010  # its own code, not ConnectionClosed's -32000
+    assert "max_in_flight" in busy["error"]["message"]
     gate.set()
     assert sorted([(await peer.receive())["result"] for _ in range(2)]) == [0, 1]
 
@@ -324,7 +325,10 @@ async def test_handler_exception_becomes_internal_error(nursery: trio.Nursery) -
     session, peer = await start_session(nursery, Handlers(broken=broken, echo=echo))
     await peer.send({"jsonrpc": "2.0", "id": 1, "method": "broken"})
     reply = await peer.receive()
-    assert reply["error"] == {"code": -32603, "message": "Internal error: disk on fire"}
+    assert reply["error"]["code"] == -32603
+    message = reply["error"]["message"]
+    assert message.startswith("Internal error: the handler for broken (request id 1) failed (error id ")
+    assert "disk on fire" not in message  # the text stays in the log, with the same id
     await peer.send({"jsonrpc": "2.0", "id": 2, "method": "echo"})
     assert (await peer.receive())["id"] == 2
 

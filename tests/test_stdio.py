@@ -67,7 +67,7 @@ async def test_tool_errors_are_results_not_exceptions() -> None:
         async with trio_mcp.open_stdio_client(SERVER, protocol_version="2025-11-25") as client:
             result = await client.call_tool("fail")
             assert result.is_error is True
-            assert "the tool broke" in text_of(result)
+            assert "Tool fail failed (error id " in text_of(result)
             bad = await client.call_tool("echo", {"text": 5})
             assert bad.is_error is True
             assert "text: expected string" in text_of(bad)

@@ -300,7 +300,7 @@ async def test_live_task_limits_refuse_with_a_clear_error(clock: trio.testing.Mo
                     await _modern(a, "tools/call", {"name": "slow", "arguments": {"seconds": 50}})
                 with pytest.raises(McpError, match="most allowed per client") as caught:
                     await _modern(a, "tools/call", {"name": "slow", "arguments": {"seconds": 50}})
-                assert caught.value.code == -32000
+                assert caught.value.code == -32010  # SERVER_BUSY
                 await _modern(b, "tools/call", {"name": "slow", "arguments": {"seconds": 50}})
                 with pytest.raises(McpError, match="server's limit"):
                     await _modern(b, "tools/call", {"name": "slow", "arguments": {"seconds": 50}})

@@ -21,7 +21,15 @@ from .client import (
     open_client,
     open_stdio_client,
 )
-from .errors import CapabilityError, ConnectionClosed, McpError, RemoteProtocolError, RequestTimeout, TrioMcpError
+from .errors import (
+    CapabilityError,
+    ConnectionClosed,
+    McpError,
+    RemoteProtocolError,
+    RequestTimeout,
+    ToolError,
+    TrioMcpError,
+)
 from .server import Context, McpLogHandler, Server, TaskManager
 
 if TYPE_CHECKING:
@@ -83,4 +91,5 @@ __all__ = [
     "CapabilityError",
     "StructuredContentError",
     "TrioMcpError",
+    "ToolError",
 ]

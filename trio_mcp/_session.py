@@ -31,6 +31,8 @@ from ._core.jsonrpc import (
     request_message,
     result_message,
 )
+from ._util import Sentinel
+from ._failures import Fate, failure_text, fate_of, report_failure
 from .errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -55,7 +57,8 @@ PeerCancelMode = Literal["interrupt", "signal"]
 
 
 class RequestHandler(Protocol):
-    """What a session calls for inbound traffic. Raise ``McpError`` to answer a request with an error."""
+    """What a session calls for inbound traffic. Raise ``McpError`` to answer a request with an error; any
+    other exception is that request's failure alone (a logged -32603 with an error id, see ``_failures``)."""
 
     @property
     def inline_methods(self) -> frozenset[str]:
@@ -198,7 +201,8 @@ class SessionStatistics:
     closed: bool
 
 
-_UNSET: Final[Any] = object()
+#: "Use the default" (the session's ``request_timeout``); reads as DEFAULT in ``help()``.
+_UNSET: Final[Any] = Sentinel("DEFAULT")
 
 
 class Session:
@@ -216,7 +220,10 @@ class Session:
         max_in_flight: int = 256,
         request_timeout: float | None = None,
         peer_cancel_mode: PeerCancelMode = "interrupt",
+        expose_errors: bool = False,
     ) -> None:
+        """``expose_errors`` puts a failed handler's exception text and traceback in the error sent to the peer
+        (for development); by default the peer gets a generic message and a correlation id."""
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
         self._stream = stream
@@ -224,6 +231,7 @@ class Session:
         self._max_in_flight = max_in_flight
         self.request_timeout = request_timeout
         self._peer_cancel_mode = peer_cancel_mode
+        self._expose_errors = expose_errors
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
         self._progress: dict[RequestId, _Pending] = {}
@@ -470,6 +478,7 @@ class Session:
             self._nursery.start_soon(self._serve, request)
 
     async def _serve(self, request: InboundRequest) -> None:
+        """Run one handler and answer it; whatever it raises is its request's failure alone (see ``_failures``)."""
         response: dict[str, Any] | None = None
         try:
             with request.cancel_scope:
@@ -477,10 +486,16 @@ class Session:
                 response = result_message(request.id, result)
         except McpError as exc:
             response = error_message(request.id, exc.code, exc.message, exc.data)
-        except Exception as exc:
-            logger.exception("handler for %s (id %r) failed", request.method, request.id)
-            response = error_message(request.id, INTERNAL_ERROR, f"Internal error: {exc}" if str(exc) else
-                                     f"Internal error: {type(exc).__name__}")
+        except BaseException as exc:
+            fate = fate_of(exc)
+            if fate is Fate.PROPAGATE:
+                raise
+            what = f"the handler for {request.method} (request id {request.id!r})"
+            error_id = report_failure(logger, what, exc)
+            if fate is Fate.DROP:
+                return  # the request is being cancelled from outside: nobody is waiting for an answer
+            message = "Internal error: " + failure_text(what, exc, error_id, expose=self._expose_errors)
+            response = error_message(request.id, INTERNAL_ERROR, message)
         finally:
             self._in_flight.pop(request.id, None)
         if request.cancel_requested.is_set():
@@ -525,8 +540,10 @@ class Session:
             await self._receive_progress(params)
         try:
             await self._handler.handle_notification(method, params)
-        except Exception:
-            logger.exception("notification handler for %s failed", method)
+        except BaseException as exc:
+            if fate_of(exc) is Fate.PROPAGATE:
+                raise
+            report_failure(logger, f"the notification handler for {method}", exc)
 
     def _receive_cancel(self, params: dict[str, Any] | None) -> None:
         request_id = params.get("requestId") if params else None
@@ -560,8 +577,10 @@ class Session:
             result = callback(params)
             if inspect.isawaitable(result):
                 await result
-        except Exception:
-            logger.exception("progress callback for %s raised; ignoring it", pending.method)
+        except BaseException as exc:
+            if fate_of(exc) is Fate.PROPAGATE:
+                raise
+            report_failure(logger, f"the progress callback for {pending.method}", exc)
 
     def _receive_response(self, event: Response | ErrorResponse) -> None:
         request_id = event.id

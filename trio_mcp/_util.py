@@ -2,17 +2,34 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from contextlib import contextmanager
 from typing import Iterator, TypeVar
 
+import trio
+
 if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
 
-__all__ = ["collapse_exception_groups", "first_leaf"]
+__all__ = ["Sentinel", "collapse_exception_groups", "first_leaf", "one_exception"]
+
+logger = logging.getLogger("trio_mcp")
 
 
 E = TypeVar("E", bound=BaseException)
+
+
+class Sentinel:
+    """A unique default value that reads well in ``help()`` (``timeout=DEFAULT``, not ``<object at 0x…>``)."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
 
 
 def first_leaf(error: BaseException, kind: type[E]) -> E | None:
@@ -27,26 +44,39 @@ def first_leaf(error: BaseException, kind: type[E]) -> E | None:
     return None
 
 
-def _single_leaf(error: BaseException) -> BaseException | None:
-    while isinstance(error, BaseExceptionGroup):
-        if len(error.exceptions) != 1:
-            return None
-        error = error.exceptions[0]
-    return error
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
+
+
+def one_exception(error: BaseException) -> BaseException:
+    """The one exception a public call raises for ``error``, which may be a (nested) group.
+
+    Ctrl-C wins (the user asked the program to stop); then the first real failure (the others are logged);
+    a group of nothing but cancellations is one ``trio.Cancelled``.
+    """
+    leaves = _leaves(error)
+    for leaf in leaves:
+        if isinstance(leaf, KeyboardInterrupt):
+            return leaf
+    real = [leaf for leaf in leaves if not isinstance(leaf, trio.Cancelled)]
+    if not real:
+        return leaves[0]
+    for other in real[1:]:
+        logger.error("another failure at the same time as %r", real[0], exc_info=other)
+    return real[0]
 
 
 @contextmanager
 def collapse_exception_groups() -> Iterator[None]:
-    """Re-raise a nursery's group of exactly one exception as that exception.
+    """Re-raise an ExceptionGroup escaping a public call as one exception (see ``one_exception``).
 
-    Public ``open_*`` calls own nurseries, and trio wraps even a lone error in an ExceptionGroup; callers
-    should see the ``ConnectionClosed`` or their own ``ValueError``, not a group. Several real failures
-    stay a group.
+    Public ``open_*`` and ``serve_*`` calls own nurseries, and trio wraps even a lone error (or Ctrl-C) in a
+    group; callers should see the ``ConnectionClosed``, ``OSError`` or ``KeyboardInterrupt`` itself.
     """
     try:
         yield
     except BaseExceptionGroup as group:
-        leaf = _single_leaf(group)
-        if leaf is None:
-            raise
+        leaf = one_exception(group)
         raise leaf from leaf.__cause__

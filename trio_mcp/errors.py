@@ -17,7 +17,6 @@ __all__ = [
     "INTERNAL_ERROR",
     "SERVER_BUSY",
     "CONNECTION_CLOSED",
-    "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
     "HEADER_MISMATCH",
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
@@ -25,6 +24,7 @@ __all__ = [
     "URL_ELICITATION_REQUIRED",
     "TrioMcpError",
     "McpError",
+    "ToolError",
     "RequestTimeout",
     "ConnectionClosed",
     "CapabilityError",
@@ -41,9 +41,9 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 # Implementation-defined (-32000 .. -32019): used by this library only.
-SERVER_BUSY = -32000
-CONNECTION_CLOSED = -32000
-REQUEST_TIMEOUT = -32001
+CONNECTION_CLOSED = -32000  # the official SDKs' code for a closed connection
+#: A request refused because the connection already has ``max_in_flight`` requests being served.
+SERVER_BUSY = -32010
 
 # MCP
 RESOURCE_NOT_FOUND = -32002  # handshake revisions only; 2026-07-28 uses INVALID_PARAMS
@@ -88,6 +88,18 @@ class McpError(TrioMcpError):
             message if isinstance(message, str) else repr(message),
             error.get("data"),
         )
+
+
+class ToolError(TrioMcpError):
+    """Raise it in a tool to fail the call with this message for the model to read (an ``isError`` result).
+
+    Any other exception a tool raises reaches the model only as "the tool failed" and a correlation id, since
+    its text may hold details meant for the operator alone (see ``Server(expose_errors=...)``).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class RequestTimeout(TrioMcpError):

@@ -17,13 +17,13 @@ __all__ = ["open_in_memory"]
 
 @asynccontextmanager
 async def open_in_memory(server: Server, **client_options: Any) -> AsyncIterator[Client]:
-    """Serve ``server`` to an initialized ``Client`` over an in-memory pair.
+    """Serve ``server`` to an initialized ``Client`` over an in-memory pair, inside the server's lifespan.
 
     Messages are serialised on the way through, so this exercises the same codec and engine as a real
     transport, without processes or sockets.
     """
     with collapse_exception_groups():
-        async with trio.open_nursery() as nursery:
+        async with server.running(), trio.open_nursery() as nursery:
             client_end, server_end = memory_stream_pair()
             await nursery.start(server.serve_connection, server_end)
             client = Client(client_end, **client_options)

@@ -30,7 +30,7 @@ import trio
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]  # on 3.10
 
-from trio_mcp import Context, Field, McpError, Server
+from trio_mcp import Context, Field, McpError, Server, ToolError
 from trio_mcp.types import (
     AudioContent,
     CompletionArgument,
@@ -289,8 +289,9 @@ def create_server(*, watched_interval: float | None = 3.0) -> Server:
 
     @server.tool("test_error_handling", description="Tests error response handling")
     async def error_handling() -> str:
-        # An exception from a tool becomes an isError result, not a JSON-RPC error.
-        raise RuntimeError("This tool intentionally returns an error for testing")
+        # A ToolError becomes an isError result with its message (not a JSON-RPC error); any other exception
+        # would become one too, saying only that the tool failed and the error id.
+        raise ToolError("This tool intentionally returns an error for testing")
 
     @server.tool(
         "test_reconnection",

@@ -8,7 +8,7 @@ from typing import Literal
 
 import trio
 
-from trio_mcp import Context, Server
+from trio_mcp import Context, Server, ToolError
 
 server = Server("cli-test-server", version="1.2.3", instructions="Tools for testing the command line.",
                 peer_cancel_mode="signal")
@@ -51,8 +51,8 @@ async def announce(text: str, ctx: Context) -> str:
 
 @server.tool()
 async def fail(reason: str) -> str:
-    """Always fails, as a tool error."""
-    raise ValueError(reason)
+    """Always fails, as a tool error (a ToolError: its message is for the model)."""
+    raise ToolError(reason)
 
 
 @server.tool()

@@ -21,17 +21,3 @@ LATEST_VERSION: Final = V2026_07_28
 #: What a Streamable HTTP server assumes when ``MCP-Protocol-Version`` is missing.
 DEFAULT_NEGOTIATED_VERSION: Final = V2025_03_26
 
-
-def is_handshake(version: str) -> bool:
-    """True for the revisions negotiated with ``initialize``."""
-    return version in HANDSHAKE_VERSIONS
-
-
-def at_least(version: str, minimum: str) -> bool:
-    """True when ``version`` is ``minimum`` or newer (revision strings are ISO dates, so they sort)."""
-    return version >= minimum
-
-
-def allows_batches(version: str) -> bool:
-    """JSON-RPC batches exist only in 2025-03-26."""
-    return version == V2025_03_26

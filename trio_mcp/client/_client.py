@@ -180,7 +180,8 @@ class Client:
 
         Callbacks answering server requests (roots, sampling, elicitation) run in their own task, inside the
         request's cancel scope: the server's ``notifications/cancelled`` cancels them. If one raises, the
-        server gets a JSON-RPC error (the ``McpError`` raised, or -32603 with the message) and the session
+        server gets a JSON-RPC error (the ``McpError`` raised, or -32603 with an error id, the exception being
+        logged on ``trio_mcp.session`` under the same id) and the session
         carries on. ``report_progress()`` inside one tells the server how far along it is.
 
         Notification callbacks run in the session's reader in arrival order (they may be async): keep them

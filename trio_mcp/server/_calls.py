@@ -8,9 +8,7 @@ from typing import Any, Callable, Mapping
 
 import trio
 
-from ._context import Context
-
-__all__ = ["coerce_strings", "invoke", "is_async_callable", "is_context", "returns_content"]
+__all__ = ["coerce_strings", "invoke", "is_async_callable", "returns_content"]
 
 
 def coerce_strings(schema: Mapping[str, Any], values: Mapping[str, str | list[str]]) -> dict[str, Any]:
@@ -70,11 +68,6 @@ async def invoke(fn: Callable[..., Any], kwargs: dict[str, Any], *, is_async: bo
     if not run_in_thread:
         return fn(**kwargs)
     return await trio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
-
-
-def is_context(annotation: Any) -> bool:
-    """Parameters annotated ``Context`` are injected, not arguments the client sends."""
-    return annotation is Context
 
 
 def returns_content(annotation: Any) -> bool:

@@ -16,13 +16,9 @@ from .._pagination import InvalidCursor, paginate
 from .._schema import ArgumentError
 from .._session import InboundRequest, Session
 from .._wire.convert import from_wire, params_from_wire, to_wire
-from .._wire.versions import (
-    HANDSHAKE_VERSIONS,
-    LATEST_HANDSHAKE_VERSION,
-    V2025_06_18,
-    V2025_11_25,
-    allows_batches,
-)
+from .._wire.features import Feature, has
+from .._wire.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION
+from .._failures import Fate, failure_text, fate_of, report_failure
 from .._util import first_leaf
 from ..errors import (
     INTERNAL_ERROR,
@@ -32,6 +28,7 @@ from ..errors import (
     RESOURCE_NOT_FOUND,
     ConnectionClosed,
     McpError,
+    ToolError,
 )
 from ..transports._base import MessageStream, StreamControl
 from ..types import (
@@ -54,11 +51,11 @@ from ..types import (
     SubscriptionsListenRequestParams,
     UnsubscribeRequestParams,
 )
-from ._context import Context
+from ._context import Context, HandlerCancelled
 from ._logging import LEVELS, RateLimiter, current_context, level_rank
 from ._modern import InputRequired, ModernRequest, find_input_required, is_modern, modern_meta, params_digest
 from ._tasks import CORE_TASK_METHODS, EXTENSION_TASK_METHODS
-from ._tools import ToolDefinition, argument_error_result, content_for_revision, error_result, tool_result_wire
+from ._tools import ToolDefinition, error_result
 
 if TYPE_CHECKING:
     from ._server import Server
@@ -139,12 +136,15 @@ class ServerConnection:
             self,
             max_in_flight=server.max_in_flight,
             peer_cancel_mode=server.peer_cancel_mode,
+            expose_errors=server.expose_errors,
         )
         self._log_limiter: RateLimiter | None = None
         #: (method, params, related request, whether it must wait for notifications/initialized)
         self._outbox: collections.deque[tuple[str, dict[str, Any] | None, RequestId | None, bool]] = collections.deque()
         #: Open 2026-07-28 ``subscriptions/listen`` requests on this connection, by request id.
         self.listeners: dict[RequestId, _Listener] = {}
+        #: Log params the stdlib bridge queued for each request being served, sent before its answer.
+        self._held_logs: dict[RequestId, list[dict[str, Any]]] = {}
         self._outbox_ready = trio.Event()
         self._outbox_dropped = 0
         self._initialized = trio.Event()
@@ -188,27 +188,24 @@ class ServerConnection:
     # -- RequestHandler ---------------------------------------------------------------------------
 
     async def handle_request(self, request: InboundRequest) -> Any:
+        """Serve one request; log records its handler queued are sent before its answer, whatever it is."""
+        self._held_logs[request.id] = []
         try:
-            result = await self._serve_request(request)
-        except Exception:
-            await self._flush_outbox_for(request.id)
-            raise
-        await self._flush_outbox_for(request.id)
-        return result
-
-    async def _flush_outbox_for(self, request_id: RequestId) -> None:
-        """Send what a request queued (stdlib log records) now, in order: before its answer, not after it."""
-        if not any(item[2] == request_id for item in self._outbox):
-            return
-        mine = [item for item in self._outbox if item[2] == request_id]
-        self._outbox = collections.deque(item for item in self._outbox if item[2] != request_id)
-        for method, params, related, _ in mine:
             try:
-                await self.session.notify(method, params, related_request_id=related)
-            except ConnectionClosed:
-                return
+                result = await self._dispatch(request)
+            except McpError:
+                raise
+            except BaseException as exc:
+                raise self._failure_error(request.method, exc) from None
+            await self.release_logs(request)
+            return result
+        except McpError:
+            await self.release_logs(request)
+            raise
+        finally:
+            del self._held_logs[request.id]
 
-    async def _serve_request(self, request: InboundRequest) -> Any:
+    async def _dispatch(self, request: InboundRequest) -> Any:
         if self.server.scopes and type(request.params) is dict:  # scopes= on a tool, resource or prompt
             self.server.scopes.check(self.server.required_scopes(request.method, request.params), self.principal)
         if self.modern_only or is_modern(request.params):
@@ -219,6 +216,23 @@ class ServerConnection:
             raise McpError(INVALID_REQUEST, f"Invalid Request: {refusal}")
         handler = self._handler_for(method, _METHODS)
         return await handler(self, request, None)
+
+    def _failure_error(self, method: str, exc: BaseException) -> BaseException:
+        """The JSON-RPC error a failed handler is answered with; ``exc`` itself when it must propagate."""
+        if isinstance(exc, HandlerCancelled):
+            return McpError(INTERNAL_ERROR, f"Internal error: {method} {exc}")
+        if fate_of(exc) is not Fate.ANSWER:
+            return exc
+        what = f"the handler for {method}"
+        error_id = report_failure(logger, what, exc)
+        return McpError(INTERNAL_ERROR, "Internal error: " + failure_text(what, exc, error_id,
+                                                                           expose=self.server.expose_errors))
+
+    async def release_logs(self, request: InboundRequest) -> None:
+        """Send the log records queued for ``request`` by the stdlib bridge, in order."""
+        held = self._held_logs.get(request.id)
+        while held:
+            await request.notify("notifications/message", held.pop(0))
 
     def _handler_for(self, method: str, table: dict[str, tuple[MethodHandler, str | None]]) -> MethodHandler:
         entry = table.get(method)
@@ -291,8 +305,10 @@ class ServerConnection:
             result = handler(roots)
             if inspect.isawaitable(result):
                 await result
-        except Exception:
-            logger.exception("the on_roots_changed handler failed (or the client's roots/list answer did)")
+        except BaseException as exc:
+            if fate_of(exc) is Fate.PROPAGATE:
+                raise
+            report_failure(logger, "the on_roots_changed handler (or the client's roots/list answer)", exc)
 
     # -- lifecycle and utilities ------------------------------------------------------------------
 
@@ -304,7 +320,7 @@ class ServerConnection:
         self.protocol_version = version
         self.client_info = params.client_info
         self.client_capabilities = params.capabilities
-        self.session.accept_batches = allows_batches(version)
+        self.session.accept_batches = has(version, Feature.BATCHES)
         if self.control is not None:
             self.control.negotiated(version)
         result = self.server.initialize_result(version)
@@ -383,12 +399,19 @@ class ServerConnection:
     def queue_log(
         self, level: str, data: Any, logger_name: str | None, related: RequestId | None, threshold: str | None
     ) -> None:
-        """Queue a log message from synchronous code; thread-safe (it hops onto the trio thread)."""
+        """Queue a log message from synchronous code; thread-safe (from a worker thread it hops onto the trio
+        thread in order, ahead of the thread's own result). While ``related`` is being served the message is
+        held for it and sent before its answer; after that it goes out on its own."""
 
         def enqueue() -> None:
             params = self.log_params(level, data, logger_name, threshold)
-            if params is not None:
-                self._enqueue("notifications/message", params, related, needs_initialized=False)
+            if params is None:
+                return
+            held = self._held_logs.get(related) if related is not None else None
+            if held is not None:
+                held.append(params)
+            else:
+                self._enqueue("notifications/message", params, None, needs_initialized=False)
 
         try:
             here = trio.lowlevel.current_trio_token() is self._trio_token
@@ -404,10 +427,14 @@ class ServerConnection:
         """The handler's ``Context``, also visible to the stdlib logging bridge while the handler runs."""
         context = Context(request, self, modern)
         token = current_context.set(context)
+        scope = context.cancel_scope
         try:
-            yield context
+            with scope:
+                yield context
         finally:
             current_context.reset(token)
+        if scope.cancelled_caught:
+            raise HandlerCancelled(timed_out=scope.deadline <= trio.current_time())
 
     # -- tools ------------------------------------------------------------------------------------
 
@@ -428,33 +455,40 @@ class ServerConnection:
             asked = self.server.tasks.wants_task(self, request, modern, tool)
             if asked is not None:
                 return await self.server.tasks.start(self, request, modern, tool, arguments, asked, tool.defer_task)
-        return await self.run_tool(tool, arguments, Context(request, self, modern))
+        try:
+            with self._context(request, modern) as context:
+                return await self.run_tool(tool, arguments, context)
+        except HandlerCancelled as exc:
+            return error_result(f"Tool {tool.name} {exc}")
 
     async def run_tool(self, tool: ToolDefinition, arguments: dict[str, Any] | None, context: Context) -> dict[str, Any]:
-        """Run a tool's handler and build its ``CallToolResult`` (inline, or as a task)."""
+        """Run a tool (inline, or as a task) and return its finished ``CallToolResult``: whatever the handler
+        raises becomes an ``isError`` result, except a protocol error and the cancellation of a scope around it."""
         token = current_context.set(context)
         try:
-            try:
-                value = await tool.call(arguments, context)
-                result = tool_result_wire(tool, value)
-            except ArgumentError as exc:
-                result = argument_error_result(tool, exc)
-            except McpError:
-                raise
-            except Exception as exc:
-                refusal = first_leaf(exc, McpError)
-                if refusal is not None:  # a protocol error from concurrent work inside the tool stays one
-                    raise refusal from None
-                logger.info("tool %s raised %s: %s", tool.name, type(exc).__name__, exc)
-                result = error_result(f"Error executing tool {tool.name}: {exc or type(exc).__name__}")
+            return await tool.run(arguments, context)
+        except McpError:
+            raise
+        except BaseException as exc:
+            return self._tool_failure(tool.name, exc)
         finally:
             current_context.reset(token)
-        version = context.protocol_version
-        if version < V2025_11_25:  # older revisions lack some content types and structured output
-            result["content"] = [content_for_revision(block, version) for block in result["content"]]
-            if version < V2025_06_18:
-                result.pop("structuredContent", None)
-        return result
+
+    def _tool_failure(self, name: str, exc: BaseException) -> dict[str, Any]:
+        """The ``isError`` result for a tool that raised ``exc`` (or ``exc`` re-raised when it is no failure)."""
+        refusal = first_leaf(exc, McpError)
+        if refusal is not None:  # a protocol error from concurrent work inside the tool stays one
+            raise refusal from None
+        if first_leaf(exc, InputRequired) is not None:
+            raise exc  # 2026-07-28 input requests: _handle_modern turns them into the result
+        deliberate = first_leaf(exc, ToolError)
+        if deliberate is not None:
+            return error_result(deliberate.message)
+        if fate_of(exc) is not Fate.ANSWER:
+            raise exc
+        what = f"Tool {name}"
+        error_id = report_failure(logger, what, exc)
+        return error_result(failure_text(what, exc, error_id, expose=self.server.expose_errors))
 
     # -- resources --------------------------------------------------------------------------------
 

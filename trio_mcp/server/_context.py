@@ -9,7 +9,7 @@ import trio
 from .._schema import json_schema_for, validate
 from .._session import InboundRequest
 from .._wire.convert import WireFormatError, from_wire, to_wire
-from .._wire.versions import V2025_06_18, V2025_11_25
+from .._wire.features import Feature, has
 from ..errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -38,29 +38,39 @@ if TYPE_CHECKING:
     from ._connection import ServerConnection
     from ._server import Server
 
-__all__ = ["Context"]
+__all__ = ["Context", "HandlerCancelled", "is_context"]
 
 T = TypeVar("T")
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 
+class HandlerCancelled(Exception):
+    """A handler's own ``cancel_scope`` was cancelled (its deadline passed, or it called ``cancel()``)."""
+
+    def __init__(self, timed_out: bool) -> None:
+        super().__init__("timed out (its own deadline passed)" if timed_out else "was cancelled by its own code")
+        self.timed_out = timed_out
+
+
 class Context:
     """What a handler can know and do about the request it is serving.
 
-    Cancellation is visible, not hidden: ``cancel_scope`` is the scope the peer's ``notifications/cancelled``
-    cancels, and ``cancel_requested`` is set when that notification arrives. ``sample()``, ``elicit()`` and
-    ``list_roots()`` ask the client for something and are refused with ``McpError`` when the client did not
-    declare the capability they need.
+    Cancellation is visible, not hidden: ``cancel_scope`` is the handler's own scope (give it a deadline to
+    bound the handler's run time: the request is then answered with an error saying it timed out), and
+    ``cancel_requested`` is set when the peer sends ``notifications/cancelled``, which cancels the scope around
+    it. ``sample()``, ``elicit()`` and ``list_roots()`` ask the client for something and are refused with
+    ``McpError`` when the client did not declare the capability they need.
     """
 
-    __slots__ = ("_request", "_connection", "_modern", "_asked")
+    __slots__ = ("_request", "_connection", "_modern", "_asked", "_scope")
 
     def __init__(self, request: InboundRequest, connection: ServerConnection, modern: ModernRequest | None = None) -> None:
         self._request = request
         self._connection = connection
         self._modern = modern
         self._asked = 0
+        self._scope = trio.CancelScope()
 
     # -- the request --------------------------------------------------------------------------------
 
@@ -81,8 +91,9 @@ class Context:
 
     @property
     def cancel_scope(self) -> trio.CancelScope:
-        """The scope around this handler; a peer cancel cancels it."""
-        return self._request.cancel_scope
+        """The handler's own scope: cancelling it, or its deadline passing, ends the handler and answers the
+        request with an error saying so. (A peer's cancel or a server stop cancels the scopes around it.)"""
+        return self._scope
 
     @property
     def cancel_requested(self) -> trio.Event:
@@ -150,7 +161,9 @@ class Context:
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far along this request is (a no-op unless it asked with a progressToken)."""
-        await self._request.report_progress(progress, total, message if self.protocol_version >= "2025-03-26" else None)
+        await self._request.report_progress(
+            progress, total, message if has(self.protocol_version, Feature.PROGRESS_MESSAGE) else None
+        )
 
     async def log(self, level: LogLevel, data: Any, *, logger: str | None = None) -> None:
         """Send ``notifications/message`` to the client if ``level`` passes the level it set.
@@ -159,6 +172,7 @@ class Context:
         """
         if level not in LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LEVELS)}")
+        await self._connection.release_logs(self._request)  # records the stdlib bridge queued go first
         params = self._connection.log_params(level, data, logger, self._log_threshold())
         if params is not None:
             await self._request.notify("notifications/message", params)
@@ -223,7 +237,7 @@ class Context:
         self._require(sampling is not None, "sampling", {"sampling": {}})
         if tools is not None or tool_choice is not None:
             self._require(
-                self.protocol_version >= V2025_11_25 and sampling is not None and sampling.tools is not None,
+                has(self.protocol_version, Feature.SAMPLING_TOOLS) and sampling is not None and sampling.tools is not None,
                 "sampling.tools",
                 {"sampling": {"tools": {}}},
             )
@@ -261,7 +275,7 @@ class Context:
         that does not match is refused with ``McpError`` rather than handed to the handler.
         """
         self._require(
-            self.protocol_version >= V2025_06_18 and self.client_capabilities.elicitation is not None,
+            has(self.protocol_version, Feature.ELICITATION) and self.client_capabilities.elicitation is not None,
             "elicitation",
             {"elicitation": {}},
         )
@@ -290,7 +304,7 @@ class Context:
         """
         elicitation = self.client_capabilities.elicitation
         self._require(
-            self.protocol_version >= V2025_11_25 and elicitation is not None and elicitation.url is not None,
+            has(self.protocol_version, Feature.URL_ELICITATION) and elicitation is not None and elicitation.url is not None,
             "elicitation.url",
             {"elicitation": {"url": {}}},
         )
@@ -332,6 +346,11 @@ class Context:
             if self._modern is not None:  # an answer in inputResponses: the request itself is malformed
                 raise McpError(INVALID_PARAMS, f"Invalid params: inputResponses for {method}: {exc}") from None
             raise RemoteProtocolError(f"client sent an invalid {method} result: {exc}") from None
+
+
+def is_context(annotation: Any) -> bool:
+    """Parameters annotated ``Context`` are injected, not arguments the client sends."""
+    return annotation is Context
 
 
 def _flat_schema(cls: type) -> dict[str, Any]:

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 import trio
-
-if TYPE_CHECKING:
-    from ._context import Context
 
 __all__ = ["LEVELS", "level_rank", "RateLimiter", "McpLogHandler", "current_context"]
 
@@ -24,8 +21,16 @@ _STDLIB_TO_MCP: Final = (
     (logging.INFO, "info"),
 )
 
+class RequestLogTarget(Protocol):
+    """Where a stdlib record emitted while a request is served goes (the request's ``Context``)."""
+
+    def _log_soon(self, level: str, data: Any, logger: str | None) -> None: ...
+
+
 #: The ``Context`` of the request the current task (or worker thread) is serving.
-current_context: contextvars.ContextVar[Context | None] = contextvars.ContextVar("trio_mcp_context", default=None)
+current_context: contextvars.ContextVar[RequestLogTarget | None] = contextvars.ContextVar(
+    "trio_mcp_context", default=None
+)
 
 
 def level_rank(level: str) -> int:

@@ -8,11 +8,11 @@ import attrs
 
 from .._schema import FunctionSchema, describe_function
 from .._wire.convert import WireFormatError, from_wire, to_wire
-from .._wire.versions import V2025_06_18, V2025_11_25
 from ..types import GetPromptResult, Icon, PromptMessage, TextContent
-from ._calls import coerce_strings, invoke, is_async_callable, is_context, returns_content
-from ._context import Context
-from ._tools import CONTENT_TYPES, content_for_revision
+from ._calls import coerce_strings, invoke, is_async_callable, returns_content
+from ._context import Context, is_context
+from .._wire.features import content_for_revision, project
+from ._tools import CONTENT_TYPES
 
 __all__ = ["PromptDefinition", "make_prompt"]
 
@@ -42,24 +42,24 @@ class PromptDefinition:
         arguments = []
         for name, prop in properties.items():
             argument: dict[str, Any] = {"name": name}
-            if version >= V2025_06_18 and prop.get("title"):
+            if prop.get("title"):
                 argument["title"] = prop["title"]
             if prop.get("description"):
                 argument["description"] = prop["description"]
             argument["required"] = name in required
-            arguments.append(argument)
+            arguments.append(project("PromptArgument", argument, version))
         item: dict[str, Any] = {"name": self.name}
-        if self.title is not None and version >= V2025_06_18:
+        if self.title is not None:
             item["title"] = self.title
         if self.description is not None:
             item["description"] = self.description
         if arguments:
             item["arguments"] = arguments
-        if self.icons and version >= V2025_11_25:
+        if self.icons:
             item["icons"] = [to_wire(icon) for icon in self.icons]
         if self.meta is not None:
             item["_meta"] = self.meta
-        return item
+        return project("Prompt", item, version)
 
     async def render(self, arguments: Mapping[str, str] | None, context: Context, version: str) -> dict[str, Any]:
         """Run the prompt function and return the ``prompts/get`` result for ``version``.

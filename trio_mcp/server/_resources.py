@@ -11,10 +11,10 @@ import attrs
 from .._schema import FunctionSchema, describe_function
 from .._uri_template import UriTemplate
 from .._wire.convert import to_wire
-from .._wire.versions import V2025_06_18, V2025_11_25
+from .._wire.features import project
 from ..types import Annotations, BlobResourceContents, Icon, TextResourceContents
-from ._calls import coerce_strings, invoke, is_async_callable, is_context, returns_content
-from ._context import Context
+from ._calls import coerce_strings, invoke, is_async_callable, returns_content
+from ._context import Context, is_context
 
 __all__ = ["ResourceDefinition", "make_resource", "contents_to_wire"]
 
@@ -40,25 +40,23 @@ class ResourceDefinition:
     def wire(self, version: str) -> dict[str, Any]:
         """The ``Resource`` (or ``ResourceTemplate``) object as ``version`` defines it."""
         item: dict[str, Any] = {"uriTemplate" if self.template is not None else "uri": self.uri, "name": self.name}
-        if self.title is not None and version >= V2025_06_18:
+        if self.title is not None:
             item["title"] = self.title
         if self.description is not None:
             item["description"] = self.description
         if self.mime_type is not None:
             item["mimeType"] = self.mime_type
         if self.annotations is not None:
-            annotations = to_wire(self.annotations)
-            if version < V2025_06_18:
-                annotations.pop("lastModified", None)
+            annotations = project("Annotations", to_wire(self.annotations), version)
             if annotations:
                 item["annotations"] = annotations
         if self.size is not None and self.template is None:
             item["size"] = self.size
-        if self.icons and version >= V2025_11_25:
+        if self.icons:
             item["icons"] = [to_wire(icon) for icon in self.icons]
         if self.meta is not None:
             item["_meta"] = self.meta
-        return item
+        return project("ResourceTemplate" if self.template is not None else "Resource", item, version)
 
     async def read(self, uri: str, variables: Mapping[str, str | list[str]], context: Context) -> list[dict[str, Any]]:
         """Run the handler for ``uri`` and return the ``contents`` list of a ``resources/read`` result."""

@@ -25,7 +25,8 @@ from .._pagination import CursorCodec
 from .._uri_template import MatchedVariables, TemplateRouter
 from .._util import collapse_exception_groups
 from .._wire.convert import to_wire
-from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, V2025_03_26, V2025_06_18, V2025_11_25
+from .._wire.features import Feature, has, project
+from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ..types import META_SERVER_INFO, RESULT_COMPLETE
 from ..transports._base import MessageStream, StreamControl
 from ..transports.stdio import stdio_server_stream
@@ -103,13 +104,14 @@ class Server:
         request_state_secret: bytes | None = None,
         request_state_ttl: float = 600.0,
         tasks: TaskManager | None = None,
+        expose_errors: bool = False,
     ) -> None:
         """Args:
         name, version, title, description, website_url, icons: the ``serverInfo`` clients see.
         instructions: usage hints for the model, sent in the ``initialize`` result.
         lifespan: runs once around the whole server; see ``running()``.
         page_size: items per page of every ``*/list`` result (None: everything in one page).
-        max_in_flight: requests served at once per connection; more are refused with -32000.
+        max_in_flight: requests served at once per connection; more are refused with -32010 (SERVER_BUSY).
         peer_cancel_mode: "interrupt" cancels a handler's scope on ``notifications/cancelled``; "signal"
             only sets ``ctx.cancel_requested`` and lets the handler finish (no response is sent either way).
         default_log_level: the level below which ``ctx.log()`` sends nothing until the client sets one.
@@ -119,7 +121,12 @@ class Server:
             every replica the same key when a retry may reach another one).
         request_state_ttl: seconds a client has to answer an ``InputRequiredResult``.
         tasks: runs tools as tasks (store, TTLs, limits); a default ``TaskManager`` when None.
+        expose_errors: send the text and traceback of a handler's unexpected exception to the client (for
+            development only: they may hold paths, queries or secrets). By default the client is told that the
+            handler failed and a correlation id; the log record with the traceback carries the same id.
         """
+        if not isinstance(expose_errors, bool):
+            raise TypeError(f"expose_errors must be True or False, not {expose_errors!r}")
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.info = Implementation(
@@ -131,6 +138,7 @@ class Server:
             icons=list(icons) if icons else None,
         )
         self.instructions = instructions
+        self.expose_errors = expose_errors
         self.max_in_flight = max_in_flight
         self.peer_cancel_mode = peer_cancel_mode
         self.default_log_level = default_log_level
@@ -422,7 +430,7 @@ class Server:
             else None,
             prompts=PromptsCapability(list_changed=True) if self.prompts else None,
             logging={},
-            completions={} if self.completion_handler is not None and version >= V2025_03_26 else None,
+            completions={} if self.completion_handler is not None and has(version, Feature.COMPLETIONS) else None,
             **task_capabilities(self.tools.values(), version),
         )
 
@@ -438,12 +446,7 @@ class Server:
 
     def initialize_result(self, version: str) -> dict[str, Any]:
         """The ``initialize`` result for a client that negotiated ``version``."""
-        info = to_wire(self.info)
-        if version < V2025_06_18:
-            info.pop("title", None)
-        if version < V2025_11_25:
-            for key in ("description", "websiteUrl", "icons"):
-                info.pop(key, None)
+        info = project("Implementation", to_wire(self.info), version)
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": to_wire(self.capabilities(version)),
@@ -519,7 +522,8 @@ class Server:
         server has one.
         """
         connection = ServerConnection(self, stream, modern_only=modern_only, principal=principal, control=control)
-        await connection.run(task_status=task_status)
+        with collapse_exception_groups():
+            await connection.run(task_status=task_status)
 
     async def serve_http(
         self,
@@ -599,9 +603,10 @@ class Server:
         While serving, anything written to ``sys.stdout`` (a stray ``print()``) goes to stderr instead, so
         the protocol stream stays clean; see ``stdio_server_stream``.
         """
-        async with self.running():
-            async with stdio_server_stream(protect_stdout=protect_stdout) as stream:
-                await self.serve_connection(stream, task_status=task_status)
+        with collapse_exception_groups():
+            async with self.running():
+                async with stdio_server_stream(protect_stdout=protect_stdout) as stream:
+                    await self.serve_connection(stream, task_status=task_status)
 
 
 async def serve_http_many(
@@ -617,12 +622,13 @@ async def serve_http_many(
     on ``/weather/mcp`` (and ``/weather/sse``). Each server's lifespan runs around the whole listener."""
     from ..transports.streamable_http import HttpTransportOptions, serve_mounts
 
-    async with contextlib.AsyncExitStack() as stack:
-        for server in servers.values():
-            await stack.enter_async_context(server.running())
-        mounts = {
-            prefix: (server.serve_connection, server.tool_header_paths, options or HttpTransportOptions())
-            for prefix, server in servers.items()
-        }
-        await serve_mounts(mounts, host, port, ssl_context=ssl_context, task_status=task_status)
+    with collapse_exception_groups():
+        async with contextlib.AsyncExitStack() as stack:
+            for server in servers.values():
+                await stack.enter_async_context(server.running())
+            mounts = {
+                prefix: (server.serve_connection, server.tool_header_paths, options or HttpTransportOptions())
+                for prefix, server in servers.items()
+            }
+            await serve_mounts(mounts, host, port, ssl_context=ssl_context, task_status=task_status)
     raise AssertionError("unreachable")

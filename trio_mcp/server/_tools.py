@@ -16,7 +16,7 @@ import attrs
 from .._core.mcp_headers import header_paths
 from .._schema import ArgumentError, FunctionSchema, describe_function
 from .._wire.convert import to_wire
-from .._wire.versions import V2025_03_26, V2025_06_18, V2025_11_25
+from .._wire.features import Feature, content_for_revision, has, project
 from ..types import (
     AudioContent,
     CallToolResult,
@@ -29,10 +29,10 @@ from ..types import (
     ToolExecution,
     UnknownContent,
 )
-from ._calls import invoke, is_async_callable, is_context
-from ._context import Context
+from ._calls import invoke, is_async_callable
+from ._context import Context, is_context
 
-__all__ = ["CONTENT_TYPES", "ToolDefinition", "make_tool", "tool_result_wire", "content_for_revision"]
+__all__ = ["CONTENT_TYPES", "ToolDefinition", "make_tool", "tool_result_wire"]
 
 logger = logging.getLogger("trio_mcp.server")
 
@@ -44,7 +44,8 @@ CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, Embedded
 def _is_unstructured(annotation: Any) -> bool:
     """Return annotations that mean "content, not structured data": str, content blocks, lists of blocks.
 
-    ``list[str]`` is structured data (a JSON array), not a list of text blocks.
+    ``list[str]`` is structured data (a JSON array), not a list of text blocks. The whole rule is the table
+    in docs/structured-output.md.
     """
     if annotation is str or annotation is CallToolResult or annotation is type(None):
         return True
@@ -88,22 +89,37 @@ class ToolDefinition:
     def wire(self, version: str) -> dict[str, Any]:
         """The ``Tool`` object as the given revision defines it (fields it lacks are left out)."""
         tool: dict[str, Any] = {"name": self.name}
-        if self.title is not None and version >= V2025_06_18:
+        if self.title is not None:
             tool["title"] = self.title
         if self.description is not None:
             tool["description"] = self.description
         tool["inputSchema"] = self.schema.input_schema
-        if self.schema.output_schema is not None and self.structured and version >= V2025_06_18:
+        if self.schema.output_schema is not None and self.structured:
             tool["outputSchema"] = self.schema.output_schema
-        if self.annotations is not None and version >= V2025_03_26:
+        if self.annotations is not None:
             tool["annotations"] = to_wire(self.annotations)
-        if self.execution is not None and version == V2025_11_25:
+        if self.execution is not None:
             tool["execution"] = to_wire(self.execution)
-        if self.icons and version >= V2025_11_25:
+        if self.icons:
             tool["icons"] = [to_wire(icon) for icon in self.icons]
         if self.meta is not None:
             tool["_meta"] = self.meta
-        return tool
+        return project("Tool", tool, version)
+
+    async def run(self, arguments: Mapping[str, Any] | None, context: Context) -> dict[str, Any]:
+        """Call the tool and return the finished ``CallToolResult`` wire object for the request's revision.
+
+        Bad arguments become an ``isError`` result naming each problem; whatever the function raises
+        propagates (the connection decides what a failure becomes).
+        """
+        try:
+            result = tool_result_wire(self, await self.call(arguments, context))
+        except ArgumentError as exc:
+            return argument_error_result(self, exc)
+        version = context.protocol_version
+        if not has(version, Feature.AUDIO_CONTENT) or not has(version, Feature.RESOURCE_LINKS):
+            result["content"] = [content_for_revision(block, version) for block in result["content"]]
+        return project("CallToolResult", result, version)
 
     async def call(self, arguments: Mapping[str, Any] | None, context: Context) -> Any:
         """Validate ``arguments``, run the function (sync ones in a worker thread) and return its value.
@@ -223,13 +239,3 @@ def argument_error_result(tool: ToolDefinition, error: ArgumentError) -> dict[st
     lines = "\n".join(f"- {problem}" for problem in error.errors)
     return error_result(f"Invalid arguments for tool {tool.name}:\n{lines}")
 
-
-def content_for_revision(block: dict[str, Any], version: str) -> dict[str, Any]:
-    """Downgrade a content block a revision does not know into one it does (never break an older client)."""
-    kind = block.get("type")
-    if kind == "audio" and version < V2025_03_26:
-        return {"type": "text", "text": f"[audio content ({block.get('mimeType', 'unknown type')}) omitted]"}
-    if kind == "resource_link" and version < V2025_06_18:
-        name = block.get("title") or block.get("name") or block.get("uri")
-        return {"type": "text", "text": f"[resource: {name}]({block.get('uri')})"}
-    return block

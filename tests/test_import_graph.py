@@ -1,0 +1,108 @@
+"""No import circles: no module imports one that imports it back, directly or around a loop, counting
+imports made only for type checking (``if TYPE_CHECKING:``) and imports inside functions."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "trio_mcp"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path, modules: set[str]) -> set[str]:
+    """Every trio_mcp module ``path`` imports, wherever the import statement is."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                prefix = ".".join(base + ([node.module] if node.module else []))
+            else:
+                prefix = node.module or ""
+            targets = [f"{prefix}.{alias.name}" for alias in node.names] + [prefix]
+        else:
+            continue
+        for target in targets:
+            # "from . import x" may name a module or a name in a package: keep the longest module it names.
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name and not name.startswith(target + "."):
+                found.add(target)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    paths = list(PACKAGE.rglob("*.py"))
+    modules = {module_name(path) for path in paths}
+    return {module_name(path): imports_of(path, modules) for path in paths}
+
+
+def cycles_within(prefix: str) -> list[list[str]]:
+    """Strongly connected groups of more than one module among those under ``prefix`` (Tarjan)."""
+    edges = {m: {t for t in ts if t.startswith(prefix)} for m, ts in graph().items() if m.startswith(prefix)}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in edges.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return groups
+
+
+#: The circle left in server/: ``Context.server`` is typed ``Server`` and ``Context`` types its connection, while
+#: the modules that define tools, prompts, resources (and tasks, mounts) import ``Context``. Cutting it means
+#: splitting the registry out of ``Server``. These modules must stay out of every circle:
+OUTSIDE = ["trio_mcp.server._calls", "trio_mcp.server._logging", "trio_mcp.server._modern"]
+
+
+def test_the_helpers_of_the_server_are_in_no_import_circle() -> None:
+    for group in cycles_within("trio_mcp."):
+        assert not set(OUTSIDE) & set(group), group
+
+
+def test_the_engine_and_the_wire_layer_import_nothing_above_them() -> None:
+    modules = graph()
+    for name in ("trio_mcp._session", "trio_mcp._failures", "trio_mcp._wire.features"):
+        above = {m for m in modules[name] if m.startswith(("trio_mcp.server", "trio_mcp.client", "trio_mcp.transports."))}
+        assert above <= {"trio_mcp.transports._base"}, (name, above)
+
+
+if __name__ == "__main__":  # python tests/test_import_graph.py: every circle in the package
+    for group in cycles_within("trio_mcp."):
+        print(" <-> ".join(group))
