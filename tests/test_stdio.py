@@ -275,7 +275,7 @@ async def test_cancelling_the_client_stops_a_stubborn_server_promptly() -> None:
                 started = trio.current_time()
                 await trio.sleep_forever()
         assert scope.cancelled_caught
-        assert trio.current_time() - started < 1.0  # the graceful path takes over 4 s with this server
+        assert trio.current_time() - started < 2.5  # the graceful path takes over 4 s with this server
 
 
 class RawPeer:
