@@ -2,7 +2,8 @@
 # Runs the suite (less the interop and benchmark smoke tests) against the lowest versions setup.cfg declares for the runtime
 # dependencies, so the floors stay installable and true. Each `name >= X` of install_requires (and of the `auth`
 # and `redis` extras, which the tests exercise) is installed as `name == X` into .venv-lowest/, then pytest runs
-# there with PYTHONPATH pointing at this checkout.
+# there with PYTHONPATH pointing at this checkout. (mypy: tests/docs type-checks the documentation's code against
+# these floors.)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
@@ -23,13 +24,14 @@ for line in lines:
     print(f"{pin};{marker}" if marker else pin)
 PY
 )"
+tools=(pytest pytest-trio hypothesis pydantic mypy)
 stamp="$VENV/.pins"
-if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$pins" ]]; then
+if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$pins ${tools[*]}" ]]; then
     rm -rf "$VENV"
     "$PYTHON" -m venv "$VENV"
     mapfile -t args <<<"$pins"
-    "$VENV/bin/python" -m pip install --quiet "${args[@]}" pytest pytest-trio hypothesis pydantic
-    echo "$pins" >"$stamp"
+    "$VENV/bin/python" -m pip install --quiet "${args[@]}" "${tools[@]}"
+    echo "$pins ${tools[*]}" >"$stamp"
 fi
 echo "lowest versions: $(echo "$pins" | tr '\n' ' ')"
 PYTHONPATH="$ROOT" "$VENV/bin/python" -m pytest -q -m "not interop and not bench" -p no:cacheprovider "$@"
