@@ -115,6 +115,8 @@ def mypy_errors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]
         "strict_equality = True\n"
         "show_error_codes = True\n"
         "no_error_summary = True\n"
+        # trio_mcp's own typing is `make typecheck`'s job (and may differ on the lowest dependency versions).
+        "[mypy-trio_mcp.*]\nignore_errors = True\n"
     )
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", "mypy.ini", *(f"{b.module}.py" for b in CHECKED)],
