@@ -215,3 +215,31 @@ async def test_reload_restarts_the_server_when_a_file_changes(tmp_path: Path) ->
             status = await running.process.wait()
     assert status == 130
     assert "Traceback" not in running.stderr.decode()
+
+
+async def test_run_with_workers_serves_http_and_sigterm_drains_them() -> None:
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            running = await start(nursery, "run", str(CLI_SERVER), "--transport", "http", "--port", "0",
+                                  "--workers", "2", "--drain-timeout", "5")
+            found = await running.wait_for_stderr(r"serving cli-test-server 1\.2\.3 on (\S+) from 2 workers")
+            for _ in range(3):
+                out = await run_cli("call", "echo", "text=from a worker", "--url", found.group(1))
+                assert out.status == 0, out.stderr
+                assert out.stdout.strip() == "from a worker"
+            running.process.send_signal(signal.SIGTERM)
+            status = await running.process.wait()
+    assert status == 0, running.stderr.decode()
+    assert "Traceback" not in running.stderr.decode()
+
+
+@pytest.mark.parametrize(("words", "complaint"), [
+    (["--workers", "2"], "--workers needs --transport http"),
+    (["--workers", "2", "--transport", "http", "--reload"], "--workers needs --transport http and no --reload"),
+    (["--workers", "0", "--transport", "http"], "--workers must be at least 1"),
+    (["--drain-timeout", "0", "--transport", "http"], "--drain-timeout must be positive"),
+])
+async def test_run_refuses_workers_it_cannot_run(words: list[str], complaint: str) -> None:
+    out = await run_cli("run", str(CLI_SERVER), *words)
+    assert out.status == 2
+    assert complaint in out.stderr

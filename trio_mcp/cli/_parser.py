@@ -72,6 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
     _serve_options(run)
     run.add_argument("--reload", action="store_true",
                      help="restart the server when a .py file under the target's folder changes (development)")
+    run.add_argument("--workers", "-w", type=int, default=1, metavar="N",
+                     help="serve HTTP from N worker processes sharing the port, restarted when they die; "
+                     "SIGTERM or Ctrl-C drains them (default 1: this process serves)")
+    run.add_argument("--drain-timeout", type=float, default=10.0, metavar="SECONDS",
+                     help="with --workers: how long in-flight requests get after SIGTERM or Ctrl-C (default 10)")
 
     listing = client_command("list", "list a server's tools, resources, resource templates or prompts")
     listing.add_argument("what", choices=("tools", "resources", "templates", "prompts"))

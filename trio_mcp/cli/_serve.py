@@ -14,7 +14,7 @@ import trio
 
 from ._exit import OK, USAGE, CliError
 from ._signals import until_interrupted
-from ._target import load_server, watched_root
+from ._target import import_spec, load_server, watched_root
 
 __all__ = ["run_command"]
 
@@ -101,8 +101,44 @@ async def _reload_loop(args: argparse.Namespace, argv: list[str]) -> int:
         _say("change detected; restarting")
 
 
+async def _serve_with_workers(args: argparse.Namespace) -> int:
+    """``--workers N``: a supervisor here, the server in N processes (``trio_mcp.scale``). The supervisor handles
+    SIGTERM and Ctrl-C itself, as a drain: it returns 0 once the workers have finished, 1 after a crash loop."""
+    from ..scale.workers import WorkerSettings, supervise_workers
+
+    server = load_server(args.target)
+    spec, folder = import_spec(args.target, server)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [folder, os.environ.get("PYTHONPATH")]))
+    settings = WorkerSettings(server=spec, workers=args.workers, host=args.host, port=args.port,
+                              drain_timeout=args.drain_timeout)
+    status = OK
+
+    async def supervise(task_status: trio.TaskStatus[int]) -> None:
+        nonlocal status
+        status = await supervise_workers(settings, task_status=task_status)
+
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(supervise)
+        _say(f"serving {server.info.name} {server.info.version} on http://{_authority(args.host, port)}/mcp "
+             f"from {args.workers} workers (Ctrl-C or SIGTERM drains them)")
+    return status
+
+
+def _check_workers(args: argparse.Namespace) -> None:
+    if args.workers < 1:
+        raise CliError(f"--workers must be at least 1, not {args.workers}", USAGE)
+    if args.drain_timeout <= 0:
+        raise CliError(f"--drain-timeout must be positive, not {args.drain_timeout}", USAGE)
+    if args.workers > 1 and (args.transport != "http" or args.reload):
+        raise CliError("--workers needs --transport http and no --reload (worker processes share one HTTP port)",
+                       USAGE)
+
+
 async def run_command(args: argparse.Namespace, argv: list[str]) -> int:
     """Entry point of ``run`` inside ``trio.run``."""
+    _check_workers(args)
+    if args.workers > 1:
+        return await _serve_with_workers(args)
     if args.reload:
         if args.transport == "stdio":
             raise CliError("--reload needs a network transport (--transport http, sse or ws): a stdio server's "

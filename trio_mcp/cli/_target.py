@@ -12,7 +12,7 @@ from types import ModuleType
 from ..server import Server
 from ._exit import CliError
 
-__all__ = ["load_server", "split_target", "watched_root"]
+__all__ = ["import_spec", "load_server", "split_target", "watched_root"]
 
 #: Names tried, in order, when the target names no object.
 _CONVENTIONAL_NAMES = ("server", "mcp", "app")
@@ -79,6 +79,20 @@ def load_server(target: str) -> Server:
     if not servers:
         raise CliError(f"{where} defines no trio_mcp.Server at module level")
     raise CliError(f"{where} defines several servers ({', '.join(sorted(servers))}); pick one with {where}:NAME")
+
+
+def import_spec(target: str, server: Server) -> tuple[str, str]:
+    """``"module:attribute"`` naming ``server`` (already loaded from ``target``) for a process that imports it
+    afresh, and the folder that process needs first on its path (the file's, or the working directory)."""
+    where, name = split_target(target)
+    if _is_file(where):
+        module_name, folder = Path(where).stem, str(Path(where).resolve().parent)
+    else:
+        module_name, folder = where, os.getcwd()
+    if name is None:
+        module = sys.modules[module_name]
+        name = next(key for key, value in vars(module).items() if value is server)
+    return f"{module_name}:{name}", folder
 
 
 def watched_root(target: str) -> Path:
