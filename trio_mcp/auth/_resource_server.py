@@ -24,7 +24,8 @@ from typing import Any, Awaitable, Callable, Collection, Mapping, Sequence
 import attrs
 from urllib.parse import urlsplit
 
-from ..transports._http_server import ClientDisconnected, Headers, HttpRequest, HttpResponse, RequestBodyError
+from ..transports._http_server import ClientDisconnected, Headers, RequestBodyError
+from ..transports.http.exchange import Request as HttpRequest, Response as HttpResponse  # h11 or ASGI
 from ._dpop import DpopVerifier, InvalidDpopProof
 from ._metadata import challenge, protected_resource_metadata, protected_resource_metadata_paths
 from ._tokens import InvalidToken, Principal, TokenVerifier, VerifierUnavailable

@@ -9,6 +9,7 @@ check they route by is pure and lives in ``trio_mcp._core.inbound``.
 from .._http_server import Drain, HttpLimits
 from ._common import ConnectFunction, request_principal
 from .events import EventStore, MemoryEventStore
+from .exchange import Request, Response, RouteHandler
 from .guard import RequestGuard
 from .options import HttpTransportOptions
 from .router import Mount, StreamableHttpApp, serve_mounts, serve_streamable_http
@@ -21,7 +22,10 @@ __all__ = [
     "HttpTransportOptions",
     "MemoryEventStore",
     "Mount",
+    "Request",
     "RequestGuard",
+    "Response",
+    "RouteHandler",
     "StreamableHttpApp",
     "request_principal",
     "serve_mounts",

@@ -15,10 +15,9 @@ from ...errors import INVALID_REQUEST
 from .._base import MessageStream, StreamControl
 from .._http_server import (
     ClientDisconnected,
-    HttpRequest,
-    HttpResponse,
     RequestBodyError,
 )
+from .exchange import Request as HttpRequest, Response as HttpResponse  # the h11 server's, or the ASGI adapter's
 
 __all__ = [
     "JSON_HEADERS",

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from ..._core.hosts import parse_host
-from .._http_server import HttpRequest, HttpResponse
+from .exchange import Request, Response
 
 __all__ = ["LOCAL_NAMES", "Guard", "Refused", "RequestGuard", "is_loopback", "parse_host"]
 
@@ -42,7 +42,7 @@ class RequestGuard(Protocol):
 
     def metadata_paths(self, endpoint_path: str) -> tuple[str, ...]: ...
 
-    async def __call__(self, request: HttpRequest, response: HttpResponse, endpoint_path: str) -> Any: ...
+    async def __call__(self, request: Request, response: Response, endpoint_path: str) -> Any: ...
 
 
 @attrs.frozen

@@ -10,7 +10,7 @@ from ..._core.inbound import Refusal, Rejection
 from ..._core.jsonrpc import decode
 from ..._core.sse import encode_comment, encode_event
 from ..._wire.versions import V2024_11_05
-from .._http_server import HttpRequest, HttpResponse
+from .exchange import Request as HttpRequest, Response as HttpResponse  # the h11 server's, or the ASGI adapter's
 from ._common import SSE_HEADERS, SseWriter, read_body, refuse
 from .sessions import SessionEndpoint
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from .._http_server import Drain, HttpLimits
+from .cors import validate_origins
 from .events import EventStore, MemoryEventStore
+from .exchange import RouteHandler
 from .guard import RequestGuard
 
 __all__ = ["Drain", "HttpLimits", "HttpTransportOptions"]
@@ -16,6 +18,22 @@ __all__ = ["Drain", "HttpLimits", "HttpTransportOptions"]
 
 def _default_store() -> EventStore:
     return MemoryEventStore()
+
+
+def _path_or_none(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is not None and (not isinstance(value, str) or not value.startswith("/")):
+        raise ValueError(f"{attribute.name} must be a path starting with '/' (or None), not {value!r}")
+
+
+def _routes(value: Mapping[str, RouteHandler]) -> Mapping[str, RouteHandler]:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"routes must be a mapping of paths to handlers, not {value!r}")
+    for path, handler in value.items():
+        if not isinstance(path, str) or not path.startswith("/"):
+            raise ValueError(f"routes: {path!r} is not a path starting with '/'")
+        if not callable(handler):
+            raise TypeError(f"routes: the handler of {path!r} is not callable: {handler!r}")
+    return dict(value)
 
 
 @attrs.frozen(kw_only=True)
@@ -34,6 +52,17 @@ class HttpTransportOptions:
     #: ``Origin`` values accepted (full origins such as ``https://app.example``, or bare hostnames, any
     #: port); requests without ``Origin`` are always accepted. Default: local origins only.
     allowed_origins: Sequence[str] | None = None
+    #: Origins of web pages that may call the endpoints from a browser (CORS), exactly as browsers send them:
+    #: ``("https://app.example", "http://localhost:5173")``. Empty: no CORS, as for any non-browser client.
+    #: An origin listed here also passes the ``Origin`` check.
+    cors_origins: Sequence[str] = attrs.field(default=(), converter=validate_origins)
+    #: Routes of your own on the same port: ``{"/status": handler}``, ``async def handler(request, response)``
+    #: (``trio_mcp.transports.http.RouteHandler``). They pass the ``Host``/``Origin`` check, not authentication.
+    routes: Mapping[str, RouteHandler] = attrs.field(factory=dict, converter=_routes)
+    #: Liveness probe: 200 while the server runs (None: no such endpoint).
+    liveness_path: str | None = attrs.field(default="/healthz", validator=_path_or_none)
+    #: Readiness probe: 200, or 503 once a graceful stop (``Drain``) has begun (None: no such endpoint).
+    readiness_path: str | None = attrs.field(default="/readyz", validator=_path_or_none)
     #: Answer session-era requests with a JSON body instead of an SSE stream.
     json_response: bool = False
     #: Seconds a session may go without traffic before it is ended (it stays while a stream is open).

@@ -18,9 +18,11 @@ import trio
 
 from ..._core.inbound import HeaderPaths, InboundRules, Rejection, check
 from ...errors import INVALID_REQUEST
-from .._http_server import HttpRequest, HttpResponse, serve_http_listeners
+from .._http_server import serve_http_listeners
 from ._common import ConnectFunction, read_body, refuse, request_principal, send_error
-from .guard import Guard
+from .cors import Cors, CorsResponse
+from .exchange import Request, Response
+from .guard import LOCAL_NAMES, Guard
 from .legacy_sse import serve_sse_post, serve_sse_stream
 from .options import HttpTransportOptions
 from .sessions import SessionEndpoint
@@ -44,27 +46,49 @@ class StreamableHttpApp:
         self.options = options
         self._connect = connect
         self._rules = InboundRules(stateless=options.stateless, sessions=options.sessions, header_paths=header_paths)
+        # An origin allowed to call from a browser is an allowed Origin too.
+        origins = (*(LOCAL_NAMES if options.allowed_origins is None else options.allowed_origins), *options.cors_origins)
         self._guard = Guard.for_server(bound_host, allowed_hosts=options.allowed_hosts,
-                                       allowed_origins=options.allowed_origins, authenticate=options.authenticate)
+                                       allowed_origins=origins, authenticate=options.authenticate)
+        self._cors = Cors(options.cors_origins)
         self._nursery = nursery
         self.sessions = SessionEndpoint(connect, nursery, options)
         self._legacy = options.sessions and options.sse_path is not None
+        clash = {options.path, options.sse_path, options.messages_path} & set(options.routes)
+        if clash:
+            raise ValueError(f"routes: {sorted(p for p in clash if p)} are MCP endpoints of this server")
 
     def handles(self, path: str) -> bool:
         """Whether ``path`` is one of this app's endpoints (for serving several apps on one listener)."""
         options = self.options
         if options.auth is not None and path in options.auth.metadata_paths(options.path):
             return True
-        return path == options.path or (self._legacy and path in (options.sse_path, options.messages_path))
+        return (path == options.path or (self._legacy and path in (options.sse_path, options.messages_path))
+                or path in options.routes or path in (options.liveness_path, options.readiness_path))
 
     async def reaper(self) -> NoReturn:
         """Reap idle sessions periodically (runs for the life of the app)."""
         await self.sessions.reaper()
 
-    async def __call__(self, request: HttpRequest, response: HttpResponse) -> None:
+    async def __call__(self, request: Request, response: Response) -> None:
         headers = request.headers
-        refused = self._guard.check_parsed_host(request.host, headers.get("host")) or self._guard.check_origin(
-            headers.get_all("origin"))
+        options = self.options
+        path = request.path
+        refused = self._guard.check_parsed_host(request.host, headers.get("host"))
+        if refused is None and self._cors.origins:
+            if Cors.is_preflight(request):
+                await self._cors.preflight(request, response)
+                return
+            origin = self._cors.allowed(headers)
+            if origin is not None:
+                response = CorsResponse(response, origin)
+        refused = refused or self._guard.check_origin(headers.get_all("origin"))
+        if refused is None and path in (options.liveness_path, options.readiness_path):
+            await _probe(request, response, ready=path == options.readiness_path)
+            return
+        if refused is None and path in options.routes:
+            await options.routes[path](request, response)
+            return
         principal: Any = None
         if refused is None and self.options.auth is not None:
             principal = await self.options.auth(request, response, self.options.path)
@@ -76,7 +100,6 @@ class StreamableHttpApp:
             await send_error(response, refused.status, None, INVALID_REQUEST, refused.reason, headers=refused.headers)
             return
         request_principal.set(principal)
-        options = self.options
         if request.path == options.path:
             await self._endpoint(request, response)
         elif self._legacy and request.path == options.sse_path:
@@ -92,7 +115,7 @@ class StreamableHttpApp:
         else:
             await response.send(404, (("content-type", "text/plain"),), b"not found\n")
 
-    async def _endpoint(self, request: HttpRequest, response: HttpResponse) -> None:
+    async def _endpoint(self, request: Request, response: Response) -> None:
         body = b""
         if request.method == "POST":
             read = await read_body(request, response)
@@ -133,6 +156,16 @@ async def serve_streamable_http(
                        task_status=task_status)
 
 
+async def _probe(request: Request, response: Response, *, ready: bool) -> None:
+    """A liveness probe (always 200 while serving) or a readiness probe (503 once a graceful stop began)."""
+    if request.method not in ("GET", "HEAD"):
+        await response.send(405, (("allow", "GET, HEAD"),))
+    elif ready and request.server_stopping.is_set():
+        await response.send(503, (("content-type", "text/plain"), ("cache-control", "no-store")), b"draining\n")
+    else:
+        await response.send(200, (("content-type", "text/plain"), ("cache-control", "no-store")), b"ok\n")
+
+
 Mount = tuple[ConnectFunction, "HeaderPaths | None", HttpTransportOptions]
 """One MCP server on a listener: how to connect to it, its tools' header paths, and its options."""
 
@@ -169,12 +202,15 @@ async def serve_mounts(
                 path=prefix + options.path,
                 sse_path=None if options.sse_path is None else prefix + options.sse_path,
                 messages_path=prefix + options.messages_path,
+                routes={prefix + path: handler for path, handler in options.routes.items()},
+                liveness_path=None if options.liveness_path is None else prefix + options.liveness_path,
+                readiness_path=None if options.readiness_path is None else prefix + options.readiness_path,
             )
             app = StreamableHttpApp(connect, nursery, options=mounted, header_paths=header_paths, bound_host=host)
             nursery.start_soon(app.reaper)
             apps.append(app)
 
-        async def route(request: HttpRequest, response: HttpResponse) -> None:
+        async def route(request: Request, response: Response) -> None:
             for app in apps:
                 if app.handles(request.path):
                     await app(request, response)

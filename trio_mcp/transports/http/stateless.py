@@ -16,7 +16,8 @@ from ..._core.inbound import Route, answer_status
 from ..._core.jsonrpc import RequestId, encode
 from ..._core.sse import encode_comment
 from ...errors import ConnectionClosed
-from .._http_server import ClientDisconnected, HttpRequest, HttpResponse
+from .._http_server import ClientDisconnected
+from .exchange import Request as HttpRequest, Response as HttpResponse  # the h11 server's, or the ASGI adapter's
 from ._common import (
     JSON_HEADERS,
     SSE_HEADERS,
