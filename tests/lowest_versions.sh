@@ -24,7 +24,7 @@ for line in lines:
     print(f"{pin};{marker}" if marker else pin)
 PY
 )"
-tools=(pytest pytest-trio hypothesis pydantic mypy)
+tools=(pytest pytest-trio hypothesis pydantic mypy hypercorn quart-trio)
 stamp="$VENV/.pins"
 if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$pins ${tools[*]}" ]]; then
     rm -rf "$VENV"

@@ -1,0 +1,106 @@
+"""MCP mounted as an ASGI app (``trio_mcp.asgi``) under a real Hypercorn trio worker, alone and beside a
+Quart-Trio app's own routes, reached by our client in every era."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+import trio
+
+import trio_mcp
+from trio_mcp import Server
+from trio_mcp.asgi import McpAsgiApp
+from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports.http import HttpTransportOptions
+
+hypercorn_trio = pytest.importorskip("hypercorn.trio", reason="Hypercorn is a test dependency: pip install hypercorn")
+from hypercorn.config import Config  # noqa: E402
+
+APP = "http://localhost:5173"
+
+
+def make_server() -> Server:
+    server = Server("mounted")
+
+    @server.tool()
+    def add(a: int, b: int) -> str:
+        """Add two numbers."""
+        return str(a + b)
+
+    return server
+
+
+@asynccontextmanager
+async def hypercorn(app: Any) -> AsyncIterator[str]:
+    """Serve ``app`` with Hypercorn's trio worker on 127.0.0.1; yields its base URL, shuts it down gracefully."""
+    config = Config()
+    config.bind = ["127.0.0.1:0"]
+    config.graceful_timeout = 1
+    config.accesslog = None
+    stop = trio.Event()
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            binds = await nursery.start(functools.partial(hypercorn_trio.serve, app, config, shutdown_trigger=stop.wait))
+            yield binds[0]
+            stop.set()
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25", "2025-03-26"])
+async def test_our_client_reaches_the_mounted_app_in_both_eras(version: str) -> None:
+    async with hypercorn(McpAsgiApp(make_server())) as base:
+        async with trio_mcp.open_http_client(f"{base}/mcp", protocol_version=version) as client:
+            assert [tool.name for tool in (await client.list_tools()).tools] == ["add"]
+            result = await client.call_tool("add", {"a": 2, "b": 3})
+            assert result.content[0].text == "5"  # type: ignore[union-attr]
+
+
+async def test_the_2024_11_05_sse_transport_is_mounted_too() -> None:
+    async with hypercorn(McpAsgiApp(make_server())) as base:
+        async with trio_mcp.open_http_client(f"{base}/sse", protocol_version="2024-11-05") as client:
+            result = await client.call_tool("add", {"a": 1, "b": 1})
+            assert result.content[0].text == "2"  # type: ignore[union-attr]
+
+
+async def test_the_guard_cors_and_probes_are_the_same_as_on_our_server() -> None:
+    app = McpAsgiApp(make_server(), options=HttpTransportOptions(cors_origins=[APP]))
+    async with hypercorn(app) as base, HttpClient() as http:
+        preflight = await http.request("OPTIONS", f"{base}/mcp", headers={
+            "origin": APP, "access-control-request-method": "POST", "access-control-request-headers": "mcp-session-id"})
+        assert preflight.status == 204 and preflight.headers["access-control-allow-origin"] == APP
+        foreign = await http.request("POST", f"{base}/mcp", headers={"origin": "http://evil.example",
+                                                                      "content-type": "application/json"}, body=b"{}")
+        assert foreign.status == 403
+        rebound = await http.request("GET", f"{base}/healthz", headers={"host": "evil.example"})
+        assert rebound.status == 421
+        ready = await http.request("GET", f"{base}/readyz")
+        assert (ready.status, await ready.read()) == (200, b"ok\n")
+        missing = await http.request("GET", f"{base}/elsewhere")
+        assert missing.status == 404
+
+
+async def test_mounted_in_a_quart_trio_app_beside_its_own_route() -> None:
+    quart_trio = pytest.importorskip("quart_trio", reason="Quart-Trio is a test dependency: pip install quart-trio")
+    web = quart_trio.QuartTrio(__name__)
+
+    @web.route("/hello")
+    async def hello() -> str:
+        return "hello from quart"
+
+    web.asgi_app = McpAsgiApp(make_server(), fallback=web.asgi_app)  # type: ignore[method-assign]
+    async with hypercorn(web) as base:
+        async with HttpClient() as http:
+            page = await http.request("GET", f"{base}/hello")
+            assert (page.status, await page.read()) == (200, b"hello from quart")
+        for version in ("2026-07-28", "2025-11-25"):
+            async with trio_mcp.open_http_client(f"{base}/mcp", protocol_version=version) as client:
+                result = await client.call_tool("add", {"a": 20, "b": 22})
+                assert result.content[0].text == "42"  # type: ignore[union-attr]
+
+
+def test_a_drain_is_refused_on_an_asgi_app() -> None:
+    with pytest.raises(ValueError, match="drain"):
+        McpAsgiApp(make_server(), options=HttpTransportOptions(drain=trio_mcp.transports.http.Drain()))
