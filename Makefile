@@ -49,6 +49,7 @@ interop: $(BIN)/.installed interop-setup
 # The official conformance suite against tests/conformance/everything_server.py; see docs/conformance.md.
 conformance: $(BIN)/.installed interop-setup
 	$(BIN)/python tests/conformance/run_suites.py
+	$(BIN)/python tests/conformance/run_suites.py --asgi --run all --run 2025-11-25 --run 2026-07-28
 
 # Speed against the official Python and TypeScript SDKs; see benchmarks/README.md and benchmarks/RESULTS.md.
 bench-setup:

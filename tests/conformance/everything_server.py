@@ -675,9 +675,31 @@ async def serve_http(server: Server, host: str, port: int) -> None:
                 break
 
 
+async def serve_asgi(server: Server, host: str, port: int) -> None:
+    """The same endpoint mounted as an ASGI app (``trio_mcp.asgi``) under Hypercorn's trio worker."""
+    from hypercorn.config import Config
+    from hypercorn.trio import serve
+
+    from trio_mcp.asgi import McpAsgiApp
+
+    config = Config()
+    config.bind = [f"{host}:{port}"]
+    config.accesslog = None
+    config.graceful_timeout = 1
+    stop = trio.Event()
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            binds = await nursery.start(functools.partial(serve, McpAsgiApp(server), config, shutdown_trigger=stop.wait))
+            bound = binds[0].rsplit(":", 1)[1]
+            print(f"everything_server: serving http://{host}:{bound}/mcp", flush=True)
+            async for _ in signals:
+                stop.set()
+                break
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    parser.add_argument("--transport", choices=("stdio", "http", "asgi"), default="stdio")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP only (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=3001, help="HTTP only (default 3001; 0 picks a free port)")
     parser.add_argument(
@@ -691,7 +713,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.transport == "stdio":
         trio.run(server.serve_stdio)
     else:
-        trio.run(serve_http, server, args.host, args.port)
+        trio.run(serve_http if args.transport == "http" else serve_asgi, server, args.host, args.port)
 
 
 if __name__ == "__main__":

@@ -307,10 +307,10 @@ def summarised_scenarios(stdout: str) -> tuple[list[str], list[str]]:
 # -- processes ------------------------------------------------------------------------------------------
 
 
-def start_fixture(log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_fixture(log: Path, transport: str = "http") -> tuple[subprocess.Popen[bytes], str]:
     """Start the fixture on a free port; returns the process and the URL to give the suite."""
     command = [
-        sys.executable, str(FIXTURE), "--transport", "http", "--host", "127.0.0.1", "--port", "0",
+        sys.executable, str(FIXTURE), "--transport", transport, "--host", "127.0.0.1", "--port", "0",
     ]
     with log.open("wb") as stderr:
         process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr)
@@ -515,6 +515,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--run", action="append", choices=[run.key for run in RUNS + CLIENT_RUNS],
                         help="only this run (repeatable; default: all). Server mode: all (0.1.16), 2025-11-25 "
                         "and 2026-07-28 (0.2.0-alpha); client mode: client-0.1, client-0.2")
+    parser.add_argument("--asgi", action="store_true", help="server mode against the fixture mounted as an ASGI "
+                        "app under Hypercorn's trio worker (trio_mcp.asgi) instead of trio_mcp's own server")
     args = parser.parse_args(argv)
     started = time.monotonic()
 
@@ -545,7 +547,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         if runs:
-            process, url = start_fixture(results / "fixture-stderr.txt")
+            process, url = start_fixture(results / "fixture-stderr.txt", "asgi" if args.asgi else "http")
             try:
                 for index, run in enumerate(runs, 1):
                     prepared = prepare(index, run)
