@@ -3,13 +3,7 @@ Quart-Trio app's own routes, reached by our client in every era."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
-
 import pytest
-import trio
 
 import trio_mcp
 from trio_mcp import Server
@@ -17,8 +11,7 @@ from trio_mcp.asgi import McpAsgiApp
 from trio_mcp.transports._http_client import HttpClient
 from trio_mcp.transports.http import HttpTransportOptions
 
-hypercorn_trio = pytest.importorskip("hypercorn.trio", reason="Hypercorn is a test dependency: pip install hypercorn")
-from hypercorn.config import Config  # noqa: E402
+from asgi_helpers import hypercorn  # skips without Hypercorn
 
 APP = "http://localhost:5173"
 
@@ -32,21 +25,6 @@ def make_server() -> Server:
         return str(a + b)
 
     return server
-
-
-@asynccontextmanager
-async def hypercorn(app: Any) -> AsyncIterator[str]:
-    """Serve ``app`` with Hypercorn's trio worker on 127.0.0.1; yields its base URL, shuts it down gracefully."""
-    config = Config()
-    config.bind = ["127.0.0.1:0"]
-    config.graceful_timeout = 1
-    config.accesslog = None
-    stop = trio.Event()
-    with trio.fail_after(20):
-        async with trio.open_nursery() as nursery:
-            binds = await nursery.start(functools.partial(hypercorn_trio.serve, app, config, shutdown_trigger=stop.wait))
-            yield binds[0]
-            stop.set()
 
 
 @pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25", "2025-03-26"])
