@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo docs test typecheck unit lowest interop-setup auth-server-setup interop conformance bench-setup bench bench-quick scale-setup clean
+.PHONY: demo docs test typecheck unit lowest interop-setup auth-server-setup browser-setup interop conformance bench-setup bench bench-quick scale-setup clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ auth-server-setup: interop-setup
 scale-setup:
 	bash tests/scale/setup.sh
 
+# Headless Chromium (Debian's package) and the TypeScript SDK's client bundled for a page; see tests/browser/setup.sh.
+browser-setup: interop-setup
+	bash tests/browser/setup.sh
+
 unit: $(BIN)/.installed
 	$(BIN)/python -m pytest
 
@@ -61,7 +65,7 @@ bench: $(BIN)/.installed bench-setup
 bench-quick: $(BIN)/.installed bench-setup
 	$(BIN)/python benchmarks/compare.py --quick
 
-test: typecheck docs interop-setup auth-server-setup bench-setup scale-setup conformance unit lowest
+test: typecheck docs interop-setup auth-server-setup browser-setup bench-setup scale-setup conformance unit lowest
 
 clean:
-	rm -rf $(VENV) .venv-lowest .interop tests/auth_server/node_modules tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) .venv-lowest .interop tests/auth_server/node_modules tests/browser/node_modules tests/browser/dist tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info

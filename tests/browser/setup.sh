@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Prepares the real-browser tests (tests/test_browser.py): Debian's chromium (installed with apt-get when
+# missing and running as root), and the official TypeScript SDK's client bundled for a web page by esbuild,
+# both from the committed package.json + package-lock.json (`npm ci`, with the Node of tests/interop/setup.sh),
+# into tests/browser/dist/client.js. Idempotent (skipped while its stamp matches its inputs); quiet on success.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+HERE="$ROOT/tests/browser"
+PATHS="$ROOT/.interop/paths.json"
+if ! command -v chromium >/dev/null; then
+    [[ "$(id -u)" == 0 ]] || { echo "tests/browser/setup.sh: install Debian's chromium package (as root)" >&2; exit 1; }
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+[[ -f "$PATHS" ]] || { echo "tests/browser/setup.sh: run tests/interop/setup.sh first (no $PATHS)" >&2; exit 1; }
+NODE="$(sed -n 's/^ *"node": "\(.*\)",$/\1/p' "$PATHS")"
+[[ -x "$NODE" ]] || { echo "tests/browser/setup.sh: $PATHS names no usable node" >&2; exit 1; }
+export PATH="$(dirname "$NODE"):$PATH"
+STAMP="$HERE/node_modules/.trio-mcp-setup-stamp"
+fp="$(cat "$HERE/package.json" "$HERE/package-lock.json" "$HERE/client.mjs" | sha256sum | cut -d' ' -f1)-$("$NODE" --version)"
+if [[ "$(cat "$STAMP" 2>/dev/null || true)" != "$fp" || ! -f "$HERE/dist/client.js" ]]; then
+    (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    (cd "$HERE" && node_modules/.bin/esbuild client.mjs --bundle --format=esm --platform=browser \
+        --log-level=warning --outfile=dist/client.js)
+    echo "$fp" >"$STAMP"
+fi
