@@ -3,7 +3,10 @@ Quart-Trio app's own routes, reached by our client in every era."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+import trio
 
 import trio_mcp
 from trio_mcp import Server
@@ -82,3 +85,33 @@ async def test_mounted_in_a_quart_trio_app_beside_its_own_route() -> None:
 def test_a_drain_is_refused_on_an_asgi_app() -> None:
     with pytest.raises(ValueError, match="drain"):
         McpAsgiApp(make_server(), options=HttpTransportOptions(drain=trio_mcp.transports.http.Drain()))
+
+
+async def test_closing_a_stateless_stream_cancels_the_handler_under_hypercorn() -> None:
+    server = Server("waiting")
+    running, cancelled = trio.Event(), trio.Event()
+
+    @server.tool()
+    async def wait(ctx: trio_mcp.Context) -> str:
+        """Report progress, then wait until cancelled."""
+        await ctx.report_progress(0.5)
+        running.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "unreachable"
+
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait", "arguments": {}, "_meta": {
+        "progressToken": 1, "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}}}
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+               "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "wait"}
+    async with hypercorn(McpAsgiApp(server)) as base, HttpClient() as http:
+        with trio.fail_after(10):
+            response = await http.request("POST", f"{base}/mcp", headers=headers, body=json.dumps(call).encode())
+            assert response.headers["content-type"] == "text/event-stream"
+            assert b"notifications/progress" in await response.receive_some()
+            await running.wait()
+            await response.aclose()
+            await cancelled.wait()

@@ -14,7 +14,6 @@ does), or by you in a nursery of yours (``await nursery.start(app.run)``). Reque
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, NoReturn
 from urllib.parse import parse_qs
@@ -75,7 +74,7 @@ class _AsgiRequest:
 class _AsgiResponse:
     """A ``Response`` written as ASGI ``http.response.*`` messages, each bounded by the write timeout."""
 
-    __slots__ = ("_app", "_ending", "_head_only", "_scopes", "_send", "disconnected", "finished", "started")
+    __slots__ = ("_app", "_ending", "_head_only", "_lock", "_scopes", "_send", "disconnected", "finished", "started")
 
     def __init__(self, app: McpAsgiApp, send: Send, method: str) -> None:
         self._app = app
@@ -83,6 +82,8 @@ class _AsgiResponse:
         self._head_only = method == "HEAD"
         self._scopes: list[trio.CancelScope] = []
         self._ending = False
+        #: Several tasks may write one stream (an answer, a keep-alive): one ASGI message at a time, in order.
+        self._lock = trio.StrictFIFOLock()
         self.disconnected = trio.Event()
         self.started = False
         self.finished = False
@@ -104,12 +105,13 @@ class _AsgiResponse:
     async def _emit(self, message: MutableMapping[str, Any]) -> None:
         if self.disconnected.is_set():
             raise ClientDisconnected("the client went away")
-        with trio.move_on_after(self._app.options.limits.write_timeout) as timer:
-            try:
-                await self._send(message)
-            except OSError as exc:  # the server's way of saying the socket is gone
-                self.client_left()
-                raise ClientDisconnected("the client went away") from exc
+        async with self._lock:
+            with trio.move_on_after(self._app.options.limits.write_timeout) as timer:
+                try:
+                    await self._send(message)
+                except OSError as exc:  # the server's way of saying the socket is gone
+                    self.client_left()
+                    raise ClientDisconnected("the client went away") from exc
         if timer.cancelled_caught:
             self.client_left()
             raise ClientDisconnected("the client stopped reading")
@@ -252,7 +254,7 @@ class McpAsgiApp:
         limits = self.options.limits
         chunks: list[bytes] = []
         size = 0
-        with trio.move_on_after(limits.body_timeout if math.isfinite(limits.body_timeout) else math.inf) as timer:
+        with trio.move_on_after(limits.body_timeout) as timer:
             while True:
                 message = await receive()
                 if message["type"] == "http.disconnect":
