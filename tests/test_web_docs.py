@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 import trio
+from asgi_helpers import hypercorn
 
 import trio_mcp
 from trio_mcp.transports._http_client import HttpClient
-
-from asgi_helpers import hypercorn
 
 pytest.importorskip("quart_trio", reason="Quart-Trio is a test dependency: pip install quart-trio")
 
@@ -22,7 +21,7 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "web.md"
 
 def load_examples() -> dict[str, Any]:
     """Every Python block of the page, in order, as one module (not run as ``__main__``)."""
-    code = "\n".join(re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S))
+    code = "\n".join(re.findall(r"```python\n(.*?)```", DOC.read_text(), re.DOTALL))
     namespace: dict[str, Any] = {"__name__": "web_docs"}
     exec(compile(code, str(DOC), "exec"), namespace)
     return namespace

@@ -23,7 +23,13 @@ import trio
 
 from ._core.hosts import parse_host
 from .server import Server
-from .transports._http_types import ClientDisconnected, Headers, HeadersLike, _encode_headers, _has_header
+from .transports._http_types import (
+    ClientDisconnected,
+    Headers,
+    HeadersLike,
+    _encode_headers,
+    _has_header,
+)
 from .transports.http.exchange import Request, Response
 from .transports.http.options import HttpTransportOptions
 from .transports.http.router import StreamableHttpApp

@@ -25,7 +25,8 @@ import attrs
 from urllib.parse import urlsplit
 
 from ..transports._http_server import ClientDisconnected, Headers, RequestBodyError
-from ..transports.http.exchange import Request as HttpRequest, Response as HttpResponse  # h11 or ASGI
+from ..transports.http.exchange import Request as HttpRequest  # h11 or ASGI
+from ..transports.http.exchange import Response as HttpResponse
 from ._dpop import DpopVerifier, InvalidDpopProof
 from ._metadata import challenge, protected_resource_metadata, protected_resource_metadata_paths
 from ._tokens import InvalidToken, Principal, TokenVerifier, VerifierUnavailable

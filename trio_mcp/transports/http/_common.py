@@ -17,7 +17,8 @@ from .._http_server import (
     ClientDisconnected,
     RequestBodyError,
 )
-from .exchange import Request as HttpRequest, Response as HttpResponse  # the h11 server's, or the ASGI adapter's
+from .exchange import Request as HttpRequest  # the h11 server's, or the ASGI adapter's
+from .exchange import Response as HttpResponse
 
 __all__ = [
     "JSON_HEADERS",

@@ -10,8 +10,9 @@ from ..._core.inbound import Refusal, Rejection
 from ..._core.jsonrpc import decode
 from ..._core.sse import encode_comment, encode_event
 from ..._wire.versions import V2024_11_05
-from .exchange import Request as HttpRequest, Response as HttpResponse  # the h11 server's, or the ASGI adapter's
 from ._common import SSE_HEADERS, SseWriter, read_body, refuse
+from .exchange import Request as HttpRequest  # the h11 server's, or the ASGI adapter's
+from .exchange import Response as HttpResponse
 from .sessions import SessionEndpoint
 
 __all__ = ["serve_sse_post", "serve_sse_stream"]

@@ -25,7 +25,6 @@ from ..._core.sse import encode_comment, encode_event
 from ..._wire.versions import DEFAULT_NEGOTIATED_VERSION, V2025_03_26, V2025_11_25
 from ...errors import ConnectionClosed
 from .._http_server import must_propagate
-from .exchange import Request as HttpRequest, Response as HttpResponse  # the h11 server's, or the ASGI adapter's
 from ._common import (
     JSON_HEADERS,
     SSE_HEADERS,
@@ -36,6 +35,8 @@ from ._common import (
     request_principal,
     wait_any,
 )
+from .exchange import Request as HttpRequest  # the h11 server's, or the ASGI adapter's
+from .exchange import Response as HttpResponse
 from .options import HttpTransportOptions
 
 __all__ = ["HttpSession", "SessionEndpoint"]

@@ -17,7 +17,6 @@ from ..._core.jsonrpc import RequestId, encode
 from ..._core.sse import encode_comment
 from ...errors import ConnectionClosed
 from .._http_server import ClientDisconnected
-from .exchange import Request as HttpRequest, Response as HttpResponse  # the h11 server's, or the ASGI adapter's
 from ._common import (
     JSON_HEADERS,
     SSE_HEADERS,
@@ -25,6 +24,8 @@ from ._common import (
     SseWriter,
     request_principal,
 )
+from .exchange import Request as HttpRequest  # the h11 server's, or the ASGI adapter's
+from .exchange import Response as HttpResponse
 
 __all__ = ["serve_stateless"]
 
