@@ -195,6 +195,7 @@ class McpAsgiApp:
         """Run the server's lifespan and hold its sessions until cancelled (the ASGI lifespan calls this)."""
         if self._app is not None:
             raise RuntimeError("this McpAsgiApp is already running")
+        self.stopping = trio.Event()  # a new run after a shutdown is ready again
         try:
             async with self.server.running(), trio.open_nursery() as nursery:
                 self._app = StreamableHttpApp(self.server.serve_connection, nursery, options=self.options,
