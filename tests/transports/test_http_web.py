@@ -181,6 +181,15 @@ def test_routes_are_checked_at_the_call() -> None:
         HttpTransportOptions(readiness_path="ready")
 
 
+@pytest.mark.parametrize("path", ["/mcp", "/sse", "/healthz"])
+async def test_a_route_on_a_path_the_server_serves_is_refused(nursery: trio.Nursery, path: str) -> None:
+    async def handler(request: Request, response: Response) -> None:
+        await response.send(200)
+
+    with pytest.raises(ValueError, match="routes"):
+        await serve(nursery, routes={path: handler})
+
+
 async def test_readiness_turns_503_while_draining_and_liveness_stays(nursery: trio.Nursery) -> None:
     drain = Drain()
     port = await serve(nursery, drain=drain)

@@ -54,9 +54,11 @@ class StreamableHttpApp:
         self._nursery = nursery
         self.sessions = SessionEndpoint(connect, nursery, options)
         self._legacy = options.sessions and options.sse_path is not None
-        clash = {options.path, options.sse_path, options.messages_path} & set(options.routes)
+        taken = {options.path, options.sse_path, options.messages_path, options.liveness_path, options.readiness_path}
+        clash = sorted(path for path in taken & set(options.routes) if path)
         if clash:
-            raise ValueError(f"routes: {sorted(p for p in clash if p)} are MCP endpoints of this server")
+            raise ValueError(f"routes: {clash} are served by the server itself (MCP endpoints or probes; a probe "
+                             "path can be set to None)")
 
     def handles(self, path: str) -> bool:
         """Whether ``path`` is one of this app's endpoints (for serving several apps on one listener)."""
