@@ -391,6 +391,7 @@ async def test_official_client_against_our_server(
     assert out["ask"]["texts"] == ['accept: {"age": 36, "name": "Ada"}'], out["ask"]
     assert sorted(set(out["callbacks"])) == ["elicitation", "roots", "sampling"]
     assert out["fail"]["is_error"] is True and "Tool fail failed (error id " in out["fail"]["texts"][0]
+    assert "the tool broke" not in out["fail"]["texts"][0]
     assert out["unknown_tool"].get("code") == -32602 or out["unknown_tool"].get("is_error") is True
 
     # Abandoning the call (notifications/cancelled, or on 2026-07-28 closing its response) cancels our tool.

@@ -318,7 +318,9 @@ async def test_official_client_against_our_server(mode: str, tmp_path: Path) -> 
     assert out["roots_probe"] == {"texts": ["file:///tmp/interop-root"], "is_error": False}
     assert out["roots_requested"] is True
     assert out["fail"]["is_error"] is True
-    assert "the tool broke" in out["fail"]["texts"][0]
+    # An unexpected exception reaches the model as a failure with an error id, never with its own text.
+    assert "Tool fail failed (error id " in out["fail"]["texts"][0]
+    assert "the tool broke" not in out["fail"]["texts"][0]
     assert out["unknown_tool"]["code"] == -32602
 
     # The SDK sends notifications/cancelled when its caller abandons a call; our tool must see it.
