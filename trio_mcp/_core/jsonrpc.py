@@ -8,6 +8,7 @@ what the peer did wrong and which error code answers it; nothing here raises on 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Final, TypeGuard, Union
 
 from ..errors import INVALID_REQUEST, PARSE_ERROR
@@ -112,7 +113,15 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-_decoder: Final = json.JSONDecoder(parse_constant=_reject_constant)
+def _finite_float(text: str) -> float:
+    # ``1e999`` is valid JSON syntax but becomes inf, which no answer could carry back (encode() refuses it).
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"number {text[:32]} is out of range")
+    return value
+
+
+_decoder: Final = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def decode(data: bytes | str) -> Any:
