@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo docs test typecheck unit lowest interop-setup auth-server-setup browser-setup interop conformance bench-setup bench bench-quick scale-setup clean
+.PHONY: demo docs test typecheck unit fuzz soak lowest interop-setup auth-server-setup browser-setup interop conformance bench-setup bench bench-quick scale-setup clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,17 @@ unit: $(BIN)/.installed
 # The suite (less interop) on the lowest dependency versions setup.cfg declares, in .venv-lowest/.
 lowest:
 	PYTHON=$(PYTHON) bash tests/lowest_versions.sh
+
+# A deeper, randomized run of the property tests in tests/fuzz (make test runs them derandomized and bounded).
+FUZZ_EXAMPLES ?= 5000
+fuzz: $(BIN)/.installed
+	TRIO_MCP_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) TRIO_MCP_FUZZ_RANDOM=1 $(BIN)/python -m pytest -q tests/fuzz
+
+# Thousands of sessions and requests over stdio and HTTP, then memory, fds and tasks checked flat; not in
+# make test. See benchmarks/soak.py and benchmarks/SOAK.md.
+SOAK_SECONDS ?= 180
+soak: $(BIN)/.installed
+	$(BIN)/python benchmarks/soak.py --seconds $(SOAK_SECONDS)
 
 interop: $(BIN)/.installed interop-setup
 	$(BIN)/python -m pytest -m interop

@@ -12,6 +12,9 @@ import trio
 from trio_mcp import Context, Server
 from trio_mcp.types import TextContent
 
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup, ExceptionGroup
+
 server = Server("fault-server", version="1.0.0")
 running_naps = 0
 
