@@ -108,8 +108,9 @@ async def test_a_handler_ending_itself_gets_an_answer(tool: str, transport: str,
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_keyboard_interrupt_in_a_handler_never_leaves_a_caller_hanging(transport: str) -> None:
-    """KeyboardInterrupt is the one exception that may stop the server (it is how a Ctrl-C arrives). Whether it
-    does or is answered as an error, every caller ends promptly with an answer or ConnectionClosed."""
+    """KeyboardInterrupt is the one exception that may stop the server (it is how a Ctrl-C arrives). Today it does,
+    on every transport (the process exits with status 1); callers then get ConnectionClosed promptly. Whether it
+    stops the server or is answered as an error, no caller is left hanging."""
     async with fault_client(transport) as (client, _):
         with trio.fail_after(ANSWER_WITHIN * 2):
             try:
