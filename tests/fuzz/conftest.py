@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, settings
 
 settings.register_profile(
     "trio_mcp_fuzz",
-    max_examples=int(os.environ.get("TRIO_MCP_FUZZ_EXAMPLES", "150")),
+    max_examples=int(os.environ.get("TRIO_MCP_FUZZ_EXAMPLES", "100")),
     deadline=None,
     database=None,
     derandomize=os.environ.get("TRIO_MCP_FUZZ_RANDOM") != "1",
