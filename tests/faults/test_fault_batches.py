@@ -1,0 +1,91 @@
+"""A JSON-RPC batch (2025-03-26) with a poisoned member, over a real stdio subprocess and raw pipes: the other
+members are still answered, together in one array, and the session goes on serving."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+import trio
+
+from fault_peers import ANSWER_WITHIN, STDIO_COMMAND
+
+
+class RawStdio:
+    """The fault server on raw pipes: write JSON lines, read JSON lines."""
+
+    def __init__(self, process: trio.Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self.stdin = process.stdin
+        self.stdout = process.stdout
+        self.buffer = b""
+
+    async def send(self, message: Any) -> None:
+        await self.stdin.send_all(json.dumps(message).encode() + b"\n")
+
+    async def receive(self) -> Any:
+        while b"\n" not in self.buffer:
+            chunk = await self.stdout.receive_some(65536)
+            assert chunk, "the server closed its stdout"
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+
+def call(id: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+
+
+async def open_raw() -> RawStdio:
+    process = await trio.lowlevel.open_process(
+        STDIO_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    peer = RawStdio(process)
+    await peer.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+    assert (await peer.receive())["result"]["protocolVersion"] == "2025-03-26"
+    await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return peer
+
+
+async def test_a_failing_and_a_cancelled_member_leave_the_rest_of_the_batch_answered() -> None:
+    with trio.fail_after(ANSWER_WITHIN * 2):
+        peer = await open_raw()
+        try:
+            await peer.send([
+                call(1, "nap", {"seconds": 0.2}),
+                call(2, "explode", {"kind": "Exception"}),
+                call(3, "no_such_tool", {}),
+                call(4, "nap", {"seconds": 30}),
+                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}},
+            ])
+            answers = await peer.receive()
+            assert isinstance(answers, list)
+            by_id = {answer["id"]: answer for answer in answers}
+            assert sorted(by_id) == [1, 2, 3]  # the member the peer cancelled is never answered
+            assert by_id[1]["result"]["content"][0]["text"] == "rested"
+            assert by_id[2]["result"]["isError"] is True
+            assert by_id[3]["error"]["code"] == -32602
+            await peer.send(call(5, "naps", {}))
+            after = await peer.receive()
+            assert after["id"] == 5 and after["result"]["content"][0]["text"] == '{"result":0}'
+        finally:
+            peer.process.kill()
+            await peer.process.wait()
+
+
+async def test_a_batch_whose_every_member_is_cancelled_gets_no_answer_and_blocks_nothing() -> None:
+    with trio.fail_after(ANSWER_WITHIN * 2):
+        peer = await open_raw()
+        try:
+            await peer.send([call(1, "nap", {"seconds": 30}), call(2, "nap", {"seconds": 30})])
+            for id in (1, 2):
+                await peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}})
+            await peer.send(call(3, "naps", {}))
+            answer = await peer.receive()
+            assert answer["id"] == 3 and answer["result"]["content"][0]["text"] == '{"result":0}'
+        finally:
+            peer.process.kill()
+            await peer.process.wait()
