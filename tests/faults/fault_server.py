@@ -111,6 +111,18 @@ def naps() -> int:
     return running_naps
 
 
+@server.resource("fault://secret")
+def secret() -> str:
+    """A resource whose handler fails with internal details in its message."""
+    raise RuntimeError("cannot open /srv/private/db.sqlite with token tok-123")
+
+
+@server.prompt()
+def secret_prompt() -> str:
+    """A prompt whose handler fails with internal details in its message."""
+    raise RuntimeError("cannot open /srv/private/db.sqlite with token tok-123")
+
+
 @server.tool()
 def pid() -> int:
     """This process's id."""

@@ -33,6 +33,10 @@ _UNENCODABLE = (
     "a handler result the JSON encoder refuses (TypeError in encode) escapes _session._serve and ends the "
     "session (stdio: the server exits with status 1)"
 )
+_LEAKS = (
+    "a resource or prompt handler's exception text (paths, tokens) is sent to the peer: _session._serve answers "
+    "'Internal error: {exc}'"
+)
 KNOWN_DEFECTS: dict[tuple[str, str], str] = {}
 for _transport in TRANSPORTS:
     for _kind in ("BaseException", "BaseExceptionGroup", "SystemExit", "GeneratorExit"):
@@ -131,3 +135,18 @@ async def test_keyboard_interrupt_in_a_handler_never_leaves_a_caller_hanging(tra
             except (McpError, ConnectionClosed):
                 return
             assert_is_an_error_answer(outcome)
+
+
+@pytest.mark.xfail(strict=True, reason=_LEAKS)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_failing_resource_or_prompt_handler_leaks_nothing_internal(transport: str) -> None:
+    """A non-tool handler's exception becomes a JSON-RPC error that says it failed, not what it was doing: the
+    exception text stays in the server's log (paths, tokens, queries are the server's business)."""
+    async with fault_client(transport) as (client, _):
+        with trio.fail_after(ANSWER_WITHIN):
+            for call in (lambda: client.read_resource("fault://secret"), lambda: client.get_prompt("secret_prompt")):
+                with pytest.raises(McpError) as info:
+                    await call()
+                assert info.value.code == -32603
+                assert "/srv/private" not in str(info.value.to_error()) and "tok-123" not in str(info.value.to_error())
+        await assert_still_serving(client)
