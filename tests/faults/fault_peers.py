@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 import trio
 
@@ -57,3 +58,38 @@ async def fault_client(transport: str) -> AsyncIterator[tuple[Client, trio.Proce
     async with http_server_process() as (url, process):
         async with trio_mcp.open_http_client(url, protocol_version=version) as client:
             yield client, process
+
+
+class RawStdio:
+    """The fault server on raw pipes: write JSON lines, read JSON lines."""
+
+    def __init__(self, process: trio.Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self.stdin = process.stdin
+        self.stdout = process.stdout
+        self.buffer = b""
+
+    async def send(self, message: Any) -> None:
+        await self.stdin.send_all(json.dumps(message).encode() + b"\n")
+
+    async def receive(self) -> Any:
+        while b"\n" not in self.buffer:
+            chunk = await self.stdout.receive_some(65536)
+            assert chunk, "the server closed its stdout"
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+
+async def open_raw_stdio() -> RawStdio:
+    """The fault server as a subprocess on raw pipes, initialized on 2025-03-26 (the revision with batches)."""
+    process = await trio.lowlevel.open_process(
+        STDIO_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    peer = RawStdio(process)
+    await peer.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+    assert (await peer.receive())["result"]["protocolVersion"] == "2025-03-26"
+    await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return peer

@@ -3,51 +3,15 @@ members are still answered, together in one array, and the session goes on servi
 
 from __future__ import annotations
 
-import json
-import subprocess
 from typing import Any
 
 import trio
 
-from fault_peers import ANSWER_WITHIN, STDIO_COMMAND
-
-
-class RawStdio:
-    """The fault server on raw pipes: write JSON lines, read JSON lines."""
-
-    def __init__(self, process: trio.Process) -> None:
-        assert process.stdin is not None and process.stdout is not None
-        self.process = process
-        self.stdin = process.stdin
-        self.stdout = process.stdout
-        self.buffer = b""
-
-    async def send(self, message: Any) -> None:
-        await self.stdin.send_all(json.dumps(message).encode() + b"\n")
-
-    async def receive(self) -> Any:
-        while b"\n" not in self.buffer:
-            chunk = await self.stdout.receive_some(65536)
-            assert chunk, "the server closed its stdout"
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return json.loads(line)
+from fault_peers import ANSWER_WITHIN, open_raw_stdio as open_raw
 
 
 def call(id: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
-
-
-async def open_raw() -> RawStdio:
-    process = await trio.lowlevel.open_process(
-        STDIO_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-    )
-    peer = RawStdio(process)
-    await peer.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
-    assert (await peer.receive())["result"]["protocolVersion"] == "2025-03-26"
-    await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    return peer
 
 
 async def test_a_failing_and_a_cancelled_member_leave_the_rest_of_the_batch_answered() -> None:
