@@ -22,7 +22,8 @@ CONCURRENT = 8
 # Where today's main breaks the rule: (kind, transport) -> the defect. One defect per xfail.
 _BASE_KILLS = (
     "a handler's BaseException that is not an Exception escapes the session engine (_session._serve catches "
-    "Exception only) and ends the server process, losing the concurrent calls"
+    "Exception only): stdio, the server process exits; HTTP session, the session ends and its concurrent calls "
+    "are lost (a stateless request is already contained by the HTTP layer)"
 )
 _CANCELLED_ESCAPES = (
     "a trio.Cancelled a handler caught in a scope of its own and re-raised outside it ends the whole session "
@@ -31,7 +32,7 @@ _CANCELLED_ESCAPES = (
 _OWN_SCOPE = "a handler's own cancel or deadline on ctx.cancel_scope ends the request with no answer at all"
 _UNENCODABLE = (
     "a handler result the JSON encoder refuses (TypeError in encode) escapes _session._serve and ends the "
-    "session (stdio: the server exits with status 1)"
+    "session (stdio: the server exits with status 1; HTTP session: the session ends)"
 )
 _LEAKS = (
     "a resource or prompt handler's exception text (paths, tokens) is sent to the peer: _session._serve answers "
@@ -39,11 +40,11 @@ _LEAKS = (
 )
 KNOWN_DEFECTS: dict[tuple[str, str], str] = {}
 for _transport in TRANSPORTS:
-    for _kind in ("BaseException", "BaseExceptionGroup", "SystemExit", "GeneratorExit"):
-        KNOWN_DEFECTS[(_kind, _transport)] = _BASE_KILLS
     KNOWN_DEFECTS[("own_deadline", _transport)] = _OWN_SCOPE
     KNOWN_DEFECTS[("own_cancel", _transport)] = _OWN_SCOPE
-for _transport in ("stdio", "http-session"):  # a stateless request is answered (an error) in both cases
+for _transport in ("stdio", "http-session"):  # a stateless request is answered (an error) in these cases
+    for _kind in ("BaseException", "BaseExceptionGroup", "SystemExit", "GeneratorExit"):
+        KNOWN_DEFECTS[(_kind, _transport)] = _BASE_KILLS
     KNOWN_DEFECTS[("escape_cancelled", _transport)] = _CANCELLED_ESCAPES
     KNOWN_DEFECTS[("unencodable_meta", _transport)] = _UNENCODABLE
 
