@@ -20,7 +20,6 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any
 
 import trio
 
@@ -238,12 +237,12 @@ async def soak(args: argparse.Namespace) -> int:
     print("| process        | when     | RSS MiB | fds   | tasks  | gc objects |")
     print("|----------------|----------|---------|-------|--------|------------|")
     failures: list[str] = []
-    for name in base:
-        print(row(name, "baseline", base[name]))
+    for name, before in base.items():
+        print(row(name, "baseline", before))
         if name in peak:
             print(row(name, "peak", peak[name]))
         print(row(name, "final", final[name]))
-        failures += judge(name, base[name], final[name])
+        failures += judge(name, before, final[name])
     if n.errors:
         failures.append(f"{len(n.errors)} calls failed")
     print()

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 import trio
+import trio.lowlevel
 
 from trio_mcp import Context, Server
 from trio_mcp.types import TextContent
@@ -52,7 +53,7 @@ def _raise(kind: str) -> Any:
 @server.tool()
 async def explode(kind: str) -> str:
     """Raise an exception of the given kind."""
-    await trio.sleep(0)
+    await trio.lowlevel.checkpoint()
     _raise(kind)
     return "unreachable"
 

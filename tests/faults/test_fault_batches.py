@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import trio
-
-from fault_peers import ANSWER_WITHIN, open_raw_stdio as open_raw
+from fault_peers import ANSWER_WITHIN
+from fault_peers import open_raw_stdio as open_raw
 
 
 def call(id: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 import trio
+from fault_peers import ANSWER_WITHIN, TRANSPORTS, fault_client
 
 from trio_mcp import Client, ConnectionClosed, McpError
-
-from fault_peers import ANSWER_WITHIN, TRANSPORTS, fault_client
 
 CONCURRENT = 8
 

@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 import trio
+from fault_peers import ANSWER_WITHIN, TRANSPORTS, fault_client, http_server_process
 
 import trio_mcp
 from trio_mcp import ConnectionClosed
-
-from fault_peers import ANSWER_WITHIN, TRANSPORTS, fault_client, http_server_process
 
 FAULT_CLIENT = [sys.executable, str(Path(__file__).parent / "fault_client.py")]
 #: How soon the survivor must notice a peer's death (generous: a loaded 2-core machine).
@@ -41,7 +40,7 @@ def gone(pid: int) -> bool:
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_server_killed_mid_call_fails_every_pending_call_promptly(transport: str, seed: int) -> None:
     delay = random.Random(seed).uniform(0.0, 0.4)
-    async with fault_client(transport) as (client, process):
+    async with fault_client(transport) as (client, _):
         pid = (await client.call_tool("pid")).structured_content["result"]  # type: ignore[index]
         outcomes: list[BaseException] = []
 

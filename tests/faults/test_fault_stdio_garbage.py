@@ -9,7 +9,6 @@ import random
 
 import pytest
 import trio
-
 from fault_peers import ANSWER_WITHIN, open_raw_stdio
 
 FRAGMENTS = [

@@ -12,10 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trio_mcp._wire.convert import WireFormatError, from_wire, to_wire, wire_name
+from trio_mcp._wire.convert import (
+    WireFormatError,
+    from_wire,
+    params_from_wire,
+    to_wire,
+    wire_name,
+)
 from trio_mcp._wire.methods import METHODS, TASKS_EXTENSION_METHODS
 from trio_mcp.errors import INVALID_PARAMS, McpError
-from trio_mcp._wire.convert import params_from_wire
 from trio_mcp.types import UnknownContent, UnknownInputRequest, WireType
 
 _PROFILE = settings.get_profile("trio_mcp_fuzz")
@@ -57,7 +62,7 @@ def _classes(t: Any) -> list[type]:
     return []
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def near_objects(t: Any) -> st.SearchStrategy[Any]:
     """Objects whose keys are the type's own wire keys (plus strangers), with random JSON values."""
     keys = _field_keys(t) or ["x"]
@@ -89,7 +94,7 @@ def test_random_json_is_an_instance_or_a_wire_format_error(t: Any, data: st.Data
 # --- values generated from the types ----------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def strategy_for(t: Any, depth: int) -> st.SearchStrategy[Any]:
     """Wire JSON that is valid for ``t`` by construction (fields that default to None may be left out)."""
     if t is Any:

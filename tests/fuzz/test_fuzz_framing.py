@@ -3,6 +3,8 @@ holds for every input, and nothing but the documented sentinels, lines and ``Ove
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,8 +38,8 @@ def run(data: bytes, cuts: list[int], cap: int, *, drain_between: bool) -> list[
                 assert b"\n" not in item and 0 < len(item) <= cap and item.strip()
                 out.append(item)
 
-    bounds = [0, *sorted(set(c % (len(data) + 1) for c in cuts)), len(data)]
-    for start, end in zip(bounds, bounds[1:]):
+    bounds = [0, *sorted({c % (len(data) + 1) for c in cuts}), len(data)]
+    for start, end in itertools.pairwise(bounds):
         if end > start:
             framer.receive_data(data[start:end])
             if drain_between:
