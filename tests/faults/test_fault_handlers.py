@@ -18,34 +18,17 @@ from trio_mcp import Client, ConnectionClosed, McpError
 
 CONCURRENT = 8
 
-# Where today's main breaks the rule: (kind, transport) -> the defect. One defect per xfail.
-_BASE_KILLS = (
-    "a handler's BaseException that is not an Exception escapes the session engine (_session._serve catches "
-    "Exception only): stdio, the server process exits; HTTP session, the session ends and its concurrent calls "
-    "are lost (a stateless request is already contained by the HTTP layer)"
-)
-_CANCELLED_ESCAPES = (
-    "a trio.Cancelled a handler caught in a scope of its own and re-raised outside it ends the whole session "
-    "(stdio: the server exits with status 0; HTTP session: the session is ended, concurrent calls lost)"
-)
-_OWN_SCOPE = "a handler's own cancel or deadline on ctx.cancel_scope ends the request with no answer at all"
+# Where main breaks the rule today: (kind, transport) -> the defect. One defect per xfail; a stateless HTTP
+# request is contained by the HTTP layer, so only stdio and HTTP sessions show it.
 _UNENCODABLE = (
-    "a handler result the JSON encoder refuses (TypeError in encode) escapes _session._serve and ends the "
-    "session (stdio: the server exits with status 1; HTTP session: the session ends)"
+    "a handler result the JSON encoder refuses (TypeError from the transport's encode() in _session._send) "
+    "escapes _session._serve and ends the session: stdio, the server exits with status 1; HTTP session, the "
+    "session ends and its concurrent calls are lost"
 )
-_LEAKS = (
-    "a resource or prompt handler's exception text (paths, tokens) is sent to the peer: _session._serve answers "
-    "'Internal error: {exc}'"
-)
-KNOWN_DEFECTS: dict[tuple[str, str], str] = {}
-for _transport in TRANSPORTS:
-    KNOWN_DEFECTS[("own_deadline", _transport)] = _OWN_SCOPE
-    KNOWN_DEFECTS[("own_cancel", _transport)] = _OWN_SCOPE
-for _transport in ("stdio", "http-session"):  # a stateless request is answered (an error) in these cases
-    for _kind in ("BaseException", "BaseExceptionGroup", "SystemExit", "GeneratorExit"):
-        KNOWN_DEFECTS[(_kind, _transport)] = _BASE_KILLS
-    KNOWN_DEFECTS[("escape_cancelled", _transport)] = _CANCELLED_ESCAPES
-    KNOWN_DEFECTS[("unencodable_meta", _transport)] = _UNENCODABLE
+KNOWN_DEFECTS: dict[tuple[str, str], str] = {
+    ("unencodable_meta", "stdio"): _UNENCODABLE,
+    ("unencodable_meta", "http-session"): _UNENCODABLE,
+}
 
 
 def cases(kinds: list[str]) -> list[Any]:
@@ -137,7 +120,6 @@ async def test_keyboard_interrupt_in_a_handler_never_leaves_a_caller_hanging(tra
             assert_is_an_error_answer(outcome)
 
 
-@pytest.mark.xfail(strict=True, reason=_LEAKS)
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_failing_resource_or_prompt_handler_leaks_nothing_internal(transport: str) -> None:
     """A non-tool handler's exception becomes a JSON-RPC error that says it failed, not what it was doing: the
