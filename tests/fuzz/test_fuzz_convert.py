@@ -25,7 +25,7 @@ from trio_mcp.types import UnknownContent, UnknownInputRequest, WireType
 
 _PROFILE = settings.get_profile("trio_mcp_fuzz")
 # Sixty-odd types, two properties each: a share of the profile's count per type keeps the file to seconds.
-FUZZ = settings(_PROFILE, max_examples=max(10, _PROFILE.max_examples // 6))
+FUZZ = settings(_PROFILE, max_examples=max(5, _PROFILE.max_examples // 12))
 
 WIRE_TYPES: dict[str, Any] = {}
 for _spec in (*METHODS.values(), *TASKS_EXTENSION_METHODS.values()):
