@@ -9,6 +9,7 @@ what a method means is the ``RequestHandler``'s business.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import math
@@ -24,7 +25,9 @@ from ._core.jsonrpc import (
     Request,
     RequestId,
     Response,
+    UnencodableMessage,
     classify,
+    encode,
     error_message,
     is_request_id,
     notification_message,
@@ -522,6 +525,12 @@ class Session:
             await self._send(response, related, final=True)
         except ConnectionClosed:
             logger.debug("could not answer request %r: connection closed", related)
+        except UnencodableMessage as exc:
+            # The handler's result holds what JSON cannot carry: its request fails, the session goes on.
+            what = f"the answer to request {related!r}"
+            error_id = report_failure(logger, what, exc)
+            message = "Internal error: " + failure_text(what, exc, error_id, expose=self._expose_errors)
+            await self._reply(error_message(related, INTERNAL_ERROR, message), related, None)
 
     async def _batch_member_done(self, batch: _Batch, related: RequestId | None) -> None:
         batch.remaining -= 1
@@ -530,6 +539,21 @@ class Session:
                 await self._send(batch.responses, related, final=True)
             except ConnectionClosed:
                 logger.debug("could not answer a batch: connection closed")
+            except UnencodableMessage:
+                responses = [self._encodable(response) for response in batch.responses]
+                with contextlib.suppress(ConnectionClosed):
+                    await self._send(responses, related, final=True)
+
+    def _encodable(self, response: dict[str, Any]) -> dict[str, Any]:
+        """``response``, or an internal error in its place if JSON cannot carry it (a batch answers the rest)."""
+        try:
+            encode(response)
+        except UnencodableMessage as exc:
+            what = f"the answer to request {response.get('id')!r}"
+            error_id = report_failure(logger, what, exc)
+            message = "Internal error: " + failure_text(what, exc, error_id, expose=self._expose_errors)
+            return error_message(response.get("id"), INTERNAL_ERROR, message)
+        return response
 
     async def _receive_notification(self, event: Notification) -> None:
         method = event.method

@@ -53,3 +53,21 @@ async def test_a_batch_whose_every_member_is_cancelled_gets_no_answer_and_blocks
         finally:
             peer.process.kill()
             await peer.process.wait()
+
+
+async def test_a_member_whose_answer_json_cannot_carry_fails_alone() -> None:
+    with trio.fail_after(ANSWER_WITHIN * 2):
+        peer = await open_raw()
+        try:
+            await peer.send([call(1, "unencodable_meta", {}), call(2, "nap", {"seconds": 0.1})])
+            answers = await peer.receive()
+            by_id = {answer["id"]: answer for answer in answers}
+            assert sorted(by_id) == [1, 2]
+            assert by_id[1]["error"]["code"] == -32603
+            assert "error id" in by_id[1]["error"]["message"]
+            assert by_id[2]["result"]["content"][0]["text"] == "rested"
+            await peer.send(call(3, "naps", {}))
+            assert (await peer.receive())["id"] == 3
+        finally:
+            peer.process.kill()
+            await peer.process.wait()

@@ -18,17 +18,8 @@ from trio_mcp import Client, ConnectionClosed, McpError
 
 CONCURRENT = 8
 
-# Where main breaks the rule today: (kind, transport) -> the defect. One defect per xfail; a stateless HTTP
-# request is contained by the HTTP layer, so only stdio and HTTP sessions show it.
-_UNENCODABLE = (
-    "a handler result the JSON encoder refuses (TypeError from the transport's encode() in _session._send) "
-    "escapes _session._serve and ends the session: stdio, the server exits with status 1; HTTP session, the "
-    "session ends and its concurrent calls are lost"
-)
-KNOWN_DEFECTS: dict[tuple[str, str], str] = {
-    ("unencodable_meta", "stdio"): _UNENCODABLE,
-    ("unencodable_meta", "http-session"): _UNENCODABLE,
-}
+# Where the rule is still broken: (kind, transport) -> the defect. One defect per xfail. None today.
+KNOWN_DEFECTS: dict[tuple[str, str], str] = {}
 
 
 def cases(kinds: list[str]) -> list[Any]:

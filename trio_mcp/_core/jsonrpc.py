@@ -23,6 +23,7 @@ __all__ = [
     "Event",
     "decode",
     "encode",
+    "UnencodableMessage",
     "classify",
     "is_request_id",
     "request_message",
@@ -140,9 +141,17 @@ def decode(data: bytes | str) -> Any:
 _encoder: Final = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
+class UnencodableMessage(ValueError):
+    """A message holds something JSON cannot carry (a set, an object, NaN, a cycle): our side's fault, found
+    before any byte of it is written, so the stream stays whole and only that message fails."""
+
+
 def encode(message: Any) -> bytes:
     """Serialise one message as compact ASCII JSON (lone surrogates are escaped, never a UnicodeEncodeError)."""
-    return _encoder.encode(message).encode("ascii")
+    try:
+        return _encoder.encode(message).encode("ascii")
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise UnencodableMessage(f"message cannot be encoded as JSON: {exc}") from exc
 
 
 def is_request_id(value: object) -> TypeGuard[RequestId]:
