@@ -444,11 +444,12 @@ class _Connection:
                 self._send_broken = f"the response broke HTTP/1.1 framing: {exc}"
                 raise
             try:
-                with trio.fail_after(self._limits.write_timeout):
+                # A bare scope rather than fail_after (a generator-based context manager): one write per answer.
+                with trio.CancelScope(relative_deadline=self._limits.write_timeout) as timer:
                     await self._stream.send_all(data)
-            except trio.TooSlowError:
-                self._send_failed(f"the client did not read for {self._limits.write_timeout:g} s")
-                raise ClientDisconnected(self._send_broken) from None
+                if timer.cancelled_caught:
+                    self._send_failed(f"the client did not read for {self._limits.write_timeout:g} s")
+                    raise ClientDisconnected(self._send_broken)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 self._send_failed("the client closed the connection")
                 raise ClientDisconnected(self._send_broken) from None
