@@ -96,6 +96,7 @@ _BUSY_RESPONSE = (
     b"connection: close\r\n\r\n" + _BUSY_BODY
 )
 _NO_BODY_STATUSES = frozenset({204, 304})
+_REASONS = {status.value: status.phrase.encode("ascii") for status in HTTPStatus}
 
 
 # --- request and response ------------------------------------------------------------------------------------
@@ -234,7 +235,7 @@ class HttpResponse:
         """Whether the whole response has been sent."""
         return self._finished
 
-    def _head(self, status: int, headers: HeadersLike) -> tuple[h11.Response, list[tuple[bytes, bytes]]]:
+    def _head_fields(self, status: int, headers: HeadersLike) -> list[tuple[bytes, bytes]]:
         if self._started:
             raise RuntimeError("the response has already been started")
         if not 200 <= status <= 599:
@@ -242,21 +243,17 @@ class HttpResponse:
         raw = _encode_headers(headers)
         if self._conn._server.shutting_down:
             raw.append((b"connection", b"close"))
-        try:
-            reason = HTTPStatus(status).phrase.encode("ascii")
-        except ValueError:
-            reason = b""
-        return h11.Response(status_code=status, headers=raw, reason=reason), raw
+        return raw
 
     async def send(self, status: int, headers: HeadersLike = (), body: bytes = b"") -> None:
         """Send a complete response; ``Content-Length`` is added unless given. Raises ``ClientDisconnected``."""
         if status in _NO_BODY_STATUSES and body:
             raise ValueError(f"a {status} response cannot have a body")
-        response, raw = self._head(status, headers)
+        raw = self._head_fields(status, headers)
         if status not in _NO_BODY_STATUSES and not _has_header(raw, b"content-length"):
             raw.append((b"content-length", str(len(body)).encode("ascii")))
-            response = h11.Response(status_code=status, headers=raw, reason=response.reason)
-        events: list[h11.Event] = [response]
+        # One h11.Response (h11 validates every field of each one it is given), one write for the whole answer.
+        events: list[h11.Event] = [h11.Response(status_code=status, headers=raw, reason=_REASONS.get(status, b""))]
         if body and self._request.method != "HEAD":
             events.append(h11.Data(data=body))
         events.append(h11.EndOfMessage())
@@ -268,10 +265,10 @@ class HttpResponse:
     async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"") -> None:
         """Send the head of a streamed response now (chunked, or close-delimited for HTTP/1.0 clients), and
         ``first`` with it in the same write (an SSE stream's opening event, say)."""
-        response, _ = self._head(status, headers)
+        raw = self._head_fields(status, headers)
         self._started = True
         self.status = status
-        events: list[h11.Event] = [response]
+        events: list[h11.Event] = [h11.Response(status_code=status, headers=raw, reason=_REASONS.get(status, b""))]
         if first and self._request.method != "HEAD":
             events.append(h11.Data(data=bytes(first)))
         await self._conn._send(events)
@@ -415,18 +412,24 @@ class _Connection:
             for scope in response._cancel_scopes:
                 scope.cancel()
 
+    def _poll_event(self) -> h11.Event | type[h11.NEED_DATA]:
+        """The next h11 event from what is already buffered, or ``h11.NEED_DATA``. Raises ``h11.RemoteProtocolError``.
+
+        Usually the reader has the whole request by the time it is parsed: then no timeout scope is entered."""
+        event = self._h11.next_event()
+        self._room.set()
+        if event is h11.PAUSED:
+            raise RuntimeError("h11 paused while a request was being read")  # pragma: no cover
+        return event  # type: ignore[return-value]
+
     async def _next_event(self) -> h11.Event:
         """The next h11 event, reading as needed. Raises ``h11.RemoteProtocolError``."""
         while True:
-            event = self._h11.next_event()
-            self._room.set()
-            if event is h11.NEED_DATA:
-                await self._data_arrived.wait()
-                continue
-            if event is h11.PAUSED:
-                raise RuntimeError("h11 paused while a request was being read")  # pragma: no cover
-            assert isinstance(event, h11.Event)
-            return event
+            event = self._poll_event()
+            if event is not h11.NEED_DATA:
+                assert isinstance(event, h11.Event)
+                return event
+            await self._data_arrived.wait()
 
     # -- writing --------------------------------------------------------------------------------------------
 
@@ -441,11 +444,12 @@ class _Connection:
                 self._send_broken = f"the response broke HTTP/1.1 framing: {exc}"
                 raise
             try:
-                with trio.fail_after(self._limits.write_timeout):
+                # A bare scope rather than fail_after (a generator-based context manager): one write per answer.
+                with trio.CancelScope(relative_deadline=self._limits.write_timeout) as timer:
                     await self._stream.send_all(data)
-            except trio.TooSlowError:
-                self._send_failed(f"the client did not read for {self._limits.write_timeout:g} s")
-                raise ClientDisconnected(self._send_broken) from None
+                if timer.cancelled_caught:
+                    self._send_failed(f"the client did not read for {self._limits.write_timeout:g} s")
+                    raise ClientDisconnected(self._send_broken)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 self._send_failed("the client closed the connection")
                 raise ClientDisconnected(self._send_broken) from None
@@ -469,11 +473,7 @@ class _Connection:
         ]
         if close or self._server.shutting_down:
             headers.append((b"connection", b"close"))
-        try:
-            reason = HTTPStatus(status).phrase.encode("ascii")
-        except ValueError:  # pragma: no cover - we only send known statuses
-            reason = b""
-        events: list[h11.Event] = [h11.Response(status_code=status, headers=headers, reason=reason)]
+        events: list[h11.Event] = [h11.Response(status_code=status, headers=headers, reason=_REASONS.get(status, b""))]
         if self._request_method != "HEAD":
             events.append(h11.Data(data=body))
         events.append(h11.EndOfMessage())
@@ -533,28 +533,30 @@ class _Connection:
     async def _read_head(self, first: bool) -> h11.Request | None:
         limits = self._limits
         self._request_method = None
-        if not first:
-            # Keep-alive: wait for the first byte of the next request (it may already be here).
+        if not first and not self._buffered():
+            # Keep-alive: wait for the first byte of the next request.
             with trio.move_on_after(limits.keep_alive_timeout):
                 while not self._buffered() and not self._peer_gone and not self._server.shutting_down:
                     await self._data_arrived.wait()
             if not self._buffered():
                 return None
-        with trio.move_on_after(limits.header_timeout) as timer:
-            try:
-                event = await self._next_event()
-            except h11.RemoteProtocolError as exc:
-                if not self._peer_gone:
-                    status = exc.error_status_hint
-                    if status == 431:
-                        message = f"request head larger than {limits.max_header_bytes} bytes"
-                    else:
-                        message = f"malformed request: {exc}"
-                    await self._send_error(status, message)
-                return None
-        if timer.cancelled_caught:
-            if self._buffered():
-                await self._send_error(408, f"request head not received within {limits.header_timeout:g} s")
+        try:
+            event = self._poll_event()
+            if event is h11.NEED_DATA:
+                with trio.move_on_after(limits.header_timeout):
+                    event = await self._next_event()
+                if event is h11.NEED_DATA:
+                    if self._buffered():
+                        await self._send_error(408, f"request head not received within {limits.header_timeout:g} s")
+                    return None
+        except h11.RemoteProtocolError as exc:
+            if not self._peer_gone:
+                status = exc.error_status_hint
+                if status == 431:
+                    message = f"request head larger than {limits.max_header_bytes} bytes"
+                else:
+                    message = f"malformed request: {exc}"
+                await self._send_error(status, message)
             return None
         if isinstance(event, h11.ConnectionClosed):
             return None
@@ -647,26 +649,29 @@ class _Connection:
         if self._h11.they_are_waiting_for_100_continue and not request._continue_sent:
             request._continue_sent = True
             await self._send([h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")])
-        with trio.move_on_at(request._deadline):
-            while True:
-                try:
-                    event = await self._next_event()
-                except h11.RemoteProtocolError as exc:
-                    if self._peer_gone:
-                        raise ClientDisconnected("the client went away before sending the whole body") from None
-                    raise MalformedRequestBody(f"malformed request body: {exc}") from None
-                if isinstance(event, h11.Data):
-                    request._received += len(event.data)
-                    if request._received > limits.max_body_bytes:
-                        raise RequestBodyTooLarge(f"request body over the {limits.max_body_bytes}-byte limit")
-                    request._chunks.append(bytes(event.data))
-                elif isinstance(event, h11.EndOfMessage):
-                    body = b"".join(request._chunks)
-                    request._chunks = []
-                    return body
-                else:  # pragma: no cover - h11 yields only Data/EndOfMessage in SEND_BODY
-                    raise RuntimeError(f"unexpected {event!r} in a request body")
-        raise RequestBodyTimeout(f"request body not received within {limits.body_timeout:g} s")
+        while True:
+            try:
+                event = self._poll_event()
+                if event is h11.NEED_DATA:  # only then is a timeout scope entered
+                    with trio.move_on_at(request._deadline):
+                        event = await self._next_event()
+                    if event is h11.NEED_DATA:
+                        raise RequestBodyTimeout(f"request body not received within {limits.body_timeout:g} s")
+            except h11.RemoteProtocolError as exc:
+                if self._peer_gone:
+                    raise ClientDisconnected("the client went away before sending the whole body") from None
+                raise MalformedRequestBody(f"malformed request body: {exc}") from None
+            if isinstance(event, h11.Data):
+                request._received += len(event.data)
+                if request._received > limits.max_body_bytes:
+                    raise RequestBodyTooLarge(f"request body over the {limits.max_body_bytes}-byte limit")
+                request._chunks.append(bytes(event.data))
+            elif isinstance(event, h11.EndOfMessage):
+                body = b"".join(request._chunks)
+                request._chunks = []
+                return body
+            else:  # pragma: no cover - h11 yields only Data/EndOfMessage in SEND_BODY
+                raise RuntimeError(f"unexpected {event!r} in a request body")
 
 
 # --- the server ----------------------------------------------------------------------------------------------

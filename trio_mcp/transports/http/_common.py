@@ -103,11 +103,14 @@ class SseWriter:
     def open(self) -> bool:
         return not (self.ended or self.response.finished or self.response.disconnected.is_set())
 
+    def encode(self, message: Any, event_id: str | None) -> bytes:
+        """``message`` as one event of this stream (for a caller that writes it with the response's head)."""
+        data = encode(message).decode("ascii") if message != {} else ""
+        return encode_event(data, id=event_id, event="message" if self.legacy_event else None)
+
     async def event(self, message: Any, event_id: str | None, *, last: bool = False) -> bool:
         """Write one event (and with ``last``, end the response with it); False if the stream is gone."""
-        data = encode(message).decode("ascii") if message != {} else ""
-        payload = encode_event(data, id=event_id, event="message" if self.legacy_event else None)
-        return await self.raw(payload, last=last)
+        return await self.raw(self.encode(message, event_id), last=last)
 
     async def raw(self, payload: bytes, *, last: bool = False) -> bool:
         """Write ``payload``; with ``last`` it also ends the response, in the same write."""

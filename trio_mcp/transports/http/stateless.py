@@ -65,10 +65,12 @@ class _Exchange:
                     await self._response.send(answer_status(message), JSON_HEADERS, encode(message))
                     self.done.set()
                     return
+                # The first event goes with the head, in one write (the answer, being final, never comes first).
                 writer = self._writer = SseWriter(self._response)
-                await self._response.start(200, SSE_HEADERS)
+                await self._response.start(200, SSE_HEADERS, writer.encode(message, None))
                 self.scope = trio.CancelScope()
                 self._nursery.start_soon(self._keep_alive, writer, self.scope)
+                return
             if await writer.event(message, None, last=final):
                 if final:
                     self.done.set()
