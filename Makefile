@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo docs test typecheck unit fuzz soak lowest interop-setup auth-server-setup browser-setup interop conformance bench-setup bench bench-quick scale-setup clean
+.PHONY: demo docs test lint typecheck unit fuzz soak lowest interop-setup auth-server-setup browser-setup interop conformance bench-setup bench bench-quick scale-setup clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ docs: $(BIN)/.installed
 
 typecheck: $(BIN)/.installed
 	$(BIN)/python -m mypy --strict trio_mcp
+
+# ruff: lint and formatting (configuration in pyproject.toml); `ruff format` fixes what the check finds.
+lint: $(BIN)/.installed
+	$(BIN)/ruff check trio_mcp tests benchmarks tools
+	$(BIN)/ruff format --check trio_mcp tests benchmarks tools
 
 # Peers nobody here wrote: Node 22, the conformance suite, server-everything, and the official Python SDK
 # in its own virtual environment (.interop/); see tests/interop/setup.sh.
@@ -76,7 +81,7 @@ bench: $(BIN)/.installed bench-setup
 bench-quick: $(BIN)/.installed bench-setup
 	$(BIN)/python benchmarks/compare.py --quick
 
-test: typecheck docs interop-setup auth-server-setup browser-setup bench-setup scale-setup conformance unit lowest
+test: lint typecheck docs interop-setup auth-server-setup browser-setup bench-setup scale-setup conformance unit lowest
 
 clean:
 	rm -rf $(VENV) .venv-lowest .interop tests/auth_server/node_modules tests/browser/node_modules tests/browser/dist tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info

@@ -19,8 +19,11 @@ from typing import Any
 import h11
 import trio
 
-INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-              "serverInfo": {"name": "bare-trio-echo", "version": "1.0.0"}}
+INITIALIZE = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "bare-trio-echo", "version": "1.0.0"},
+}
 
 
 def answer(message: dict[str, Any]) -> dict[str, Any] | None:
@@ -79,8 +82,11 @@ async def handle_http(stream: trio.SocketStream) -> None:
                     headers = [("content-type", "application/json"), ("content-length", str(len(payload)))]
                     if message.get("method") == "initialize":
                         headers.append(("mcp-session-id", "bare"))
-                    data = (conn.send(h11.Response(status_code=200, headers=headers)) + conn.send(h11.Data(payload))
-                            + conn.send(h11.EndOfMessage()))
+                    data = (
+                        conn.send(h11.Response(status_code=200, headers=headers))
+                        + conn.send(h11.Data(payload))
+                        + conn.send(h11.EndOfMessage())
+                    )
                 await stream.send_all(data)
                 conn.start_next_cycle()
     except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):

@@ -67,17 +67,28 @@ ROWS: list[tuple[str, str, str, str | None]] = [
     ("RSS with {sessions:,} open sessions", "rss_sessions_mib", "MiB", "lower"),
     ("memory per session", "rss_per_session_kib", "KiB", "lower"),
     ("cancel, stdio: notifications/cancelled to handler cancelled", "cancel_stdio.latency_ms", "ms", "lower"),
-    ("cancel, HTTP session: notifications/cancelled to handler cancelled",
-     "cancel_http_notification.latency_ms", "ms", "lower"),
+    (
+        "cancel, HTTP session: notifications/cancelled to handler cancelled",
+        "cancel_http_notification.latency_ms",
+        "ms",
+        "lower",
+    ),
     ("HTTP session: closing the connection cancels the handler", "cancel_http_close_session.cancelled", "", None),
-    ("HTTP stateless: closing the connection cancels the handler", "cancel_http_close_stateless.cancelled", "",
-     None),
+    ("HTTP stateless: closing the connection cancels the handler", "cancel_http_close_stateless.cancelled", "", None),
     ("HTTP stateless: close to handler cancelled", "cancel_http_close_stateless.latency_ms", "ms", "lower"),
     ("load generator's own CPU share, busiest phase", "loadgen_cpu_share_max", "core", None),
 ]
 
-THROUGHPUT_PHASES = ("stdio_c1", "stdio_c64", "http_c1", "http_c16", "http_c64", "stateless_c1", "stateless_c16",
-                     "stateless_c64")
+THROUGHPUT_PHASES = (
+    "stdio_c1",
+    "stdio_c64",
+    "http_c1",
+    "http_c16",
+    "http_c64",
+    "stateless_c1",
+    "stateless_c16",
+    "stateless_c64",
+)
 
 
 def flatten(run: dict[str, Any]) -> dict[str, Any]:
@@ -92,8 +103,11 @@ def flatten(run: dict[str, Any]) -> dict[str, Any]:
     for key in ("rss_idle", "rss_sessions"):
         if f"{key}_kib" in flat:
             flat[f"{key}_mib"] = flat[f"{key}_kib"] / 1024
-    shares = [flat[f"{phase}.loadgen_cpu_share"] for phase in THROUGHPUT_PHASES
-              if flat.get(f"{phase}.loadgen_cpu_share") is not None]
+    shares = [
+        flat[f"{phase}.loadgen_cpu_share"]
+        for phase in THROUGHPUT_PHASES
+        if flat.get(f"{phase}.loadgen_cpu_share") is not None
+    ]
     if shares:
         flat["loadgen_cpu_share_max"] = max(shares)
     return flat
@@ -146,15 +160,20 @@ def machine() -> dict[str, Any]:
     paths = loadgen._interop_paths()
     if paths.get("node"):
         try:
-            info["node"] = subprocess.run([paths["node"], "--version"], check=False, capture_output=True,
-                                          text=True, timeout=30).stdout.strip()
+            info["node"] = subprocess.run(
+                [paths["node"], "--version"], check=False, capture_output=True, text=True, timeout=30
+            ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             pass
     if paths.get("mcp_python"):
         try:
             info["python_sdk_python"] = subprocess.run(
                 [paths["mcp_python"], "-c", "import platform; print(platform.python_version())"],
-                check=False, capture_output=True, text=True, timeout=30).stdout.strip()
+                check=False,
+                capture_output=True,
+                text=True,
+                timeout=30,
+            ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             pass
     try:
@@ -173,12 +192,11 @@ def compare(peer_names: list[str], runs: int, counts: loadgen.Counts, groups: li
     started = time.monotonic()
     load_before = os.getloadavg()
     per_peer: dict[str, dict[str, Any]] = {
-        peer.name: {"label": peer.label, "version": peer.version, "runs": [], "errors": [],
-                    "skipped": peer.missing}
+        peer.name: {"label": peer.label, "version": peer.version, "runs": [], "errors": [], "skipped": peer.missing}
         for peer in chosen
     }
     for run in range(runs):
-        order = runnable[run % len(runnable):] + runnable[: run % len(runnable)] if runnable else []
+        order = runnable[run % len(runnable) :] + runnable[: run % len(runnable)] if runnable else []
         for peer in order:
             print(f"[{time.monotonic() - started:6.1f}s] run {run + 1}/{runs}: {peer.name}", file=sys.stderr)
             try:
@@ -208,10 +226,15 @@ def compare(peer_names: list[str], runs: int, counts: loadgen.Counts, groups: li
         "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "elapsed_s": round(time.monotonic() - started, 1),
         "machine": machine(),
-        "load_average": {"before": [round(x, 2) for x in load_before],
-                         "after": [round(x, 2) for x in os.getloadavg()]},
-        "config": {"runs": runs, "groups": groups, "counts": vars(counts), "echo_text": loadgen.ECHO_TEXT,
-                   "session_version": loadgen.SESSION_VERSION, "stateless_version": loadgen.MODERN_VERSION},
+        "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in os.getloadavg()]},
+        "config": {
+            "runs": runs,
+            "groups": groups,
+            "counts": vars(counts),
+            "echo_text": loadgen.ECHO_TEXT,
+            "session_version": loadgen.SESSION_VERSION,
+            "stateless_version": loadgen.MODERN_VERSION,
+        },
         "peers": per_peer,
         "ratios": ratios,
     }
@@ -230,22 +253,25 @@ def table(report: dict[str, Any], *, markdown: bool) -> str:
         label = label.format(sessions=report["config"]["counts"]["sessions"])
         suffix = f" ({unit}{', ' + better + ' is better' if better else ''})" if unit or better else ""
         ratios = [report["ratios"][n].get(path) for n in others]
-        rows.append([label + suffix, *[fmt(v, unit) for v in values],
-                     *[("—" if r is None else f"{r:.2f}×") for r in ratios]])
+        rows.append(
+            [label + suffix, *[fmt(v, unit) for v in values], *[("—" if r is None else f"{r:.2f}×") for r in ratios]]
+        )
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
         lines += ["| " + " | ".join(row) + " |" for row in rows]
         return "\n".join(lines)
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    out = ["  ".join(cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row))
-           for row in [header, *rows]]
+    out = [
+        "  ".join(cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row))
+        for row in [header, *rows]
+    ]
     out.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(out)
 
 
 def notes(report: dict[str, Any]) -> list[str]:
     lines = []
-    for name, entry in report["peers"].items():
+    for entry in report["peers"].values():
         if entry.get("skipped"):
             lines.append(f"- {entry['label']}: skipped ({entry['skipped']}).")
         for error in entry.get("errors", []):
@@ -289,7 +315,7 @@ def write_results_md(report: dict[str, Any], path: Path) -> None:
     text = path.read_text() if path.exists() else ""
     if BEGIN in text and END in text:
         before = text[: text.index(BEGIN)]
-        after = text[text.index(END) + len(END):]
+        after = text[text.index(END) + len(END) :]
     else:
         before = "# Benchmark results\n\nThe latest figures of `benchmarks/compare.py`; see benchmarks/README.md.\n\n"
         after = "\n"
@@ -305,8 +331,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "latest.json")
     parser.add_argument("--results-md", type=Path, default=BENCH / "RESULTS.md")
     parser.add_argument("--no-results-md", action="store_true", help="do not rewrite RESULTS.md")
-    parser.add_argument("--render", type=Path, metavar="JSON",
-                        help="run nothing: print the table of a saved report and rewrite RESULTS.md from it")
+    parser.add_argument(
+        "--render",
+        type=Path,
+        metavar="JSON",
+        help="run nothing: print the table of a saved report and rewrite RESULTS.md from it",
+    )
     args = parser.parse_args(argv)
     if args.render:
         report = json.loads(args.render.read_text())

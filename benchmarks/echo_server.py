@@ -22,7 +22,8 @@ import cProfile
 import signal
 import sys
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import trio
 
@@ -60,8 +61,9 @@ async def serve_http(host: str, port: int, stop_on_sigterm: bool = False) -> Non
     # max_sessions above the benchmark's 1,000 sessions plus the sessions of the other phases.
     options = HttpTransportOptions(max_sessions=5000)
     async with trio.open_nursery() as nursery:
-        bound = await nursery.start(lambda task_status: server.serve_http(host, port, options=options,
-                                                                           task_status=task_status))
+        bound = await nursery.start(
+            lambda task_status: server.serve_http(host, port, options=options, task_status=task_status)
+        )
         print(f"listening {bound}", flush=True)
         if stop_on_sigterm:  # only when profiling: end cleanly so the profile is written
             with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:

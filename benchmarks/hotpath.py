@@ -28,8 +28,9 @@ import math
 import pstats
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import trio
 
@@ -45,12 +46,20 @@ VERSION = "2025-11-25"
 
 
 def request_bytes(request_id: int) -> bytes:
-    return (b'{"jsonrpc":"2.0","id":' + str(request_id).encode()
-            + b',"method":"tools/call","params":{"name":"echo","arguments":{"text":"' + TEXT.encode() + b'"}}}')
+    return (
+        b'{"jsonrpc":"2.0","id":'
+        + str(request_id).encode()
+        + b',"method":"tools/call","params":{"name":"echo","arguments":{"text":"'
+        + TEXT.encode()
+        + b'"}}}'
+    )
 
 
-INITIALIZE = (b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"' + VERSION.encode()
-              + b'","capabilities":{},"clientInfo":{"name":"hotpath","version":"1"}}}')
+INITIALIZE = (
+    b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"'
+    + VERSION.encode()
+    + b'","capabilities":{},"clientInfo":{"name":"hotpath","version":"1"}}}'
+)
 INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 
@@ -165,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             pstats.Stats(profiler, stream=out).strip_dirs().sort_stats(key).print_stats(args.top)
             text = out.getvalue()
             print(f"\n---- profile, sorted by {key} (top {args.top}) ----")
-            print(text[text.find("   ncalls"):].rstrip())
+            print(text[text.find("   ncalls") :].rstrip())
     return 0
 
 

@@ -37,9 +37,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
@@ -86,29 +87,45 @@ def peers() -> dict[str, Peer]:
     py = _trio_python()
     trio_version = ""
     try:
-        trio_version = subprocess.run([py, "-c", "import trio_mcp; print(trio_mcp.__version__)"],
-                                      check=False, capture_output=True, text=True, timeout=30).stdout.strip()
+        trio_version = subprocess.run(
+            [py, "-c", "import trio_mcp; print(trio_mcp.__version__)"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         pass
     result = {
         "trio_mcp": Peer(
-            "trio_mcp", "trio_mcp", [py, str(BENCH / "echo_server.py"), "--transport", "stdio"],
-            [py, str(BENCH / "echo_server.py"), *http_tail], stateless=True, version=trio_version,
+            "trio_mcp",
+            "trio_mcp",
+            [py, str(BENCH / "echo_server.py"), "--transport", "stdio"],
+            [py, str(BENCH / "echo_server.py"), *http_tail],
+            stateless=True,
+            version=trio_version,
         ),
     }
     result["bare_trio"] = Peer(
-        "bare_trio", "bare trio (no MCP)", [py, str(BENCH / "bare_trio_echo.py"), "--transport", "stdio"],
-        [py, str(BENCH / "bare_trio_echo.py"), *http_tail], stateless=True, version="reference",
+        "bare_trio",
+        "bare trio (no MCP)",
+        [py, str(BENCH / "bare_trio_echo.py"), "--transport", "stdio"],
+        [py, str(BENCH / "bare_trio_echo.py"), *http_tail],
+        stateless=True,
+        version="reference",
         groups=("stdio", "http", "stateless"),
     )
     mcp_python = paths.get("mcp_python")
     result["python_sdk"] = Peer(
-        "python_sdk", "official Python SDK",
+        "python_sdk",
+        "official Python SDK",
         [str(mcp_python), str(BENCH / "official_python_server.py"), "--transport", "stdio"],
         [str(mcp_python), str(BENCH / "official_python_server.py"), *http_tail],
-        stateless=True, version=f"mcp {paths.get('mcp_version', '?')}",
-        missing=None if mcp_python and Path(mcp_python).exists() else
-        "the official Python SDK is not installed (run: bash benchmarks/setup.sh)",
+        stateless=True,
+        version=f"mcp {paths.get('mcp_version', '?')}",
+        missing=None
+        if mcp_python and Path(mcp_python).exists()
+        else "the official Python SDK is not installed (run: bash benchmarks/setup.sh)",
     )
     node = paths.get("node")
     ts_sdk = BENCH / "ts" / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
@@ -118,12 +135,15 @@ def peers() -> dict[str, Peer]:
     except (OSError, ValueError, KeyError):
         pass
     result["ts_sdk"] = Peer(
-        "ts_sdk", "official TypeScript SDK",
+        "ts_sdk",
+        "official TypeScript SDK",
         [str(node), str(BENCH / "ts" / "echo_server.mjs"), "--transport", "stdio"],
         [str(node), str(BENCH / "ts" / "echo_server.mjs"), *http_tail],
-        stateless=False, version=f"@modelcontextprotocol/sdk {ts_version or '?'}",
-        missing=None if node and Path(node).exists() and ts_version else
-        "node or the TypeScript SDK is not installed (run: bash benchmarks/setup.sh)",
+        stateless=False,
+        version=f"@modelcontextprotocol/sdk {ts_version or '?'}",
+        missing=None
+        if node and Path(node).exists() and ts_version
+        else "node or the TypeScript SDK is not installed (run: bash benchmarks/setup.sh)",
     )
     return result
 
@@ -213,11 +233,16 @@ MODERN_META = {
 
 # The echo call, pre-serialised around its id so the hot loop only formats an integer.
 _ECHO_HEAD = b'{"jsonrpc":"2.0","id":'
-_ECHO_TAIL = (b',"method":"tools/call","params":{"name":"echo","arguments":{"text":'
-              + json.dumps(ECHO_TEXT).encode() + b"}}}")
-_MODERN_ECHO_TAIL = (b',"method":"tools/call","params":{"name":"echo","arguments":{"text":'
-                     + json.dumps(ECHO_TEXT).encode() + b'},"_meta":'
-                     + json.dumps(MODERN_META, separators=(",", ":")).encode() + b"}}")
+_ECHO_TAIL = (
+    b',"method":"tools/call","params":{"name":"echo","arguments":{"text":' + json.dumps(ECHO_TEXT).encode() + b"}}}"
+)
+_MODERN_ECHO_TAIL = (
+    b',"method":"tools/call","params":{"name":"echo","arguments":{"text":'
+    + json.dumps(ECHO_TEXT).encode()
+    + b'},"_meta":'
+    + json.dumps(MODERN_META, separators=(",", ":")).encode()
+    + b"}}"
+)
 _ECHO_CHECK = json.dumps(ECHO_TEXT).encode()
 
 
@@ -315,8 +340,9 @@ class StdioClient:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise LoadError(f"no answer to request {request_id} within {timeout}s; "
-                                f"stderr: {self.server.stderr_tail()}")
+                raise LoadError(
+                    f"no answer to request {request_id} within {timeout}s; stderr: {self.server.stderr_tail()}"
+                )
             lines = self.read_lines(remaining)
             if lines is None:
                 raise LoadError(f"server closed stdout; stderr: {self.server.stderr_tail()}")
@@ -336,8 +362,9 @@ class StdioClient:
         return elapsed
 
 
-def run_stdio_load(client: StdioClient, *, in_flight: int, requests: int, seconds: float, warmup: int,
-                   first_id: int) -> dict[str, Any]:
+def run_stdio_load(
+    client: StdioClient, *, in_flight: int, requests: int, seconds: float, warmup: int, first_id: int
+) -> dict[str, Any]:
     """Keep ``in_flight`` echo calls outstanding until ``requests`` are answered or ``seconds`` pass.
 
     The first ``warmup`` answers are not measured."""
@@ -399,13 +426,22 @@ def run_stdio_load(client: StdioClient, *, in_flight: int, requests: int, second
         if more > 0:
             send(more)
     elapsed = perf() - measure_start
-    return _load_summary(latencies, answered - measured_from, elapsed,
-                         proc_cpu_seconds(client.server.pid) - cpu_server, self_cpu_seconds() - cpu_self,
-                         sent=sent, answered=answered, errors=errors, concurrency=in_flight)
+    return _load_summary(
+        latencies,
+        answered - measured_from,
+        elapsed,
+        proc_cpu_seconds(client.server.pid) - cpu_server,
+        self_cpu_seconds() - cpu_self,
+        sent=sent,
+        answered=answered,
+        errors=errors,
+        concurrency=in_flight,
+    )
 
 
-def _load_summary(latencies: list[float], calls: int, elapsed: float, server_cpu: float, self_cpu: float,
-                  **extra: Any) -> dict[str, Any]:
+def _load_summary(
+    latencies: list[float], calls: int, elapsed: float, server_cpu: float, self_cpu: float, **extra: Any
+) -> dict[str, Any]:
     latencies.sort()
     p50 = percentile(latencies, 0.50)
     p99 = percentile(latencies, 0.99)
@@ -422,17 +458,17 @@ def _load_summary(latencies: list[float], calls: int, elapsed: float, server_cpu
     }
 
 
-def stdio_cancel(client: StdioClient, request_id: int, marker_dir: Path, *, seconds: float = 10.0
-                 ) -> dict[str, Any]:
+def stdio_cancel(client: StdioClient, request_id: int, marker_dir: Path, *, seconds: float = 10.0) -> dict[str, Any]:
     """A sleep call cancelled with notifications/cancelled once its handler has started."""
     marker = str(marker_dir / f"stdio-cancel-{request_id}")
-    client.write(request_line(request_id, "tools/call",
-                              {"name": "sleep", "arguments": {"seconds": seconds, "marker": marker}}) + b"\n")
+    client.write(
+        request_line(request_id, "tools/call", {"name": "sleep", "arguments": {"seconds": seconds, "marker": marker}})
+        + b"\n"
+    )
     if "start" not in wait_marker(marker, "start", 10.0):
         raise LoadError("the sleep tool never started")
     sent = time.time()
-    client.write(notification_line("notifications/cancelled",
-                                   {"requestId": request_id, "reason": "benchmark"}) + b"\n")
+    client.write(notification_line("notifications/cancelled", {"requestId": request_id, "reason": "benchmark"}) + b"\n")
     seen = wait_marker(marker, ("cancelled", "done"), seconds + 5.0)
     cancelled = "cancelled" in seen
     # No response is owed for a cancelled request; whatever arrives within 0.2 s is noted, then dropped.
@@ -513,8 +549,13 @@ class HttpConnection:
             self.close()
 
     def post(self, body: bytes, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
-        head = [b"POST /mcp HTTP/1.1", b"Host: " + self.host, b"Content-Type: application/json",
-                b"Accept: application/json, text/event-stream", b"Content-Length: " + str(len(body)).encode()]
+        head = [
+            b"POST /mcp HTTP/1.1",
+            b"Host: " + self.host,
+            b"Content-Type: application/json",
+            b"Accept: application/json, text/event-stream",
+            b"Content-Length: " + str(len(body)).encode(),
+        ]
         if self.session_id is not None:
             head.append(b"Mcp-Session-Id: " + self.session_id.encode())
             head.append(b"MCP-Protocol-Version: " + SESSION_VERSION.encode())
@@ -564,7 +605,7 @@ class HttpConnection:
             size = int(bytes(buffer[:line_end]).split(b";")[0], 16)
             if size == 0:
                 trailer_end = buffer.find(b"\r\n\r\n", line_end)
-                if buffer[line_end: line_end + 4] == b"\r\n\r\n":
+                if buffer[line_end : line_end + 4] == b"\r\n\r\n":
                     del buffer[: line_end + 4]
                 elif trailer_end >= 0:
                     del buffer[: trailer_end + 4]
@@ -573,7 +614,7 @@ class HttpConnection:
                 return self._done(b"".join(self._chunks))
             if len(buffer) < line_end + 2 + size + 2:
                 return None
-            self._chunks.append(bytes(buffer[line_end + 2: line_end + 2 + size]))
+            self._chunks.append(bytes(buffer[line_end + 2 : line_end + 2 + size]))
             del buffer[: line_end + 2 + size + 2]
 
     def _done(self, body: bytes) -> HttpResponse:
@@ -598,7 +639,7 @@ class HttpConnection:
             self.sock.settimeout(remaining)
             try:
                 data = self.sock.recv(1 << 16)
-            except socket.timeout:
+            except TimeoutError:
                 raise LoadError("HTTP response timed out") from None
             if not data:
                 response = self.eof()
@@ -610,8 +651,9 @@ class HttpConnection:
             if response is not None:
                 return response
 
-    def roundtrip(self, body: bytes, headers: Iterable[tuple[bytes, bytes]] = (), timeout: float = 30.0
-                  ) -> HttpResponse:
+    def roundtrip(
+        self, body: bytes, headers: Iterable[tuple[bytes, bytes]] = (), timeout: float = 30.0
+    ) -> HttpResponse:
         self.post(body, headers)
         return self.receive(timeout)
 
@@ -630,8 +672,11 @@ class HttpConnection:
             raise LoadError(f"notifications/initialized got HTTP {response.status}")
 
 
-MODERN_ECHO_HEADERS = ((b"MCP-Protocol-Version", MODERN_VERSION.encode()), (b"Mcp-Method", b"tools/call"),
-                       (b"Mcp-Name", b"echo"))
+MODERN_ECHO_HEADERS = (
+    (b"MCP-Protocol-Version", MODERN_VERSION.encode()),
+    (b"Mcp-Method", b"tools/call"),
+    (b"Mcp-Name", b"echo"),
+)
 
 
 def connect_when_ready(port: int, timeout: float) -> HttpConnection:
@@ -645,8 +690,9 @@ def connect_when_ready(port: int, timeout: float) -> HttpConnection:
             time.sleep(0.002)
 
 
-def start_http(peer: Peer, log: Path, timeout: float = 60.0, kind: str = "load"
-               ) -> tuple[Server, int, HttpConnection, float]:
+def start_http(
+    peer: Peer, log: Path, timeout: float = 60.0, kind: str = "load"
+) -> tuple[Server, int, HttpConnection, float]:
     """Start the peer's HTTP server; returns it, its port, a connection with an open session, and the
     cold start (spawn to initialize answer, seconds)."""
     port = free_port()
@@ -662,8 +708,9 @@ def start_http(peer: Peer, log: Path, timeout: float = 60.0, kind: str = "load"
     return server, port, conn, cold
 
 
-def run_http_load(server: Server, port: int, *, clients: int, modern: bool, requests: int, seconds: float,
-                  warmup: int) -> dict[str, Any]:
+def run_http_load(
+    server: Server, port: int, *, clients: int, modern: bool, requests: int, seconds: float, warmup: int
+) -> dict[str, Any]:
     """``clients`` keep-alive connections (each its own session unless ``modern``), each with one echo call
     outstanding, until ``requests`` are answered or ``seconds`` pass; the first ``warmup`` are not measured."""
     connections = []
@@ -673,15 +720,15 @@ def run_http_load(server: Server, port: int, *, clients: int, modern: bool, requ
             if not modern:
                 conn.open_session()
             connections.append(conn)
-        return _drive_http(server, connections, modern=modern, requests=requests, seconds=seconds,
-                           warmup=warmup)
+        return _drive_http(server, connections, modern=modern, requests=requests, seconds=seconds, warmup=warmup)
     finally:
         for conn in connections:
             conn.close()
 
 
-def _drive_http(server: Server, connections: list[HttpConnection], *, modern: bool, requests: int,
-                seconds: float, warmup: int) -> dict[str, Any]:
+def _drive_http(
+    server: Server, connections: list[HttpConnection], *, modern: bool, requests: int, seconds: float, warmup: int
+) -> dict[str, Any]:
     selector = selectors.DefaultSelector()
     perf = time.perf_counter
     started: dict[HttpConnection, float] = {}
@@ -728,8 +775,10 @@ def _drive_http(server: Server, connections: list[HttpConnection], *, modern: bo
                 if response.status != 200 or check not in response.body or b'"result"' not in response.body:
                     errors += 1
                     if errors == 1:
-                        print(f"loadgen: unexpected answer HTTP {response.status} {response.body[:300]!r}",
-                              file=sys.stderr)
+                        print(
+                            f"loadgen: unexpected answer HTTP {response.status} {response.body[:300]!r}",
+                            file=sys.stderr,
+                        )
                 if answered > warmup:
                     latencies.append(now - started.pop(conn))
                 elif answered == warmup:
@@ -746,9 +795,17 @@ def _drive_http(server: Server, connections: list[HttpConnection], *, modern: bo
     finally:
         selector.close()
     elapsed = perf() - measure_start
-    return _load_summary(latencies, answered - measured_from, elapsed, proc_cpu_seconds(server.pid) - cpu_server,
-                         self_cpu_seconds() - cpu_self, sent=sent, answered=answered, errors=errors,
-                         concurrency=len(connections))
+    return _load_summary(
+        latencies,
+        answered - measured_from,
+        elapsed,
+        proc_cpu_seconds(server.pid) - cpu_server,
+        self_cpu_seconds() - cpu_self,
+        sent=sent,
+        answered=answered,
+        errors=errors,
+        concurrency=len(connections),
+    )
 
 
 def open_many_sessions(port: int, count: int, *, connections: int = 8, timeout: float = 120.0) -> int:
@@ -784,8 +841,9 @@ def open_many_sessions(port: int, count: int, *, connections: int = 8, timeout: 
                 if phase[conn] == 0:
                     session_id = response.headers.get("mcp-session-id")
                     if response.status != 200 or not session_id:
-                        raise LoadError(f"initialize #{opened + 1} failed: HTTP {response.status} "
-                                        f"{response.body[:200]!r}")
+                        raise LoadError(
+                            f"initialize #{opened + 1} failed: HTTP {response.status} {response.body[:200]!r}"
+                        )
                     conn.session_id = session_id
                     conn.post(notification_line("notifications/initialized"))
                     phase[conn] = 1
@@ -808,8 +866,7 @@ def open_many_sessions(port: int, count: int, *, connections: int = 8, timeout: 
     return opened
 
 
-def http_cancel_notification(port: int, marker_dir: Path, request_id: int, *, seconds: float = 10.0
-                             ) -> dict[str, Any]:
+def http_cancel_notification(port: int, marker_dir: Path, request_id: int, *, seconds: float = 10.0) -> dict[str, Any]:
     """A session's in-flight sleep call, cancelled by a notifications/cancelled POST on another connection."""
     marker = str(marker_dir / f"http-cancel-{request_id}")
     caller = HttpConnection(port)
@@ -817,34 +874,49 @@ def http_cancel_notification(port: int, marker_dir: Path, request_id: int, *, se
     try:
         caller.open_session()
         other.session_id = caller.session_id
-        caller.post(request_line(request_id, "tools/call",
-                                 {"name": "sleep", "arguments": {"seconds": seconds, "marker": marker}}))
+        caller.post(
+            request_line(
+                request_id, "tools/call", {"name": "sleep", "arguments": {"seconds": seconds, "marker": marker}}
+            )
+        )
         if "start" not in wait_marker(marker, "start", 10.0):
             raise LoadError("the sleep tool never started")
         sent = time.time()
-        response = other.roundtrip(notification_line("notifications/cancelled",
-                                                     {"requestId": request_id, "reason": "benchmark"}))
+        response = other.roundtrip(
+            notification_line("notifications/cancelled", {"requestId": request_id, "reason": "benchmark"})
+        )
         seen = wait_marker(marker, ("cancelled", "done"), seconds + 5.0)
     finally:
         caller.abort()
         other.close()
     cancelled = "cancelled" in seen
-    return {"cancelled": cancelled, "latency_ms": (seen["cancelled"] - sent) * 1000 if cancelled else None,
-            "notification_status": response.status}
+    return {
+        "cancelled": cancelled,
+        "latency_ms": (seen["cancelled"] - sent) * 1000 if cancelled else None,
+        "notification_status": response.status,
+    }
 
 
-def http_cancel_by_close(port: int, marker_dir: Path, request_id: int, *, modern: bool, seconds: float = 1.0
-                         ) -> dict[str, Any]:
+def http_cancel_by_close(
+    port: int, marker_dir: Path, request_id: int, *, modern: bool, seconds: float = 1.0
+) -> dict[str, Any]:
     """Close the connection of an in-flight sleep call: is its handler cancelled, and how fast?"""
     marker = str(marker_dir / f"http-close-{'modern' if modern else 'session'}-{request_id}")
     conn = HttpConnection(port)
     try:
         arguments = {"seconds": seconds, "marker": marker}
         if modern:
-            body = request_line(request_id, "tools/call", {"name": "sleep", "arguments": arguments,
-                                                          "_meta": MODERN_META})
-            conn.post(body, ((b"MCP-Protocol-Version", MODERN_VERSION.encode()), (b"Mcp-Method", b"tools/call"),
-                             (b"Mcp-Name", b"sleep")))
+            body = request_line(
+                request_id, "tools/call", {"name": "sleep", "arguments": arguments, "_meta": MODERN_META}
+            )
+            conn.post(
+                body,
+                (
+                    (b"MCP-Protocol-Version", MODERN_VERSION.encode()),
+                    (b"Mcp-Method", b"tools/call"),
+                    (b"Mcp-Name", b"sleep"),
+                ),
+            )
         else:
             conn.open_session()
             conn.post(request_line(request_id, "tools/call", {"name": "sleep", "arguments": arguments}))
@@ -857,8 +929,11 @@ def http_cancel_by_close(port: int, marker_dir: Path, request_id: int, *, modern
     conn.close()
     seen = wait_marker(marker, ("cancelled", "done"), seconds + 5.0)
     cancelled = "cancelled" in seen
-    return {"cancelled": cancelled, "latency_ms": (seen["cancelled"] - closed) * 1000 if cancelled else None,
-            "outcome": "cancelled" if cancelled else ("done" if "done" in seen else "nothing")}
+    return {
+        "cancelled": cancelled,
+        "latency_ms": (seen["cancelled"] - closed) * 1000 if cancelled else None,
+        "outcome": "cancelled" if cancelled else ("done" if "done" in seen else "nothing"),
+    }
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -869,14 +944,14 @@ def http_cancel_by_close(port: int, marker_dir: Path, request_id: int, *, modern
 class Counts:
     """How much load each metric sends; ``quick`` is for smoke tests."""
 
-    requests: int = 20000        # cap on measured calls per throughput phase
-    seconds: float = 1.5         # cap on measured time per throughput phase
-    warmup: int = 300            # calls before measuring starts
-    sessions: int = 1000         # sessions for the memory metric
-    cancels: int = 3             # notifications/cancelled samples per transport
+    requests: int = 20000  # cap on measured calls per throughput phase
+    seconds: float = 1.5  # cap on measured time per throughput phase
+    warmup: int = 300  # calls before measuring starts
+    sessions: int = 1000  # sessions for the memory metric
+    cancels: int = 3  # notifications/cancelled samples per transport
 
     @classmethod
-    def quick(cls) -> "Counts":
+    def quick(cls) -> Counts:
         return cls(requests=200, seconds=1.0, warmup=20, sessions=20, cancels=1)
 
 
@@ -896,12 +971,16 @@ def with_profile(peer: Peer, prefix: str) -> Peer:
     trio_mcp echo server accepts that option."""
     if "--profile" in peer.stdio_argv or peer.name != "trio_mcp":
         raise LoadError(f"{peer.name} cannot be profiled from here")
-    return replace(peer, stdio_argv=[*peer.stdio_argv, "--profile", f"{prefix}-stdio.prof"],
-                   http_argv=[*peer.http_argv, "--profile", f"{prefix}-http-{{kind}}.prof"])
+    return replace(
+        peer,
+        stdio_argv=[*peer.stdio_argv, "--profile", f"{prefix}-stdio.prof"],
+        http_argv=[*peer.http_argv, "--profile", f"{prefix}-http-{{kind}}.prof"],
+    )
 
 
-def run_peer(peer: Peer, counts: Counts, groups: Iterable[str] = ALL_GROUPS, *,
-             log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+def run_peer(
+    peer: Peer, counts: Counts, groups: Iterable[str] = ALL_GROUPS, *, log: Callable[[str], None] = lambda _: None
+) -> dict[str, Any]:
     """Every metric for one peer, once; returns {metric: value or dict}."""
     if peer.missing:
         raise LoadError(peer.missing)
@@ -919,8 +998,13 @@ def run_peer(peer: Peer, counts: Counts, groups: Iterable[str] = ALL_GROUPS, *,
                     for in_flight in (1, 64):
                         log(f"{peer.name}: stdio, {in_flight} in flight")
                         out[f"stdio_c{in_flight}"] = run_stdio_load(
-                            client, in_flight=in_flight, requests=counts.requests, seconds=counts.seconds,
-                            warmup=counts.warmup, first_id=next_id)
+                            client,
+                            in_flight=in_flight,
+                            requests=counts.requests,
+                            seconds=counts.seconds,
+                            warmup=counts.warmup,
+                            first_id=next_id,
+                        )
                         next_id += counts.requests + counts.warmup + 1
                 if "cancel" in groups:
                     log(f"{peer.name}: stdio cancellation")
@@ -958,17 +1042,25 @@ def run_peer(peer: Peer, counts: Counts, groups: Iterable[str] = ALL_GROUPS, *,
                     for clients in (1, 16, 64):
                         log(f"{peer.name}: {group}, {clients} clients")
                         out[f"{group}_c{clients}"] = run_http_load(
-                            server, port, clients=clients, modern=modern, requests=counts.requests,
-                            seconds=counts.seconds, warmup=counts.warmup)
+                            server,
+                            port,
+                            clients=clients,
+                            modern=modern,
+                            requests=counts.requests,
+                            seconds=counts.seconds,
+                            warmup=counts.warmup,
+                        )
                 if "cancel" in groups:
                     log(f"{peer.name}: HTTP cancellation")
                     samples = [http_cancel_notification(port, tmpdir, 100 + i) for i in range(counts.cancels)]
                     out["cancel_http_notification"] = _cancel_summary(samples)
                     out["cancel_http_close_session"] = _cancel_summary(
-                        [http_cancel_by_close(port, tmpdir, 200, modern=False)])
+                        [http_cancel_by_close(port, tmpdir, 200, modern=False)]
+                    )
                     if peer.stateless:
                         out["cancel_http_close_stateless"] = _cancel_summary(
-                            [http_cancel_by_close(port, tmpdir, 300, modern=True)])
+                            [http_cancel_by_close(port, tmpdir, 300, modern=True)]
+                        )
             finally:
                 server.stop()
     return out
@@ -988,14 +1080,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--peer", default="trio_mcp", help=f"one of: {', '.join(peers())}")
     parser.add_argument("--quick", action="store_true", help="tiny counts (a smoke test), one sample each")
-    parser.add_argument("--only", default=",".join(ALL_GROUPS),
-                        help=f"comma-separated metric groups (default: all of {','.join(ALL_GROUPS)})")
+    parser.add_argument(
+        "--only",
+        default=",".join(ALL_GROUPS),
+        help=f"comma-separated metric groups (default: all of {','.join(ALL_GROUPS)})",
+    )
     parser.add_argument("--requests", type=int, help="cap on measured calls per throughput phase")
     parser.add_argument("--seconds", type=float, help="cap on measured seconds per throughput phase")
     parser.add_argument("--sessions", type=int, help="sessions opened for the memory metric")
-    parser.add_argument("--profile-server", metavar="PREFIX",
-                        help="run the (Python) servers under cProfile, writing PREFIX-stdio.prof, "
-                             "PREFIX-http-load.prof and PREFIX-http-memory.prof")
+    parser.add_argument(
+        "--profile-server",
+        metavar="PREFIX",
+        help="run the (Python) servers under cProfile, writing PREFIX-stdio.prof, "
+        "PREFIX-http-load.prof and PREFIX-http-memory.prof",
+    )
     args = parser.parse_args(argv)
     known = peers()
     if args.peer not in known:

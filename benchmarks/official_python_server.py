@@ -57,8 +57,9 @@ def serve_http(host: str, port: int) -> None:
     import uvicorn
 
     app = server.streamable_http_app(host=host, max_sessions=5000)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on",
-                            backlog=1024)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", access_log=False, lifespan="on", backlog=1024
+    )
     anyio.run(uvicorn.Server(config).serve)
 
 

@@ -77,8 +77,23 @@ def main(argv: list[str] | None = None) -> int:
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
     with tempfile.TemporaryDirectory() as scratch:
-        server = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", scratch,
-                                   "--save", "", "--appendonly", "no", "--logfile", f"{scratch}/redis.log"])
+        server = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                scratch,
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--logfile",
+                f"{scratch}/redis.log",
+            ]
+        )
         try:
             deadline = time.monotonic() + 15
             while True:
@@ -91,13 +106,22 @@ def main(argv: list[str] | None = None) -> int:
                     time.sleep(0.02)
             print(f"{'client':>13} {'import ms':>9} {'GET/s':>7}")
             for name, module in MODULES.items():
-                found = subprocess.run([sys.executable, "-c", f"import importlib.util, sys; "
-                                        f"sys.exit(importlib.util.find_spec({module!r}) is None)"])
+                found = subprocess.run(
+                    [
+                        sys.executable,
+                        "-c",
+                        f"import importlib.util, sys; sys.exit(importlib.util.find_spec({module!r}) is None)",
+                    ]
+                )
                 if found.returncode:
                     print(f"{name:>13} {'not installed':>17}")
                     continue
-                done = subprocess.run([sys.executable, "-c", CHILD, module, str(port), str(args.calls)],
-                                      capture_output=True, text=True, timeout=300)
+                done = subprocess.run(
+                    [sys.executable, "-c", CHILD, module, str(port), str(args.calls)],
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                )
                 if done.returncode:
                     print(f"{name:>13} failed: {done.stderr.strip().splitlines()[-1:]}")
                     continue

@@ -30,8 +30,23 @@ def start_redis(binary: str, directory: Path, fsync: str) -> tuple[subprocess.Po
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
-    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(directory), "--save", "",
-            "--appendonly", "yes", "--appendfsync", fsync, "--logfile", str(directory / "redis.log")]
+    argv = [
+        binary,
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        str(directory),
+        "--save",
+        "",
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        fsync,
+        "--logfile",
+        str(directory / "redis.log"),
+    ]
     process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:

@@ -149,7 +149,9 @@ async def stdio_long_worker(client: trio_mcp.Client, until: float, limit: int, n
             n.errors.append(f"stdio long-lived: {exc!r}")
 
 
-async def run_load(url: str, long_stdio: trio_mcp.Client, seconds: float, args: argparse.Namespace, n: Counters) -> None:
+async def run_load(
+    url: str, long_stdio: trio_mcp.Client, seconds: float, args: argparse.Namespace, n: Counters
+) -> None:
     until = trio.current_time() + seconds
     async with trio.open_nursery() as nursery:
         for _ in range(args.http_workers):
@@ -176,7 +178,9 @@ def judge(name: str, base: dict[str, int], final: dict[str, int]) -> list[str]:
 
 
 def row(name: str, label: str, f: dict[str, int]) -> str:
-    return f"| {name:<14} | {label:<8} | {f['rss_kib'] / 1024:7.1f} | {f['fds']:5} | {f['tasks']:6} | {f['objects']:10,} |"
+    return (
+        f"| {name:<14} | {label:<8} | {f['rss_kib'] / 1024:7.1f} | {f['fds']:5} | {f['tasks']:6} | {f['objects']:10,} |"
+    )
 
 
 async def soak(args: argparse.Namespace) -> int:
@@ -192,14 +196,19 @@ async def soak(args: argparse.Namespace) -> int:
                     raise RuntimeError("the HTTP soak server exited before printing its port")
                 line += chunk
         url = f"http://127.0.0.1:{int(line)}/mcp"
-        async with trio_mcp.open_http_client(url, protocol_version="2026-07-28") as monitor, \
-                trio_mcp.open_stdio_client(STDIO_SERVER, stderr="capture") as long_stdio:
+        async with (
+            trio_mcp.open_http_client(url, protocol_version="2026-07-28") as monitor,
+            trio_mcp.open_stdio_client(STDIO_SERVER, stderr="capture") as long_stdio,
+        ):
             warmup = max(5.0, args.seconds * 0.05)
             print(f"warm-up {warmup:.0f} s ...", flush=True)
             await run_load(url, long_stdio, warmup, args, Counters())
             await trio.sleep(args.settle)
-            base = {"http server": await stats_of(monitor), "stdio server": await stats_of(long_stdio),
-                    "driver": process_figures()}
+            base = {
+                "http server": await stats_of(monitor),
+                "stdio server": await stats_of(long_stdio),
+                "driver": process_figures(),
+            }
             started = time.monotonic()
             print(f"load {args.seconds:.0f} s ...", flush=True)
             peak: dict[str, dict[str, int]] = {}
@@ -207,12 +216,18 @@ async def soak(args: argparse.Namespace) -> int:
             async def sample() -> None:
                 while True:
                     await trio.sleep(args.seconds / 6)
-                    for name, figures in (("http server", await stats_of(monitor)), ("stdio server", await stats_of(long_stdio))):
+                    for name, figures in (
+                        ("http server", await stats_of(monitor)),
+                        ("stdio server", await stats_of(long_stdio)),
+                    ):
                         old = peak.get(name, figures)
                         peak[name] = {k: max(v, old[k]) for k, v in figures.items()}
-                    print(f"  t+{time.monotonic() - started:5.0f} s: http sessions {n.http_sessions:,}, stateless "
-                          f"{n.stateless_requests:,}, stdio sessions {n.stdio_sessions:,}, stdio requests "
-                          f"{n.stdio_requests:,}, errors {len(n.errors)}", flush=True)
+                    print(
+                        f"  t+{time.monotonic() - started:5.0f} s: http sessions {n.http_sessions:,}, stateless "
+                        f"{n.stateless_requests:,}, stdio sessions {n.stdio_sessions:,}, stdio requests "
+                        f"{n.stdio_requests:,}, errors {len(n.errors)}",
+                        flush=True,
+                    )
 
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(sample)
@@ -220,17 +235,22 @@ async def soak(args: argparse.Namespace) -> int:
                 nursery.cancel_scope.cancel()
             elapsed = time.monotonic() - started
             await trio.sleep(args.settle)
-            final = {"http server": await stats_of(monitor), "stdio server": await stats_of(long_stdio),
-                     "driver": process_figures()}
+            final = {
+                "http server": await stats_of(monitor),
+                "stdio server": await stats_of(long_stdio),
+                "driver": process_figures(),
+            }
     finally:
         process.kill()
         await process.wait()
 
     total = n.http_session_requests + n.stateless_requests + n.stdio_requests
     print()
-    print(f"load: {elapsed:.0f} s; HTTP sessions {n.http_sessions:,} ({n.http_session_requests:,} calls), stateless "
-          f"requests {n.stateless_requests:,}, stdio sessions {n.stdio_sessions:,}, stdio calls {n.stdio_requests:,}; "
-          f"{total:,} calls in all ({total / elapsed:,.0f}/s); errors {len(n.errors)}")
+    print(
+        f"load: {elapsed:.0f} s; HTTP sessions {n.http_sessions:,} ({n.http_session_requests:,} calls), stateless "
+        f"requests {n.stateless_requests:,}, stdio sessions {n.stdio_sessions:,}, stdio calls {n.stdio_requests:,}; "
+        f"{total:,} calls in all ({total / elapsed:,.0f}/s); errors {len(n.errors)}"
+    )
     for error in n.errors[:5]:
         print(f"  error: {error}")
     print()

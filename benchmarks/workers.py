@@ -27,13 +27,24 @@ import loadgen  # noqa: E402
 
 def measure(workers: int, clients: int, *, requests: int, seconds: float, log: Path) -> dict[str, Any]:
     port = loadgen.free_port()
-    argv = [sys.executable, "-m", "trio_mcp.scale", "echo_server:server", "--workers", str(workers),
-            "--port", str(port), "--drain-timeout", "2"]
+    argv = [
+        sys.executable,
+        "-m",
+        "trio_mcp.scale",
+        "echo_server:server",
+        "--workers",
+        str(workers),
+        "--port",
+        str(port),
+        "--drain-timeout",
+        "2",
+    ]
     server = loadgen.Server(argv, stdio=False, log=log)
     try:
         loadgen.connect_when_ready(port, timeout=60).close()
-        return loadgen.run_http_load(server, port, clients=clients, modern=True, requests=requests,
-                                     seconds=seconds, warmup=300)
+        return loadgen.run_http_load(
+            server, port, clients=clients, modern=True, requests=requests, seconds=seconds, warmup=300
+        )
     finally:
         server.stop()
 

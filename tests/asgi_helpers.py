@@ -25,6 +25,8 @@ async def hypercorn(app: Any) -> AsyncIterator[str]:
     stop = trio.Event()
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
-            binds = await nursery.start(functools.partial(hypercorn_trio.serve, app, config, shutdown_trigger=stop.wait))
+            binds = await nursery.start(
+                functools.partial(hypercorn_trio.serve, app, config, shutdown_trigger=stop.wait)
+            )
             yield binds[0]
             stop.set()

@@ -34,8 +34,13 @@ async def run_cli(*words: str, timeout: float = 30, stdin: bytes = b"", cwd: Pat
     """Run ``trio-mcp words...`` to completion and return what it printed."""
     with trio.fail_after(timeout):
         done = await trio.run_process(
-            [*CLI, *words], stdin=stdin, capture_stdout=True, capture_stderr=True, check=False,
-            env=cli_env(), cwd=cwd,
+            [*CLI, *words],
+            stdin=stdin,
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            env=cli_env(),
+            cwd=cwd,
         )
     return Outcome(done.returncode, done.stdout.decode(), done.stderr.decode())
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 #: pytester tests the pytest plugin; the plugin's fixtures serve our own tests too (installed, it loads by itself).
-pytest_plugins = ["pytester", "trio_mcp.pytest_plugin"]
+pytest_plugins = ["pytester", "trio_mcp.pytest_plugin", "scale_peers"]  # scale_peers: the redis_server fixture
 
 STRICT_SKIPS = os.environ.get("TRIO_MCP_STRICT_SKIPS") == "1"
 

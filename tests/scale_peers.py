@@ -31,8 +31,9 @@ HAPROXY = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/us
 
 
 @asynccontextmanager
-async def supervisor(*args: str, path: str = "/mcp", env: dict[str, str] | None = None
-                     ) -> AsyncIterator[tuple[str, trio.Process]]:
+async def supervisor(
+    *args: str, path: str = "/mcp", env: dict[str, str] | None = None
+) -> AsyncIterator[tuple[str, trio.Process]]:
     """A supervisor process serving ``worker_app``; yields its URL (ending in ``path``) and the process."""
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(ROOT / "tests" / "servers")))}
     environment.update(env or {})
@@ -120,11 +121,36 @@ class RedisServer:
         assert BINARY is not None
         ports = ["--port", str(self.port)]
         if self.tls:
-            ports = ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", str(self.tls[0]),
-                     "--tls-key-file", str(self.tls[1]), "--tls-auth-clients", "no"]
-        argv = [BINARY, *ports, "--bind", "127.0.0.1", "--dir", str(self.directory),
-                "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "yes",
-                "--logfile", str(self.directory / "redis.log")]
+            ports = [
+                "--port",
+                "0",
+                "--tls-port",
+                str(self.port),
+                "--tls-cert-file",
+                str(self.tls[0]),
+                "--tls-key-file",
+                str(self.tls[1]),
+                "--tls-auth-clients",
+                "no",
+            ]
+        argv = [
+            BINARY,
+            *ports,
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.directory),
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            "--save",
+            "",
+            "--protected-mode",
+            "yes",
+            "--logfile",
+            str(self.directory / "redis.log"),
+        ]
         self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:

@@ -48,11 +48,22 @@ async def test_the_2024_11_05_sse_transport_is_mounted_too() -> None:
 async def test_the_guard_cors_and_probes_are_the_same_as_on_our_server() -> None:
     app = McpAsgiApp(make_server(), options=HttpTransportOptions(cors_origins=[APP]))
     async with hypercorn(app) as base, HttpClient() as http:
-        preflight = await http.request("OPTIONS", f"{base}/mcp", headers={
-            "origin": APP, "access-control-request-method": "POST", "access-control-request-headers": "mcp-session-id"})
+        preflight = await http.request(
+            "OPTIONS",
+            f"{base}/mcp",
+            headers={
+                "origin": APP,
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "mcp-session-id",
+            },
+        )
         assert preflight.status == 204 and preflight.headers["access-control-allow-origin"] == APP
-        foreign = await http.request("POST", f"{base}/mcp", headers={"origin": "http://evil.example",
-                                                                      "content-type": "application/json"}, body=b"{}")
+        foreign = await http.request(
+            "POST",
+            f"{base}/mcp",
+            headers={"origin": "http://evil.example", "content-type": "application/json"},
+            body=b"{}",
+        )
         assert foreign.status == 403
         rebound = await http.request("GET", f"{base}/healthz", headers={"host": "evil.example"})
         assert rebound.status == 421
@@ -101,11 +112,27 @@ async def test_closing_a_stateless_stream_cancels_the_handler_under_hypercorn() 
             cancelled.set()
         return "unreachable"
 
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait", "arguments": {}, "_meta": {
-        "progressToken": 1, "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}}}}
-    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-               "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "wait"}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "wait",
+            "arguments": {},
+            "_meta": {
+                "progressToken": 1,
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "wait",
+    }
     async with hypercorn(McpAsgiApp(server)) as base, HttpClient() as http:
         with trio.fail_after(10):
             response = await http.request("POST", f"{base}/mcp", headers=headers, body=json.dumps(call).encode())

@@ -25,10 +25,10 @@ import trio
 import trio_mcp
 from trio_mcp.auth import (
     DpopKey,
-    InvalidToken,
     DpopVerifier,
     FileTokenStore,
     IntrospectionVerifier,
+    InvalidToken,
     JwtVerifier,
     MemoryTokenStore,
     ResourceServerAuth,
@@ -49,7 +49,9 @@ PATHS = ROOT / ".interop" / "paths.json"
 def authorization_server() -> Iterator[str]:
     """Run the authorization server; yield its issuer URL."""
     if not PATHS.exists() or not (SERVER_JS.parent / "node_modules" / "oauth2-mock-server").exists():
-        pytest.skip("the authorization server is not installed: run tests/interop/setup.sh and tests/auth_server/setup.sh")
+        pytest.skip(
+            "the authorization server is not installed: run tests/interop/setup.sh and tests/auth_server/setup.sh"
+        )
     node = json.loads(PATHS.read_text())["node"]
     process = subprocess.Popen([node, str(SERVER_JS)], cwd=SERVER_JS.parent, stdout=subprocess.PIPE, text=True)
     try:
@@ -92,8 +94,9 @@ def make_server() -> trio_mcp.Server:
 class Protected:
     """Our protected MCP server on 127.0.0.1 in front of the real authorization server."""
 
-    def __init__(self, issuer: str, *, introspection: bool = False, dpop: DpopVerifier | None = None,
-                 whole_origin: bool = False) -> None:
+    def __init__(
+        self, issuer: str, *, introspection: bool = False, dpop: DpopVerifier | None = None, whole_origin: bool = False
+    ) -> None:
         self.issuer = issuer
         self.introspection = introspection
         self.dpop = dpop
@@ -104,15 +107,25 @@ class Protected:
         verifier: Any
         # The audience is this server's URL, known once it listens: set it before the first request.
         if self.introspection:
-            verifier = IntrospectionVerifier(f"{self.issuer}/introspect", client_id="rs", client_secret="rs-secret",
-                                             audience="pending", issuer=self.issuer)
+            verifier = IntrospectionVerifier(
+                f"{self.issuer}/introspect",
+                client_id="rs",
+                client_secret="rs-secret",
+                audience="pending",
+                issuer=self.issuer,
+            )
         else:
             verifier = JwtVerifier(issuer=self.issuer, audience="pending")
-        auth = ResourceServerAuth(verifier, authorization_servers=[self.issuer],
-                                  scopes_supported=["mcp:read", "mcp:admin"], required_scopes=["mcp:read"],
-                                  dpop=self.dpop)
-        port = await nursery.start(lambda task_status: make_server().serve_http(port=0, auth=auth,
-                                                                                  task_status=task_status))
+        auth = ResourceServerAuth(
+            verifier,
+            authorization_servers=[self.issuer],
+            scopes_supported=["mcp:read", "mcp:admin"],
+            required_scopes=["mcp:read"],
+            dpop=self.dpop,
+        )
+        port = await nursery.start(
+            lambda task_status: make_server().serve_http(port=0, auth=auth, task_status=task_status)
+        )
         self.url = f"http://127.0.0.1:{port}/mcp"
         audience = self.url
         if self.whole_origin:
@@ -133,15 +146,36 @@ async def get_token(http: HttpClient, issuer: str, *, dpop: DpopKey | None = Non
     return body  # type: ignore[no-any-return]
 
 
-async def post_mcp(http: HttpClient, url: str, token: str | None, *, method: str = "tools/list",
-                   params: dict[str, Any] | None = None, scheme: str = "Bearer",
-                   extra: list[tuple[str, str]] = ()) -> tuple[int, dict[str, str], Any]:
-    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {
-        **(params or {}), "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                                    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
-                                    "io.modelcontextprotocol/clientCapabilities": {}}}}
-    headers = [("content-type", "application/json"), ("accept", "application/json, text/event-stream"),
-               ("mcp-protocol-version", "2026-07-28"), ("mcp-method", method), *extra]
+async def post_mcp(
+    http: HttpClient,
+    url: str,
+    token: str | None,
+    *,
+    method: str = "tools/list",
+    params: dict[str, Any] | None = None,
+    scheme: str = "Bearer",
+    extra: list[tuple[str, str]] = (),
+) -> tuple[int, dict[str, str], Any]:
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": method,
+        "params": {
+            **(params or {}),
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method),
+        *extra,
+    ]
     if method == "tools/call":
         headers.append(("mcp-name", str((params or {})["name"])))
     if token is not None:
@@ -150,16 +184,20 @@ async def post_mcp(http: HttpClient, url: str, token: str | None, *, method: str
     async with response:
         raw = await response.read()
     www = "; ".join(response.headers.get_all("www-authenticate"))
-    return response.status, {"www-authenticate": www, "dpop-nonce": response.headers.get("dpop-nonce", "")}, (
-        json.loads(raw) if raw else None)
+    return (
+        response.status,
+        {"www-authenticate": www, "dpop-nonce": response.headers.get("dpop-nonce", "")},
+        (json.loads(raw) if raw else None),
+    )
 
 
 def b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-def forged(token: str, *, header: dict[str, Any] | None = None, claims: dict[str, Any] | None = None,
-           key: bytes | None = None) -> str:
+def forged(
+    token: str, *, header: dict[str, Any] | None = None, claims: dict[str, Any] | None = None, key: bytes | None = None
+) -> str:
     """``token`` with its header or claims changed; re-signed with HMAC-SHA256 under ``key``, or unsigned."""
     head, body, signature = token.split(".")
     new_head = b64(json.dumps({**json.loads(base64.urlsafe_b64decode(head + "==")), **(header or {})}).encode())
@@ -171,7 +209,9 @@ def forged(token: str, *, header: dict[str, Any] | None = None, claims: dict[str
     return f"{new_head}.{new_body}.{signature}"
 
 
-async def test_protected_server_metadata_challenges_and_bad_tokens(issuer: str, caplog: pytest.LogCaptureFixture) -> None:
+async def test_protected_server_metadata_challenges_and_bad_tokens(
+    issuer: str, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.WARNING, "trio_mcp.auth")
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery, HttpClient() as http:
@@ -208,13 +248,16 @@ async def test_protected_server_metadata_challenges_and_bad_tokens(issuer: str, 
             async with response:
                 public_key = json.dumps(json.loads(await response.read())["keys"][0]).encode()
             bad = {
-                "expired": (await get_token(http, issuer, resource=url, scope="mcp:read",
-                                            test_exp_offset="-120"))["access_token"],
-                "wrong audience": (await get_token(http, issuer, resource="http://127.0.0.1:1/mcp",
-                                                   scope="mcp:read"))["access_token"],
+                "expired": (await get_token(http, issuer, resource=url, scope="mcp:read", test_exp_offset="-120"))[
+                    "access_token"
+                ],
+                "wrong audience": (await get_token(http, issuer, resource="http://127.0.0.1:1/mcp", scope="mcp:read"))[
+                    "access_token"
+                ],
                 "no audience": (await get_token(http, issuer, scope="mcp:read"))["access_token"],
-                "wrong issuer": (await get_token(http, issuer, resource=url, scope="mcp:read",
-                                                 test_iss="http://127.0.0.1:2"))["access_token"],
+                "wrong issuer": (
+                    await get_token(http, issuer, resource=url, scope="mcp:read", test_iss="http://127.0.0.1:2")
+                )["access_token"],
                 "alg none": forged(good, header={"alg": "none"}),
                 "HS256 with the public key": forged(good, header={"alg": "HS256"}, key=public_key),
                 "tampered": forged(good, claims={"scope": "mcp:read mcp:admin"}),
@@ -238,8 +281,9 @@ async def test_introspection_verifier(issuer: str) -> None:
             good = (await get_token(http, issuer, resource=url, scope="mcp:read"))["access_token"]
             assert (await post_mcp(http, url, good))[0] == 200
             assert (await post_mcp(http, url, good))[0] == 200  # answered from the cache
-            expired = (await get_token(http, issuer, resource=url, scope="mcp:read",
-                                       test_exp_offset="-120"))["access_token"]
+            expired = (await get_token(http, issuer, resource=url, scope="mcp:read", test_exp_offset="-120"))[
+                "access_token"
+            ]
             other = (await get_token(http, issuer, resource="http://127.0.0.1:1/mcp", scope="mcp:read"))["access_token"]
             for token in (expired, other, forged(good, claims={"sub": "mallory"})):
                 status, headers, _ = await post_mcp(http, url, token)
@@ -335,9 +379,12 @@ async def test_file_store_and_loopback_helper(issuer: str, tmp_path: Path) -> No
             for run in range(2):
                 async with loopback_authorization(open_browser=browser, timeout=20) as loopback:
                     assert loopback.redirect_uri.startswith("http://127.0.0.1:")
-                    provider = OAuthClientProvider(client_id="test-client", redirect_uri=loopback.redirect_uri,
-                                                   authorization_handler=loopback.authorize,
-                                                   token_store=FileTokenStore(path))
+                    provider = OAuthClientProvider(
+                        client_id="test-client",
+                        redirect_uri=loopback.redirect_uri,
+                        authorization_handler=loopback.authorize,
+                        token_store=FileTokenStore(path),
+                    )
                     async with trio_mcp.open_http_client(url, auth=provider) as client:
                         await client.call_tool("whoami", {})
                 assert len(opened) == 1, run
@@ -371,8 +418,14 @@ async def test_the_docs_examples_run(issuer: str, tmp_path: Path) -> None:
         "urllib.request.urlopen(sys.argv[1], timeout=10).read()\n"
     )
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "ISSUER": issuer, "PORT": str(port),
-           "TOKENS": str(tmp_path / "tokens.json"), "BROWSER": f"{sys.executable} {tmp_path / 'browser.py'} %s"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "ISSUER": issuer,
+        "PORT": str(port),
+        "TOKENS": str(tmp_path / "tokens.json"),
+        "BROWSER": f"{sys.executable} {tmp_path / 'browser.py'} %s",
+    }
     server = subprocess.Popen([sys.executable, str(tmp_path / "server.py")], env=env)
     try:
         with trio.fail_after(30):
@@ -384,8 +437,9 @@ async def test_the_docs_examples_run(issuer: str, tmp_path: Path) -> None:
                     await trio.sleep(0.05)
             url = f"http://127.0.0.1:{port}/mcp"
             for run in range(2):
-                done = await trio.run_process([sys.executable, str(tmp_path / "client.py"), url], env=env,
-                                              capture_stdout=True)
+                done = await trio.run_process(
+                    [sys.executable, str(tmp_path / "client.py"), url], env=env, capture_stdout=True
+                )
                 output = done.stdout.decode()
                 assert f"{run + 1} notes" in output and "hello" in output, output
             assert (tmp_path / "opened").read_text() == "x"  # the browser opened once; the second run reused the token
@@ -422,8 +476,9 @@ async def test_a_refused_token_is_refreshed_once_before_authorizing_again(issuer
                 assert renewed is not None and renewed["refresh_token"] != record["refresh_token"]
                 # A refused refresh (the refresh token was revoked: here, replaced by an unknown one) falls back
                 # to a new authorization.
-                await store.set_token(url, {**renewed, "access_token": expired["access_token"],
-                                            "refresh_token": "revoked"})
+                await store.set_token(
+                    url, {**renewed, "access_token": expired["access_token"], "refresh_token": "revoked"}
+                )
                 await client.call_tool("whoami", {})
                 assert len(authorizations) == 2
             nursery.cancel_scope.cancel()
@@ -468,8 +523,9 @@ async def test_the_official_sdk_client_authorizes_against_our_server(issuer: str
         async with trio.open_nursery() as nursery:
             url = await Protected(issuer).start(nursery)
             script = ROOT / "tests" / "interop" / "official_oauth_client.py"
-            done = await trio.run_process([mcp_python(), str(script), "--url", url, "--client-id", "official"],
-                                          capture_stdout=True)
+            done = await trio.run_process(
+                [mcp_python(), str(script), "--url", url, "--client-id", "official"], capture_stdout=True
+            )
             out = json.loads(done.stdout.decode().strip().splitlines()[-1])
             assert out.get("tools") == ["whoami"], out
             assert out["texts"] == ["johndoe mcp:read offline_access"] and not out["is_error"], out
@@ -479,8 +535,7 @@ async def test_the_official_sdk_client_authorizes_against_our_server(issuer: str
 async def test_our_client_authorizes_against_the_official_sdk_server(issuer: str) -> None:
     """Our client against the official SDK's protected server (AuthSettings + an introspecting verifier)."""
     script = ROOT / "tests" / "interop" / "official_oauth_server.py"
-    process = await trio.lowlevel.open_process([mcp_python(), str(script), "--issuer", issuer],
-                                               stdout=subprocess.PIPE)
+    process = await trio.lowlevel.open_process([mcp_python(), str(script), "--issuer", issuer], stdout=subprocess.PIPE)
     try:
         with trio.fail_after(60):
             assert process.stdout is not None
@@ -523,16 +578,20 @@ async def test_websocket_upgrades_are_protected(issuer: str, caplog: pytest.LogC
         async with trio.open_nursery() as nursery, HttpClient() as http:
             verifier = JwtVerifier(issuer=issuer, audience="pending")
             auth = ResourceServerAuth(verifier, authorization_servers=[issuer], required_scopes=["mcp:read"])
-            port = await nursery.start(lambda task_status: make_server().serve_websocket(
-                port=0, path="/mcp", auth=auth, task_status=task_status))
+            port = await nursery.start(
+                lambda task_status: make_server().serve_websocket(
+                    port=0, path="/mcp", auth=auth, task_status=task_status
+                )
+            )
             url = f"ws://127.0.0.1:{port}/mcp"
             verifier.audience = [f"http://127.0.0.1:{port}/mcp"]
             with pytest.raises(trio_mcp.ConnectionClosed, match="401"):
                 async with trio_mcp.open_websocket_client(url):
                     pass
             assert "refused GET /mcp" in caplog.text and "no access token" in caplog.text
-            token = (await get_token(http, issuer, resource=f"http://127.0.0.1:{port}/mcp",
-                                     scope="mcp:read"))["access_token"]
+            token = (await get_token(http, issuer, resource=f"http://127.0.0.1:{port}/mcp", scope="mcp:read"))[
+                "access_token"
+            ]
             async with trio_mcp.open_websocket_client(url, headers={"authorization": f"Bearer {token}"}) as client:
                 assert [tool.name for tool in (await client.list_tools()).tools] == ["whoami"]
                 with pytest.raises(trio_mcp.McpError, match="Insufficient scope"):
@@ -546,9 +605,14 @@ async def test_jwks_refetched_on_an_unknown_kid(own_issuer: str) -> None:
     issuer = own_issuer
     with trio.fail_after(30):
         async with HttpClient() as http:
+
             async def post(path: str, form: dict[str, str]) -> dict[str, Any]:
-                response = await http.request("POST", issuer + path, body=urlencode(form).encode(),
-                                              headers=[("content-type", "application/x-www-form-urlencoded")])
+                response = await http.request(
+                    "POST",
+                    issuer + path,
+                    body=urlencode(form).encode(),
+                    headers=[("content-type", "application/x-www-form-urlencoded")],
+                )
                 async with response:
                     return json.loads(await response.read())  # type: ignore[no-any-return]
 

@@ -35,11 +35,22 @@ from trio_mcp.transports.streamable_http import HttpTransportOptions
 
 
 def test_challenges_round_trip() -> None:
-    header = challenge("Bearer", [("resource_metadata", "http://h/.well-known/x"), ("scope", "a b"),
-                                  ("error", None), ("error_description", 'say "no"')])
+    header = challenge(
+        "Bearer",
+        [
+            ("resource_metadata", "http://h/.well-known/x"),
+            ("scope", "a b"),
+            ("error", None),
+            ("error_description", 'say "no"'),
+        ],
+    )
     assert header == 'Bearer resource_metadata="http://h/.well-known/x", scope="a b", error_description="say \\"no\\""'
-    assert parse_www_authenticate(header) == {"scheme": "bearer", "resource_metadata": "http://h/.well-known/x",
-                                              "scope": "a b", "error_description": 'say "no"'}
+    assert parse_www_authenticate(header) == {
+        "scheme": "bearer",
+        "resource_metadata": "http://h/.well-known/x",
+        "scope": "a b",
+        "error_description": 'say "no"',
+    }
     dpop = parse_www_authenticate('DPoP error="use_dpop_nonce", algs="ES256"')
     assert dpop == {"scheme": "dpop", "error": "use_dpop_nonce", "algs": "ES256"}
     assert parse_www_authenticate('Basic realm="x"') == {}
@@ -47,13 +58,25 @@ def test_challenges_round_trip() -> None:
 
 def test_metadata_paths_and_document() -> None:
     assert protected_resource_metadata_paths("/mcp") == (
-        "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource")
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    )
     assert protected_resource_metadata_paths("/") == ("/.well-known/oauth-protected-resource",) * 2
-    document = protected_resource_metadata("https://m.example/mcp", ["https://as.example"], scopes_supported=["r"],
-                                           dpop_algorithms=["ES256"], dpop_bound_only=True)
-    assert document == {"resource": "https://m.example/mcp", "authorization_servers": ["https://as.example"],
-                        "bearer_methods_supported": ["header"], "scopes_supported": ["r"],
-                        "dpop_signing_alg_values_supported": ["ES256"], "dpop_bound_access_tokens_required": True}
+    document = protected_resource_metadata(
+        "https://m.example/mcp",
+        ["https://as.example"],
+        scopes_supported=["r"],
+        dpop_algorithms=["ES256"],
+        dpop_bound_only=True,
+    )
+    assert document == {
+        "resource": "https://m.example/mcp",
+        "authorization_servers": ["https://as.example"],
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": ["r"],
+        "dpop_signing_alg_values_supported": ["ES256"],
+        "dpop_bound_access_tokens_required": True,
+    }
 
 
 async def test_file_store_is_private_atomic_and_reloads(tmp_path: Path) -> None:
@@ -120,8 +143,13 @@ def test_dpop_proofs_checked() -> None:
     with pytest.raises(InvalidDpopProof, match="replayed"):
         verifier.check(proof, method="POST", url=url, access_token="tok", principal=principal)
     with pytest.raises(InvalidDpopProof, match="cnf.jkt"):
-        verifier.check(principal_key.proof("POST", url, access_token="tok"), method="POST", url=url,
-                       access_token="tok", principal=principal)
+        verifier.check(
+            principal_key.proof("POST", url, access_token="tok"),
+            method="POST",
+            url=url,
+            access_token="tok",
+            principal=principal,
+        )
     assert key.thumbprint == jwk_thumbprint(key.public_jwk) != principal_key.thumbprint
     restored = DpopKey(key.private_key_pem())
     assert restored.thumbprint == key.thumbprint
@@ -173,15 +201,18 @@ async def test_the_guard_covers_the_legacy_sse_endpoints() -> None:
     server = trio_mcp.Server("s")
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery, HttpClient() as http:
-            port = await nursery.start(lambda task_status: server.serve_http(port=0, options=options,
-                                                                             task_status=task_status))
+            port = await nursery.start(
+                lambda task_status: server.serve_http(port=0, options=options, task_status=task_status)
+            )
             for method, path in (("GET", "/sse"), ("POST", "/messages?session_id=x"), ("DELETE", "/mcp")):
                 response = await http.request(method, f"http://127.0.0.1:{port}{path}")
                 async with response:
                     await response.read()
                 params = parse_www_authenticate(response.headers.get("www-authenticate"))
                 assert response.status == 401, path
-                assert params["resource_metadata"] == f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"
+                assert (
+                    params["resource_metadata"] == f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"
+                )
             nursery.cancel_scope.cancel()
 
 
@@ -210,11 +241,10 @@ def test_without_the_extra_signatures_fail_naming_it(monkeypatch: pytest.MonkeyP
 async def test_an_unreachable_authorization_server_is_503_not_401(caplog: pytest.LogCaptureFixture) -> None:
     """When the keys or the introspection endpoint cannot be reached, the token is not the client's fault:
     503 with Retry-After, no challenge (a client must not re-authorize for it)."""
+    import base64
     import socket
 
     from trio_mcp.auth import IntrospectionVerifier
-
-    import base64
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -230,10 +260,16 @@ async def test_an_unreachable_authorization_server_is_503_not_401(caplog: pytest
             auth = ResourceServerAuth(verifier, authorization_servers=[dead])
             server = trio_mcp.Server("s")
             async with trio.open_nursery() as nursery, HttpClient() as http:
-                port = await nursery.start(lambda task_status: server.serve_http(port=0, auth=auth,
-                                                                                 task_status=task_status))
-                response = await http.request("POST", f"http://127.0.0.1:{port}/mcp",
-                                              headers=[("authorization", f"Bearer {token}")], body=b"{}")
+                port = await nursery.start(
+                    lambda task_status: server.serve_http(  # noqa: B023 (started at once)
+                        port=0,
+                        auth=auth,  # noqa: B023 (started at once)
+                        task_status=task_status,
+                    )
+                )
+                response = await http.request(
+                    "POST", f"http://127.0.0.1:{port}/mcp", headers=[("authorization", f"Bearer {token}")], body=b"{}"
+                )
                 async with response:
                     await response.read()
                 assert response.status == 503 and response.headers.get("retry-after") == "5"

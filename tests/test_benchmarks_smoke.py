@@ -26,8 +26,7 @@ import loadgen  # noqa: E402
 
 pytestmark = pytest.mark.bench
 
-PHASES = ("stdio_c1", "stdio_c64", "http_c1", "http_c16", "http_c64", "stateless_c1", "stateless_c16",
-          "stateless_c64")
+PHASES = ("stdio_c1", "stdio_c64", "http_c1", "http_c16", "http_c64", "stateless_c1", "stateless_c16", "stateless_c64")
 COUNTS = loadgen.Counts(requests=40, seconds=60.0, warmup=4, sessions=6, cancels=1)
 
 
@@ -79,7 +78,10 @@ def test_sleep_marker_records_start_and_cancel(tmp_path: Path) -> None:
 def test_loadgen_command_line() -> None:
     done = subprocess.run(
         [sys.executable, str(BENCH / "loadgen.py"), "--peer", "trio_mcp", "--only", "stdio", "--requests", "30"],
-        check=False, capture_output=True, text=True, timeout=120,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -91,7 +93,10 @@ def test_loadgen_command_line() -> None:
 def test_hotpath_micro_benchmark() -> None:
     done = subprocess.run(
         [sys.executable, str(BENCH / "hotpath.py"), "--quick", "--profile", "--top", "5"],
-        check=False, capture_output=True, text=True, timeout=120,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     for stage in ("parse", "classify", "convert", "serialise", "end to end, 64 in flight", "profile, sorted by"):
@@ -106,7 +111,10 @@ def test_compare_quick_against_the_official_sdks(tmp_path: Path) -> None:
     out = tmp_path / "latest.json"
     done = subprocess.run(
         [sys.executable, str(BENCH / "compare.py"), "--quick", "--out", str(out)],
-        check=False, capture_output=True, text=True, timeout=300,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(out.read_text())

@@ -72,8 +72,17 @@ async def page_origin(nursery: trio.Nursery) -> AsyncIterator[tuple[str, trio.Me
 async def browse(url: str, profile: Path, reports: trio.MemoryReceiveChannel[str]) -> str:
     """Load ``url`` in headless Chromium and return what its page reports."""
     assert CHROMIUM is not None
-    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-               "--disable-extensions", f"--user-data-dir={profile}", url]
+    command = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--disable-extensions",
+        f"--user-data-dir={profile}",
+        url,
+    ]
     process = await trio.lowlevel.open_process(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         with trio.fail_after(60):
@@ -88,8 +97,9 @@ async def browse(url: str, profile: Path, reports: trio.MemoryReceiveChannel[str
 async def mcp_server(kind: str, nursery: trio.Nursery, options: HttpTransportOptions) -> AsyncIterator[str]:
     """Our server on its own origin: the built-in one, or the ASGI app under Hypercorn; yields its /mcp URL."""
     if kind == "h11":
-        port = await nursery.start(lambda task_status: make_server().serve_http(
-            "127.0.0.1", 0, options=options, task_status=task_status))
+        port = await nursery.start(
+            lambda task_status: make_server().serve_http("127.0.0.1", 0, options=options, task_status=task_status)
+        )
         yield f"http://127.0.0.1:{port}/mcp"
     else:
         from asgi_helpers import hypercorn

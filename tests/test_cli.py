@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 import trio
+from cli_helpers import CLI_SERVER, REPO, cli_env, run_cli, server_command, start
 
 import trio_mcp.cli
-from cli_helpers import CLI_SERVER, REPO, cli_env, server_command, start, run_cli
 
 
 def test_import_trio_mcp_does_not_import_the_command_line() -> None:
@@ -78,8 +78,9 @@ async def test_call_converts_arguments_by_the_input_schema() -> None:
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
 async def test_call_shows_the_servers_log_messages_on_stderr(version: str) -> None:
-    out = await run_cli("call", "announce", "text=mind the gap", "--log-level", "info", "--protocol-version", version,
-                        *server_command())
+    out = await run_cli(
+        "call", "announce", "text=mind the gap", "--log-level", "info", "--protocol-version", version, *server_command()
+    )
     assert out.status == 0, out.stderr
     assert out.stdout.strip() == "mind the gap"
     assert "[warning] announcer: mind the gap" in out.stderr
@@ -172,8 +173,16 @@ async def test_run_over_stdio_and_ctrl_c() -> None:
         async with trio.open_nursery() as nursery:
             running = await start(nursery, "run", str(CLI_SERVER), stdin=subprocess.PIPE)
             assert running.process.stdin is not None
-            request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+            request = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"},
+                },
+            }
             await running.process.stdin.send_all(json.dumps(request).encode() + b"\n")
             while b'"id":1' not in running.stdout.replace(b" ", b""):
                 await trio.sleep(0.05)
@@ -220,8 +229,19 @@ async def test_reload_restarts_the_server_when_a_file_changes(tmp_path: Path) ->
 async def test_run_with_workers_serves_http_and_sigterm_drains_them() -> None:
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
-            running = await start(nursery, "run", str(CLI_SERVER), "--transport", "http", "--port", "0",
-                                  "--workers", "2", "--drain-timeout", "5")
+            running = await start(
+                nursery,
+                "run",
+                str(CLI_SERVER),
+                "--transport",
+                "http",
+                "--port",
+                "0",
+                "--workers",
+                "2",
+                "--drain-timeout",
+                "5",
+            )
             found = await running.wait_for_stderr(r"serving cli-test-server 1\.2\.3 on (\S+) from 2 workers")
             for _ in range(3):
                 out = await run_cli("call", "echo", "text=from a worker", "--url", found.group(1))
@@ -233,12 +253,15 @@ async def test_run_with_workers_serves_http_and_sigterm_drains_them() -> None:
     assert "Traceback" not in running.stderr.decode()
 
 
-@pytest.mark.parametrize(("words", "complaint"), [
-    (["--workers", "2"], "--workers needs --transport http"),
-    (["--workers", "2", "--transport", "http", "--reload"], "--workers needs --transport http and no --reload"),
-    (["--workers", "0", "--transport", "http"], "--workers must be at least 1"),
-    (["--drain-timeout", "0", "--transport", "http"], "--drain-timeout must be positive"),
-])
+@pytest.mark.parametrize(
+    ("words", "complaint"),
+    [
+        (["--workers", "2"], "--workers needs --transport http"),
+        (["--workers", "2", "--transport", "http", "--reload"], "--workers needs --transport http and no --reload"),
+        (["--workers", "0", "--transport", "http"], "--workers must be at least 1"),
+        (["--drain-timeout", "0", "--transport", "http"], "--drain-timeout must be positive"),
+    ],
+)
 async def test_run_refuses_workers_it_cannot_run(words: list[str], complaint: str) -> None:
     out = await run_cli("run", str(CLI_SERVER), *words)
     assert out.status == 2

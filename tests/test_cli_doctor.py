@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import trio
-
 from cli_helpers import run_cli
+
 from trio_mcp import HttpTransportOptions, Server
 
 
@@ -24,8 +24,9 @@ def _server() -> Server:
 async def _doctor(
     nursery: trio.Nursery, options: HttpTransportOptions | None = None, *words: str
 ) -> tuple[int, list[dict[str, Any]]]:
-    port = await nursery.start(lambda task_status: _server().serve_http("127.0.0.1", 0, options=options,
-                                                                        task_status=task_status))
+    port = await nursery.start(
+        lambda task_status: _server().serve_http("127.0.0.1", 0, options=options, task_status=task_status)
+    )
     out = await run_cli("doctor", f"http://127.0.0.1:{port}/mcp", "--json", "--timeout", "5", *words)
     nursery.cancel_scope.cancel()
     assert "Traceback" not in out.stderr

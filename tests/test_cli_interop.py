@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import trio
-
 from cli_helpers import REPO, run_cli, start
 
 pytestmark = pytest.mark.interop
@@ -24,8 +23,10 @@ def _everything() -> list[str]:
     try:
         paths = json.loads(PATHS_FILE.read_text())
     except FileNotFoundError:
-        pytest.skip(f"interop peers are not installed ({PATHS_FILE} is missing); run `bash tests/interop/setup.sh`",
-                    allow_module_level=True)
+        pytest.skip(
+            f"interop peers are not installed ({PATHS_FILE} is missing); run `bash tests/interop/setup.sh`",
+            allow_module_level=True,
+        )
     if not all(os.path.exists(paths.get(key, "")) for key in ("node", "server_everything")):
         pytest.skip("interop peers are not installed; run `bash tests/interop/setup.sh`", allow_module_level=True)
     return ["--", paths["node"], paths["server_everything"], "stdio"]
@@ -70,8 +71,9 @@ async def test_read_and_prompt() -> None:
 async def test_ctrl_c_during_a_long_call(tmp_path: Path) -> None:
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
-            running = await start(nursery, "call", "trigger-long-running-operation", "duration=20", "steps=20",
-                                  *EVERYTHING)
+            running = await start(
+                nursery, "call", "trigger-long-running-operation", "duration=20", "steps=20", *EVERYTHING
+            )
             await running.wait_for_stderr(r"progress 1/20")
             running.process.send_signal(signal.SIGINT)
             status = await running.process.wait()
@@ -86,13 +88,16 @@ async def test_proxy_serves_server_everything_as_a_stateless_server() -> None:
 
     updates: list[ProgressNotificationParams] = []
     with trio.fail_after(30):
-        async with open_proxy(EVERYTHING[1:], stderr="capture") as server, \
-                open_in_memory(server, protocol_version="2026-07-28") as client:
+        async with (
+            open_proxy(EVERYTHING[1:], stderr="capture") as server,
+            open_in_memory(server, protocol_version="2026-07-28") as client,
+        ):
             assert client.era == "modern" and client.server_info.name == "mcp-servers/everything"
             result = await client.call_tool("get-sum", {"a": 2, "b": 5})
             assert "7" in str(result.content[0])
-            await client.call_tool("trigger-long-running-operation", {"duration": 0.3, "steps": 3},
-                                   on_progress=updates.append)
+            await client.call_tool(
+                "trigger-long-running-operation", {"duration": 0.3, "steps": 3}, on_progress=updates.append
+            )
     assert [update.progress for update in updates] == [1, 2, 3]
 
 
@@ -102,10 +107,13 @@ async def test_proxy_forwards_prompts_and_completion_from_server_everything() ->
     from trio_mcp.types import CompletionArgument, PromptReference
 
     with trio.fail_after(30):
-        async with open_proxy(EVERYTHING[1:], stderr="capture") as server, \
-                open_in_memory(server, protocol_version="2025-11-25") as client:
+        async with (
+            open_proxy(EVERYTHING[1:], stderr="capture") as server,
+            open_in_memory(server, protocol_version="2025-11-25") as client,
+        ):
             prompt = await client.get_prompt("args-prompt", {"city": "Lyon"})
             assert "Lyon" in str(prompt.messages[0].content)
-            done = await client.complete(PromptReference(name="completable-prompt"),
-                                         CompletionArgument(name="department", value="En"))
+            done = await client.complete(
+                PromptReference(name="completable-prompt"), CompletionArgument(name="department", value="En")
+            )
             assert done.completion.values == ["Engineering"]

@@ -66,7 +66,9 @@ TRANSPORTS = pytest.mark.parametrize("transport", ["memory", "stdio"])
 async def connect(transport: str, *, page_size: int | None = None, **options: Any) -> AsyncIterator[Client]:
     """A client of the test server, in memory or over stdio."""
     if transport == "memory":
-        async with open_in_memory(test_server.make_server(page_size), **options, protocol_version="2025-11-25") as client:
+        async with open_in_memory(
+            test_server.make_server(page_size), **options, protocol_version="2025-11-25"
+        ) as client:
             yield client
     else:
         command = [sys.executable, str(SERVER_SCRIPT)] + (["--page-size", str(page_size)] if page_size else [])
@@ -140,7 +142,9 @@ class RawServer:
                 else:
                     raise McpError(-32601, f"Method not found: {method}")
             except McpError as exc:
-                await self.send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": exc.code, "message": exc.message}})
+                await self.send(
+                    {"jsonrpc": "2.0", "id": message["id"], "error": {"code": exc.code, "message": exc.message}}
+                )
                 continue
             if result is not NO_ANSWER:
                 await self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
@@ -230,7 +234,9 @@ async def test_every_typed_method(transport: str) -> None:
 async def test_readme_client_still_works() -> None:
     updates: list[float] = []
     with trio.fail_after(10):
-        async with trio_mcp.open_stdio_client([sys.executable, "-m", "trio_mcp.examples.bookshop"], protocol_version="2025-11-25") as client:
+        async with trio_mcp.open_stdio_client(
+            [sys.executable, "-m", "trio_mcp.examples.bookshop"], protocol_version="2025-11-25"
+        ) as client:
             names = [tool.name for tool in (await client.list_tools()).tools]
             assert "search_books" in names
             with trio.move_on_after(5):
@@ -359,20 +365,27 @@ async def test_tools_with_invalid_x_mcp_header_are_dropped(caplog: pytest.LogCap
     for _ in range(150):
         deep = {"anyOf": [deep]}
     tools = [
-        _tool("good", {"region": {"type": "string", "x-mcp-header": "Region"},
-                       "n": {"type": "integer", "x-mcp-header": "X-Count!#$%&'*+.^_`|~"},
-                       "flag": {"type": ["boolean", "null"], "x-mcp-header": "Flag"},
-                       "nested": {"type": "object", "properties": {"id": {"type": "string", "x-mcp-header": "Id"}}},
-                       "x-mcp-header": {"type": "number"},  # a property *named* x-mcp-header is no annotation
-                       "doc": {"type": "object", "default": {"x-mcp-header": "in data"}}}),
+        _tool(
+            "good",
+            {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "n": {"type": "integer", "x-mcp-header": "X-Count!#$%&'*+.^_`|~"},
+                "flag": {"type": ["boolean", "null"], "x-mcp-header": "Flag"},
+                "nested": {"type": "object", "properties": {"id": {"type": "string", "x-mcp-header": "Id"}}},
+                "x-mcp-header": {"type": "number"},  # a property *named* x-mcp-header is no annotation
+                "doc": {"type": "object", "default": {"x-mcp-header": "in data"}},
+            },
+        ),
         _tool("plain", {"q": {"type": "string"}}),
         _tool("spaced", {"r": {"type": "string", "x-mcp-header": "Bad Name"}}),
         _tool("colon", {"r": {"type": "string", "x-mcp-header": "a:b"}}),
         _tool("empty", {"r": {"type": "string", "x-mcp-header": ""}}),
         _tool("not_text", {"r": {"type": "string", "x-mcp-header": 7}}),
         _tool("non_ascii", {"r": {"type": "string", "x-mcp-header": "Régión"}}),
-        _tool("twice", {"a": {"type": "string", "x-mcp-header": "Region"},
-                        "b": {"type": "string", "x-mcp-header": "REGION"}}),
+        _tool(
+            "twice",
+            {"a": {"type": "string", "x-mcp-header": "Region"}, "b": {"type": "string", "x-mcp-header": "REGION"}},
+        ),
         _tool("number", {"r": {"type": "number", "x-mcp-header": "Rate"}}),
         _tool("untyped", {"r": {"x-mcp-header": "Any"}}),
         _tool("array", {"r": {"type": "array", "items": {"type": "string"}, "x-mcp-header": "List"}}),
@@ -388,7 +401,9 @@ async def test_tools_with_invalid_x_mcp_header_are_dropped(caplog: pytest.LogCap
             with caplog.at_level(logging.WARNING, logger="trio_mcp.client"):
                 listed = await client.list_tools()
     assert [tool.name for tool in listed.tools] == ["good", "plain"]
-    warnings = {r.getMessage().split("'")[1]: r.getMessage() for r in caplog.records if "dropping tool" in r.getMessage()}
+    warnings = {
+        r.getMessage().split("'")[1]: r.getMessage() for r in caplog.records if "dropping tool" in r.getMessage()
+    }
     assert set(warnings) == {t["name"] for t in tools} - {"good", "plain"}
     assert "not an RFC 9110 token" in warnings["spaced"]
     assert "not an RFC 9110 token" in warnings["colon"]
@@ -419,7 +434,10 @@ async def test_sampling_callback_with_and_without_tools(transport: str) -> None:
             assert result_text(await client.call_tool("ask_model", {"prompt": "meaning?"})) == "42"
             used = await client.call_tool("ask_model_with_tools")
             assert used.structured_content == {
-                "type": "tool_use", "name": "get_weather", "input": {"city": "Paris"}, "stop": "toolUse"
+                "type": "tool_use",
+                "name": "get_weather",
+                "input": {"city": "Paris"},
+                "stop": "toolUse",
             }
         assert seen[0].system_prompt == "be brief" and text(seen[0].messages[0].content) == "meaning?"
         assert seen[1].tools is not None and seen[1].tool_choice is not None and seen[1].tool_choice.mode == "auto"
@@ -437,15 +455,23 @@ async def test_elicitation_form_with_defaults_and_url_mode(transport: str) -> No
         requests.append(params)
         if isinstance(params, ElicitRequestURLParams):
             return ElicitResult(action="accept")
-        return ElicitResult(action="accept", content=fill_elicitation_defaults(params.requested_schema, {"name": "Ada"}))
+        return ElicitResult(
+            action="accept", content=fill_elicitation_defaults(params.requested_schema, {"name": "Ada"})
+        )
 
     with trio.fail_after(10):
         async with connect(transport, elicitation=elicitation, elicitation_url=True) as client:
             answer = json.loads(result_text(await client.call_tool("ask_user")))
             assert answer == {
                 "action": "accept",
-                "content": {"name": "Ada", "age": 30, "score": 95.5, "status": "active", "verified": True,
-                            "tags": ["a", "c"]},
+                "content": {
+                    "name": "Ada",
+                    "age": 30,
+                    "score": 95.5,
+                    "status": "active",
+                    "verified": True,
+                    "tags": ["a", "c"],
+                },
             }
             assert result_text(await client.call_tool("ask_url")) == "accept"
         form, url = requests
@@ -462,19 +488,27 @@ def test_fill_elicitation_defaults() -> None:
     schema = test_server.DEFAULTS_FORM
     given = {"name": "Ada", "verified": False}
     filled = fill_elicitation_defaults(schema, given)
-    assert filled == {"name": "Ada", "verified": False, "age": 30, "score": 95.5, "status": "active",
-                      "tags": ["a", "c"]}
+    assert filled == {
+        "name": "Ada",
+        "verified": False,
+        "age": 30,
+        "score": 95.5,
+        "status": "active",
+        "tags": ["a", "c"],
+    }
     assert given == {"name": "Ada", "verified": False}  # not modified
     assert fill_elicitation_defaults(schema)["name"] == "John Doe"
     filled["tags"].append("b")
     assert schema["properties"]["tags"]["default"] == ["a", "c"]  # defaults are copied, not shared
-    odd = {"properties": {
-        "bad_enum": {"type": "string", "enum": ["x", "y"], "default": "z"},
-        "bad_type": {"type": "integer", "default": "thirty"},
-        "titled": {"type": "string", "oneOf": [{"const": "r", "title": "Red"}], "default": "r"},
-        "legacy": {"type": "string", "enum": ["a"], "enumNames": ["A"], "default": "a"},
-        "none": {"type": "string"},
-    }}
+    odd = {
+        "properties": {
+            "bad_enum": {"type": "string", "enum": ["x", "y"], "default": "z"},
+            "bad_type": {"type": "integer", "default": "thirty"},
+            "titled": {"type": "string", "oneOf": [{"const": "r", "title": "Red"}], "default": "r"},
+            "legacy": {"type": "string", "enum": ["a"], "enumNames": ["A"], "default": "a"},
+            "none": {"type": "string"},
+        }
+    }
     assert fill_elicitation_defaults(odd) == {"titled": "r", "legacy": "a"}
     assert fill_elicitation_defaults({"type": "object"}, {"a": 1}) == {"a": 1}
 
@@ -583,19 +617,25 @@ async def test_callbacks_report_progress_and_are_refused_outside_capabilities() 
     raw = RawServer()
     with trio.fail_after(5):
         async with raw_client(raw, sampling=sampling) as client:
-            params = {"messages": [{"role": "user", "content": {"type": "text", "text": "q"}}], "maxTokens": 5,
-                      "_meta": {"progressToken": "tok"}}
+            params = {
+                "messages": [{"role": "user", "content": {"type": "text", "text": "q"}}],
+                "maxTokens": 5,
+                "_meta": {"progressToken": "tok"},
+            }
             answer = await raw.request("sampling/createMessage", params)
             assert answer["result"]["content"] == {"type": "text", "text": "done"}
             progress = [m["params"] for m in raw.requests("notifications/progress")]
-            assert progress == [{"progressToken": "tok", "progress": 0.5, "total": 1.0, "message": "thinking"},
-                                {"progressToken": "tok", "progress": 1.0, "total": 1.0}]
+            assert progress == [
+                {"progressToken": "tok", "progress": 0.5, "total": 1.0, "message": "thinking"},
+                {"progressToken": "tok", "progress": 1.0, "total": 1.0},
+            ]
             # No progressToken: report_progress is a no-op.
             del params["_meta"]
             assert "result" in await raw.request("sampling/createMessage", params)
             # Tools in a sampling request need the sampling.tools capability, which was not declared.
-            refused = await raw.request("sampling/createMessage", {**params, "tools": [
-                {"name": "t", "inputSchema": {"type": "object"}}]})
+            refused = await raw.request(
+                "sampling/createMessage", {**params, "tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+            )
             assert refused["error"]["code"] == -32602
             # Nothing registered for these: method not found.
             for method in ("elicitation/create", "roots/list"):
@@ -674,8 +714,9 @@ async def test_cancel_and_late_response_against_a_raw_peer() -> None:
             # The late answer is dropped; so are responses for ids never used and progress for unknown tokens.
             await raw.send({"jsonrpc": "2.0", "id": request["id"], "result": {"content": []}})
             await raw.send({"jsonrpc": "2.0", "id": 424242, "result": {}})
-            await raw.send({"jsonrpc": "2.0", "method": "notifications/progress",
-                            "params": {"progressToken": 99, "progress": 1}})
+            await raw.send(
+                {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 99, "progress": 1}}
+            )
             await client.ping()
             assert client.session.statistics().outbound_pending == 0
 
@@ -702,8 +743,13 @@ async def test_timeouts_reset_on_progress_up_to_the_total(autojump_clock: trio.t
             # max_total_timeout caps the resets.
             start = trio.current_time()
             with pytest.raises(RequestTimeout):
-                await client.call_tool("progress", {"steps": 10, "interval": 0.5}, timeout=1,
-                                       on_progress=lambda p: None, max_total_timeout=2.2)
+                await client.call_tool(
+                    "progress",
+                    {"steps": 10, "interval": 0.5},
+                    timeout=1,
+                    on_progress=lambda p: None,
+                    max_total_timeout=2.2,
+                )
             assert trio.current_time() - start == pytest.approx(2.2)
             await client.ping()
             assert test_server.events.count("progress cancelled") == 2  # each timeout sent a courtesy cancel
@@ -718,7 +764,9 @@ async def test_timeouts_reset_on_progress_up_to_the_total(autojump_clock: trio.t
 
 async def test_per_client_and_per_call_timeouts(autojump_clock: trio.testing.MockClock) -> None:
     with trio.fail_after(100):
-        async with open_in_memory(test_server.make_server(), request_timeout=2, protocol_version="2025-11-25") as client:
+        async with open_in_memory(
+            test_server.make_server(), request_timeout=2, protocol_version="2025-11-25"
+        ) as client:
             start = trio.current_time()
             with pytest.raises(RequestTimeout):
                 await client.call_tool("nap", {"seconds": 10})

@@ -154,13 +154,21 @@ async def test_a_bad_client_option_is_refused_by_name_at_the_call(
         (lambda: open_http_client("http://127.0.0.1/mcp", headers={"x": 1}), TypeError, "headers must be a mapping"),
         (lambda: open_http_client("http://127.0.0.1/mcp", auth="token"), TypeError, "auth must be an authorization"),
         (lambda: open_websocket_client("http://127.0.0.1/"), ValueError, "url must be an absolute ws:// or wss://"),
-        (lambda: open_websocket_client("ws://127.0.0.1/", transport_options={"ping": 1}), TypeError,
-         "unknown WebSocket transport option 'ping'"),
-        (lambda: open_websocket_client("ws://127.0.0.1/", transport_options={"pong_timeout": -1}), ValueError,
-         "transport_options['pong_timeout'] must be a number of seconds"),
+        (
+            lambda: open_websocket_client("ws://127.0.0.1/", transport_options={"ping": 1}),
+            TypeError,
+            "unknown WebSocket transport option 'ping'",
+        ),
+        (
+            lambda: open_websocket_client("ws://127.0.0.1/", transport_options={"pong_timeout": -1}),
+            ValueError,
+            "transport_options['pong_timeout'] must be a number of seconds",
+        ),
     ],
 )
-async def test_a_bad_transport_option_is_refused_by_name(call: Callable[[], Any], error: type[Exception], message: str) -> None:
+async def test_a_bad_transport_option_is_refused_by_name(
+    call: Callable[[], Any], error: type[Exception], message: str
+) -> None:
     with trio.fail_after(5):
         with pytest.raises(error) as info:
             async with call():
@@ -210,9 +218,15 @@ async def _refuse_everyone(token: str) -> None:
     return None
 
 
-@pytest.mark.parametrize(("path", "version"), [
-    ("/mcp", "auto"), ("/mcp", "2026-07-28"), ("/mcp", "2025-11-25"), ("/sse", "2024-11-05"),
-])
+@pytest.mark.parametrize(
+    ("path", "version"),
+    [
+        ("/mcp", "auto"),
+        ("/mcp", "2026-07-28"),
+        ("/mcp", "2025-11-25"),
+        ("/sse", "2024-11-05"),
+    ],
+)
 @pytest.mark.parametrize("refusal", ["no token", "bad origin"])
 async def test_http_refusals_are_one_mcp_error_with_the_status(
     nursery: trio.Nursery, path: str, version: str, refusal: str

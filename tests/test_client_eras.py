@@ -62,8 +62,9 @@ async def elicitation(params: ElicitRequestParams) -> ElicitResult:
 
 async def sampling(params: CreateMessageRequestParams) -> CreateMessageResult:
     assert isinstance(params.messages[0].content, TextContent)
-    return CreateMessageResult(role="assistant", content=TextContent(text=f"Hi ({params.messages[0].content.text})"),
-                               model="test")
+    return CreateMessageResult(
+        role="assistant", content=TextContent(text=f"Hi ({params.messages[0].content.text})"), model="test"
+    )
 
 
 async def roots() -> list[Root]:
@@ -148,8 +149,17 @@ async def test_probe_falls_back_after_silence(autojump_clock: trio.testing.MockC
             event = classify(message)
             method = getattr(event, "method", None)
             if method == "initialize":
-                await theirs.send({"jsonrpc": "2.0", "id": message["id"], "result": {
-                    "protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "old", "version": "1"}}})
+                await theirs.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "result": {
+                            "protocolVersion": "2025-11-25",
+                            "capabilities": {},
+                            "serverInfo": {"name": "old", "version": "1"},
+                        },
+                    }
+                )
             elif method == "ping":
                 await theirs.send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
             # server/discover: never answered
@@ -175,12 +185,29 @@ async def test_unsupported_modern_version_with_handshake_fallback() -> None:
                 return
             method = message.get("method")
             if method == "server/discover":
-                await theirs.send({"jsonrpc": "2.0", "id": message["id"], "error": {
-                    "code": -32022, "message": "Unsupported protocol version",
-                    "data": {"supported": ["2099-01-01", "2025-11-25"], "requested": "2026-07-28"}}})
+                await theirs.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "error": {
+                            "code": -32022,
+                            "message": "Unsupported protocol version",
+                            "data": {"supported": ["2099-01-01", "2025-11-25"], "requested": "2026-07-28"},
+                        },
+                    }
+                )
             elif method == "initialize":
-                await theirs.send({"jsonrpc": "2.0", "id": message["id"], "result": {
-                    "protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "d", "version": "1"}}})
+                await theirs.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "result": {
+                            "protocolVersion": "2025-11-25",
+                            "capabilities": {},
+                            "serverInfo": {"name": "d", "version": "1"},
+                        },
+                    }
+                )
 
     with trio.fail_after(5):
         async with trio.open_nursery() as nursery:
@@ -238,16 +265,25 @@ async def test_a_log_callback_receives_logs_over_http_in_both_eras(version: str)
     assert [(m.level, m.data) for m in logs] == [("warning", "heads up")]
 
 
-URL_ELICITATION = {"method": "elicitation/create", "params": {
-    "mode": "url", "message": "Sign in", "url": "https://example.com/login", "elicitationId": "el-1"}}
-SAMPLING_WITH_TOOLS = {"method": "sampling/createMessage", "params": {
-    "messages": [{"role": "user", "content": {"type": "text", "text": "weather?"}}], "maxTokens": 5,
-    "tools": [{"name": "get_weather", "inputSchema": {"type": "object"}}]}}
+URL_ELICITATION = {
+    "method": "elicitation/create",
+    "params": {"mode": "url", "message": "Sign in", "url": "https://example.com/login", "elicitationId": "el-1"},
+}
+SAMPLING_WITH_TOOLS = {
+    "method": "sampling/createMessage",
+    "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "weather?"}}],
+        "maxTokens": 5,
+        "tools": [{"name": "get_weather", "inputSchema": {"type": "object"}}],
+    },
+}
 
 
 @pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
 @pytest.mark.parametrize("asked", [URL_ELICITATION, SAMPLING_WITH_TOOLS], ids=["url-elicitation", "sampling-tools"])
-async def test_undeclared_modes_of_server_requests_are_refused_in_both_eras(version: str, asked: dict[str, Any]) -> None:
+async def test_undeclared_modes_of_server_requests_are_refused_in_both_eras(
+    version: str, asked: dict[str, Any]
+) -> None:
     # The client declared elicitation (form only) and sampling (without tools); a server that asks for more
     # is refused the same way whichever era carries the request, and the callback never runs.
     ours, theirs = memory_stream_pair()
@@ -270,20 +306,43 @@ async def test_undeclared_modes_of_server_requests_are_refused_in_both_eras(vers
                 return
             method = message.get("method")
             if method == "server/discover":
-                await theirs.send({"jsonrpc": "2.0", "id": message["id"], "result": {
-                    "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}})
+                await theirs.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "result": {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}},
+                    }
+                )
             elif method == "initialize":
-                await theirs.send({"jsonrpc": "2.0", "id": message["id"], "result": {
-                    "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "greedy", "version": "1"}}})
+                await theirs.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "result": {
+                            "protocolVersion": "2025-11-25",
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "greedy", "version": "1"},
+                        },
+                    }
+                )
             elif method == "tools/call" and version == "2026-07-28":
-                await theirs.send({"jsonrpc": "2.0", "id": message["id"], "result": {
-                    "resultType": "input_required", "inputRequests": {"ask": asked}}})
+                await theirs.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "result": {"resultType": "input_required", "inputRequests": {"ask": asked}},
+                    }
+                )
             elif method == "tools/call":
                 await theirs.send({"jsonrpc": "2.0", "id": "srv-1", **asked})
                 refusal.update(await theirs.receive())
-                await theirs.send({"jsonrpc": "2.0", "id": message["id"], "result": {
-                    "content": [{"type": "text", "text": "refused"}], "isError": True}})
+                await theirs.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "result": {"content": [{"type": "text", "text": "refused"}], "isError": True},
+                    }
+                )
 
     with trio.fail_after(5):
         async with trio.open_nursery() as nursery:
@@ -347,7 +406,9 @@ async def test_list_changed_drops_the_cached_listing_over_http() -> None:
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             port = await nursery.start(server.serve_http)
-            async with trio_mcp.open_http_client(f"http://127.0.0.1:{port}/mcp", protocol_version="2026-07-28") as client:
+            async with trio_mcp.open_http_client(
+                f"http://127.0.0.1:{port}/mcp", protocol_version="2026-07-28"
+            ) as client:
                 async with client.listen(tools=True) as changes:
                     assert [tool.name for tool in (await client.list_tools()).tools] == ["first"]
                     server.add_tool(lambda: "2", name="second", description="announced")

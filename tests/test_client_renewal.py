@@ -139,8 +139,11 @@ async def test_the_standalone_stream_reconnects_with_backoff_until_it_brings_som
             await trio.sleep_forever()
         body = json.loads(await request.read_body())
         if body.get("method") == "initialize":
-            result = {"protocolVersion": VERSION, "capabilities": {"tools": {"listChanged": True}},
-                      "serverInfo": {"name": "flaky-get", "version": "1"}}
+            result = {
+                "protocolVersion": VERSION,
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "flaky-get", "version": "1"},
+            }
             payload = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": result}).encode()
             await response.send(200, [("content-type", "application/json"), ("mcp-session-id", "s-1")], payload)
         else:
@@ -148,7 +151,9 @@ async def test_the_standalone_stream_reconnects_with_backoff_until_it_brings_som
 
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
-            listeners = await nursery.start(partial(serve_http, handler, limits=HttpLimits(graceful_shutdown_timeout=0.2)))
+            listeners = await nursery.start(
+                partial(serve_http, handler, limits=HttpLimits(graceful_shutdown_timeout=0.2))
+            )
             url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/mcp"
             stream = await StreamableHttpSessionStream.connect(nursery, url, default_retry=0.1, max_reconnect_delay=0.4)
             client = await trio_mcp.connect_client(
@@ -184,8 +189,11 @@ async def test_a_busy_server_is_asked_again_after_its_retry_after(retry_after: s
             await response.send(503, [("retry-after", retry_after), ("content-type", "text/plain")], b"busy")
             return
         if body["method"] == "initialize":
-            result: dict[str, object] = {"protocolVersion": VERSION, "capabilities": {"tools": {}},
-                                         "serverInfo": {"name": "busy", "version": "1"}}
+            result: dict[str, object] = {
+                "protocolVersion": VERSION,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "busy", "version": "1"},
+            }
         else:
             result = {"tools": []}
         payload = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": result}).encode()
@@ -193,7 +201,9 @@ async def test_a_busy_server_is_asked_again_after_its_retry_after(retry_after: s
 
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
-            listeners = await nursery.start(partial(serve_http, handler, limits=HttpLimits(graceful_shutdown_timeout=0.2)))
+            listeners = await nursery.start(
+                partial(serve_http, handler, limits=HttpLimits(graceful_shutdown_timeout=0.2))
+            )
             url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/mcp"
             if retry_after == "0":
                 async with trio_mcp.open_http_client(url, protocol_version=VERSION) as client:

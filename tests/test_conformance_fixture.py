@@ -26,6 +26,9 @@ import trio
 import trio_mcp
 from trio_mcp import McpError
 from trio_mcp.types import (
+    META_CLIENT_CAPABILITIES,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
     AudioContent,
     BlobResourceContents,
     CompletionArgument,
@@ -35,12 +38,9 @@ from trio_mcp.types import (
     ElicitResult,
     EmbeddedResource,
     ImageContent,
-    META_CLIENT_CAPABILITIES,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
     LoggingMessageNotificationParams,
-    PromptReference,
     ProgressNotificationParams,
+    PromptReference,
     ResourceTemplateReference,
     Root,
     TextContent,
@@ -493,8 +493,10 @@ async def test_completion() -> None:
             assert result.completion.values == ["test", "testing"]
             raw = await client.request(
                 "completion/complete",
-                {"ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
-                 "argument": {"name": "arg1", "value": "test"}},
+                {
+                    "ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+                    "argument": {"name": "arg1", "value": "test"},
+                },
             )
             assert isinstance(raw["completion"]["values"], list)
             assert (await client.complete(ref, CompletionArgument(name="arg2", value="wo"))).completion.values == [
@@ -742,8 +744,9 @@ async def test_modern_sampling_and_roots_round_trips() -> None:
             )
             assert complete_texts(done) == ["The model answered: Paris"]
 
-            roots = await modern(client, "tools/call", call("test_input_required_result_list_roots"),
-                                 capabilities={"roots": {}})
+            roots = await modern(
+                client, "tools/call", call("test_input_required_result_list_roots"), capabilities={"roots": {}}
+            )
             assert roots["inputRequests"] == {"client_roots": {"method": "roots/list", "params": {}}}
             listed = await modern(
                 client,
@@ -816,8 +819,9 @@ async def test_modern_multi_round_and_prompt() -> None:
             )
             assert complete_texts(round3) == ["Ada likes green."]
 
-            prompt = await modern(client, "prompts/get", {"name": "test_input_required_result_prompt"},
-                                  capabilities=caps)
+            prompt = await modern(
+                client, "prompts/get", {"name": "test_input_required_result_prompt"}, capabilities=caps
+            )
             assert prompt["resultType"] == "input_required"
             assert prompt["inputRequests"]["user_context"]["params"]["message"] == "What context should the prompt use?"
             rendered = await modern(
@@ -1005,8 +1009,9 @@ def test_run_suites_baseline_rules() -> None:
     assert listed.ok and listed.unexpected == [] and listed.stale == []
     assert len(listed.expected) == 4
 
-    stale = run_suites.evaluate(scenarios, checks, ["broken:b", "warns", "silent", "absent", "ok", "skipped:s",
-                                                    "broken:a", "gone"])
+    stale = run_suites.evaluate(
+        scenarios, checks, ["broken:b", "warns", "silent", "absent", "ok", "skipped:s", "broken:a", "gone"]
+    )
     assert [entry.split(" ")[0] for entry in stale.stale] == ["ok", "skipped:s", "broken:a", "gone"]
     assert "scenario not run" in stale.stale[-1]
     assert not stale.ok
@@ -1015,8 +1020,9 @@ def test_run_suites_baseline_rules() -> None:
 def test_run_suites_baseline_files(tmp_path: Path) -> None:
     run_suites = load_run_suites()
     for run in run_suites.RUNS:
-        entries = run_suites.read_baseline(REPO / "tests" / "conformance" / run.baseline,
-                                           check_entries=run.check_entries)
+        entries = run_suites.read_baseline(
+            REPO / "tests" / "conformance" / run.baseline, check_entries=run.check_entries
+        )
         assert all(entry.startswith("tasks-") for entry in entries), (run.baseline, entries)
 
     unexplained = tmp_path / "unexplained.yml"

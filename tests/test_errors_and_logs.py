@@ -58,6 +58,7 @@ async def test_expose_errors_shows_the_details() -> None:
     @server.tool()
     async def group() -> str:
         async with trio.open_nursery() as nursery:
+
             async def fail() -> None:
                 raise ToolError("no seats left")
 

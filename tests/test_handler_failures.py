@@ -5,7 +5,6 @@ Over real transports: the stdio server in a subprocess, and ``serve_http`` on 12
 
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
@@ -146,14 +145,23 @@ def _conversation() -> bytes:
     import json
 
     messages: list[dict[str, Any]] = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]
     for index, tool in enumerate(["slow", *CRASHERS, "own_deadline", "log_then_return", "echo"], start=2):
         arguments = {"slow": {"seconds": 5}, "log_then_return": {"n": 3}, "echo": {"text": "x"}}.get(tool, {})
-        messages.append({"jsonrpc": "2.0", "id": index, "method": "tools/call",
-                         "params": {"name": tool, "arguments": arguments}})
+        messages.append(
+            {"jsonrpc": "2.0", "id": index, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+        )
     messages.append({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
     return b"".join(json.dumps(message).encode() + b"\n" for message in messages)
 

@@ -389,7 +389,9 @@ async def test_https_with_a_self_signed_certificate(tmp_path: Path) -> None:
             tcp = await trio.open_tcp_listeners(0, host="127.0.0.1")
             port = tcp[0].socket.getsockname()[1]
             listeners = [trio.SSLListener(tcp[0], server_context, https_compatible=True)]
-            await nursery.start(partial(serve_http_listeners, info, listeners, limits=HttpLimits(graceful_shutdown_timeout=0.5)))
+            await nursery.start(
+                partial(serve_http_listeners, info, listeners, limits=HttpLimits(graceful_shutdown_timeout=0.5))
+            )
             async with HttpClient(ssl_context=ssl.create_default_context(cafile=str(cert))) as http:
                 ports = set()
                 for _ in range(2):

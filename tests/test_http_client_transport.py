@@ -171,8 +171,10 @@ async def stateless_session(url: str, **options: Any) -> AsyncIterator[tuple[Ses
 
 
 def modern_params(params: dict[str, Any]) -> dict[str, Any]:
-    return {**params, "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
-                                "io.modelcontextprotocol/clientCapabilities": {}}}
+    return {
+        **params,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}},
+    }
 
 
 def b64(text: str) -> str:
@@ -197,8 +199,10 @@ async def send_json(response: HttpResponse, message: Any, status: int = 200, hea
 @pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18", "2025-11-25"])
 async def test_handshake_and_calls_on_each_revision(version: str) -> None:
     with trio.fail_after(10):
-        async with serving(make_server()) as base, session_client(base + "/mcp", protocol_version=version) as (
-            client, stream):
+        async with (
+            serving(make_server()) as base,
+            session_client(base + "/mcp", protocol_version=version) as (client, stream),
+        ):
             assert client.protocol_version == version == stream.protocol_version
             assert stream.session_id and len(stream.session_id) >= 32
             tools = await client.list_tools()
@@ -245,8 +249,10 @@ async def test_list_changed_arrives_on_the_get_stream() -> None:
             changed.set()
 
     with trio.fail_after(10):
-        async with serving(server) as base, session_client(base + "/mcp", on_list_changed=on_list_changed) as (
-            _, stream):
+        async with (
+            serving(server) as base,
+            session_client(base + "/mcp", on_list_changed=on_list_changed) as (_, stream),
+        ):
             await stream.standalone_connected.wait()
             await trio.sleep(0.1)  # let the server attach the stream it just answered
 
@@ -303,8 +309,10 @@ async def test_json_response_mode_and_server_requests_on_the_get_stream() -> Non
         return [Root(uri="file:///json")]
 
     with trio.fail_after(10):
-        async with serving(make_server(), json_response=True) as base, session_client(
-            base + "/mcp", roots=my_roots) as (client, stream):
+        async with (
+            serving(make_server(), json_response=True) as base,
+            session_client(base + "/mcp", roots=my_roots) as (client, stream),
+        ):
             assert (await client.call_tool("echo", {"text": "j"})).content[0].text == "j"  # type: ignore[union-attr]
             await stream.standalone_connected.wait()
             await trio.sleep(0.1)
@@ -324,10 +332,16 @@ async def test_close_deletes_the_session() -> None:
             while server.connections:
                 await trio.sleep(0.01)
             async with HttpClient() as http:
-                response = await http.request("POST", base + "/mcp", body=b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
-                                              headers=[("content-type", "application/json"),
-                                                       ("accept", "application/json, text/event-stream"),
-                                                       ("mcp-session-id", session_id)])
+                response = await http.request(
+                    "POST",
+                    base + "/mcp",
+                    body=b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
+                    headers=[
+                        ("content-type", "application/json"),
+                        ("accept", "application/json, text/event-stream"),
+                        ("mcp-session-id", session_id),
+                    ],
+                )
                 assert response.status == 404
                 await response.aclose()
 
@@ -351,8 +365,9 @@ async def test_unreachable_server_closes_the_stream() -> None:
         port = sock.getsockname()[1]
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
-            stream = await StreamableHttpSessionStream.connect(nursery, f"http://127.0.0.1:{port}/mcp",
-                                                               connect_attempts=2)
+            stream = await StreamableHttpSessionStream.connect(
+                nursery, f"http://127.0.0.1:{port}/mcp", connect_attempts=2
+            )
             with pytest.raises(ConnectionClosed, match="cannot reach"):
                 await Client(stream).start(nursery)
 
@@ -378,14 +393,18 @@ async def test_sse_retry_scenario() -> None:
             await send_json(response, {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "no"}}, 400)
         elif request.method == "GET":
             await response.start(200, [("content-type", "text/event-stream")])
-            await response.write(encode_event(json.dumps({"jsonrpc": "2.0", "id": 2, "result": text_result("ok")}),
-                                              id="p2"))
+            await response.write(
+                encode_event(json.dumps({"jsonrpc": "2.0", "id": 2, "result": text_result("ok")}), id="p2")
+            )
             await response.finish()
         elif request.method == "DELETE":
             await response.send(200)
         elif body.get("method") == "initialize":
-            await send_json(response, {"jsonrpc": "2.0", "id": body["id"], "result": init_result("2025-03-26")},
-                            headers=[("mcp-session-id", "raw-session-1")])
+            await send_json(
+                response,
+                {"jsonrpc": "2.0", "id": body["id"], "result": init_result("2025-03-26")},
+                headers=[("mcp-session-id", "raw-session-1")],
+            )
         elif "id" not in body:
             await response.send(202)
         else:
@@ -396,8 +415,10 @@ async def test_sse_retry_scenario() -> None:
             log.closed_at = trio.current_time()
 
     with trio.fail_after(10):
-        async with serving_raw(handler) as base, session_client(base + "/mcp", protocol_version="2025-06-18") as (
-            client, stream):
+        async with (
+            serving_raw(handler) as base,
+            session_client(base + "/mcp", protocol_version="2025-06-18") as (client, stream),
+        ):
             assert client.protocol_version == "2025-03-26"  # accepted from the server
             result = await client.call_tool("test_reconnection")
             assert result.content[0].text == "ok"  # type: ignore[union-attr]
@@ -423,8 +444,11 @@ async def test_http_errors_fail_the_request_not_the_session() -> None:
         body = json.loads(await request.read_body())
         name = (body.get("params") or {}).get("name")
         if body.get("method") == "initialize":
-            await send_json(response, {"jsonrpc": "2.0", "id": body["id"], "result": init_result("2025-06-18")},
-                            headers=[("mcp-session-id", "s-1")])
+            await send_json(
+                response,
+                {"jsonrpc": "2.0", "id": body["id"], "result": init_result("2025-06-18")},
+                headers=[("mcp-session-id", "s-1")],
+            )
         elif "id" not in body:
             await response.send(202)
         elif name == "e401":
@@ -476,9 +500,19 @@ async def test_initialize_refused_with_405_asks_for_the_legacy_transport() -> No
 async def test_a_modern_error_on_initialize_is_not_a_fallback() -> None:
     async def handler(request: HttpRequest, response: HttpResponse) -> None:
         body = json.loads(await request.read_body())
-        await send_json(response, {"jsonrpc": "2.0", "id": body["id"], "error": {
-            "code": -32022, "message": "Unsupported protocol version",
-            "data": {"supported": [MODERN], "requested": "2025-11-25"}}}, 400)
+        await send_json(
+            response,
+            {
+                "jsonrpc": "2.0",
+                "id": body["id"],
+                "error": {
+                    "code": -32022,
+                    "message": "Unsupported protocol version",
+                    "data": {"supported": [MODERN], "requested": "2025-11-25"},
+                },
+            },
+            400,
+        )
 
     with trio.fail_after(10):
         async with serving_raw(handler) as base, trio.open_nursery() as nursery:
@@ -553,19 +587,41 @@ async def test_stateless_headers_and_answers_from_a_raw_server() -> None:
         seen.append(dict(request.headers))
         params = body["params"]
         if body["method"] == "no/such":
-            await send_json(response, {"jsonrpc": "2.0", "id": body["id"],
-                                       "error": {"code": -32601, "message": "Method not found"}}, 404)
+            await send_json(
+                response,
+                {"jsonrpc": "2.0", "id": body["id"], "error": {"code": -32601, "message": "Method not found"}},
+                404,
+            )
         elif params.get("name") == "mismatch":
-            await send_json(response, {"jsonrpc": "2.0", "id": None,
-                                       "error": {"code": -32020, "message": "Header mismatch"}}, 400)
+            await send_json(
+                response, {"jsonrpc": "2.0", "id": None, "error": {"code": -32020, "message": "Header mismatch"}}, 400
+            )
         elif params.get("name") == "streamy":
             await response.start(200, [("content-type", "text/event-stream")])
             token = params["_meta"]["progressToken"]
-            await response.write(b": keep-alive\n\n" + encode_event(json.dumps({
-                "jsonrpc": "2.0", "method": "notifications/progress",
-                "params": {"progressToken": token, "progress": 1}})))
-            await response.write(encode_event(json.dumps({"jsonrpc": "2.0", "id": body["id"],
-                                                          "result": {**text_result("streamed"), "resultType": "complete"}})))
+            await response.write(
+                b": keep-alive\n\n"
+                + encode_event(
+                    json.dumps(
+                        {
+                            "jsonrpc": "2.0",
+                            "method": "notifications/progress",
+                            "params": {"progressToken": token, "progress": 1},
+                        }
+                    )
+                )
+            )
+            await response.write(
+                encode_event(
+                    json.dumps(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": body["id"],
+                            "result": {**text_result("streamed"), "resultType": "complete"},
+                        }
+                    )
+                )
+            )
             await response.finish()
         else:
             await send_json(response, {"jsonrpc": "2.0", "id": body["id"], "result": {"resultType": "complete"}})
@@ -573,13 +629,20 @@ async def test_stateless_headers_and_answers_from_a_raw_server() -> None:
     def header_paths_for(tool: str) -> dict[str, tuple[str, ...]] | None:
         if tool != "wetter-Zürich":
             return None
-        return {"Region": ("region",), "Count": ("count",), "Flag": ("flag",), "Missing": ("missing",),
-                "Deep": ("nested", "inner")}
+        return {
+            "Region": ("region",),
+            "Count": ("count",),
+            "Flag": ("flag",),
+            "Missing": ("missing",),
+            "Deep": ("nested", "inner"),
+        }
 
     updates: list[Any] = []
     with trio.fail_after(10):
-        async with serving_raw(handler) as base, stateless_session(base + "/mcp", header_paths_for=header_paths_for) as (
-            session, _):
+        async with (
+            serving_raw(handler) as base,
+            stateless_session(base + "/mcp", header_paths_for=header_paths_for) as (session, _),
+        ):
             arguments = {"region": " padded ", "count": 3, "flag": True, "missing": None, "nested": {"inner": 7}}
             await session.request("tools/call", modern_params({"name": "wetter-Zürich", "arguments": arguments}))
             headers = seen[-1]
@@ -595,8 +658,7 @@ async def test_stateless_headers_and_answers_from_a_raw_server() -> None:
             await session.request("tools/list", modern_params({}))
             assert "mcp-name" not in seen[-1]
 
-            result = await session.request("tools/call", modern_params({"name": "streamy"}),
-                                           on_progress=updates.append)
+            result = await session.request("tools/call", modern_params({"name": "streamy"}), on_progress=updates.append)
             assert result["content"][0]["text"] == "streamed" and updates[0]["progress"] == 1
 
             with pytest.raises(McpError) as info:
@@ -616,13 +678,18 @@ async def test_stateless_against_our_server_and_cancellation_by_closing() -> Non
     probe = Probe()
     server = make_server(probe)
     with trio.fail_after(10):
-        async with serving(server) as base, stateless_session(
-            base + "/mcp", header_paths_for=server.tool_header_paths) as (session, _):
+        async with (
+            serving(server) as base,
+            stateless_session(base + "/mcp", header_paths_for=server.tool_header_paths) as (session, _),
+        ):
             # Our server checks Mcp-Name and Mcp-Param-* against the body: a wrong header would be a -32020.
             result = await session.request(
-                "tools/call", modern_params({"name": "regional", "arguments": {"region": "Zürich", "count": 3}}))
+                "tools/call", modern_params({"name": "regional", "arguments": {"region": "Zürich", "count": 3}})
+            )
             assert result["content"][0]["text"] == "Zürich:3" and result["resultType"] == "complete"
-            result = await session.request("tools/call", modern_params({"name": "regional", "arguments": {"region": "x"}}))
+            result = await session.request(
+                "tools/call", modern_params({"name": "regional", "arguments": {"region": "x"}})
+            )
             assert result["content"][0]["text"] == "x:1"
 
             with trio.CancelScope() as scope:

@@ -44,15 +44,21 @@ async def roots() -> list[Root]:
 
 async def serve(nursery: trio.Nursery, server: Server, **options: Any) -> str:
     port = await nursery.start(
-        lambda task_status: server.serve_http("127.0.0.1", 0, options=HttpTransportOptions(**options), task_status=task_status)
+        lambda task_status: server.serve_http(
+            "127.0.0.1", 0, options=HttpTransportOptions(**options), task_status=task_status
+        )
     )
     return f"http://127.0.0.1:{port}"
 
 
 @pytest.mark.parametrize(
     ("version", "era", "negotiated"),
-    [("auto", "modern", "2026-07-28"), ("2025-11-25", "legacy", "2025-11-25"), ("2025-03-26", "legacy", "2025-03-26"),
-     ("2024-11-05", "legacy", "2024-11-05")],
+    [
+        ("auto", "modern", "2026-07-28"),
+        ("2025-11-25", "legacy", "2025-11-25"),
+        ("2025-03-26", "legacy", "2025-03-26"),
+        ("2024-11-05", "legacy", "2024-11-05"),
+    ],
 )
 async def test_http_client_in_every_era(nursery: trio.Nursery, version: str, era: str, negotiated: str) -> None:
     base = await serve(nursery, make_server())
@@ -91,14 +97,18 @@ async def test_a_handshake_client_and_a_stateless_client_share_one_server(nurser
     server = make_server()
     base = await serve(nursery, server)
     with trio.fail_after(10):
-        async with trio_mcp.open_http_client(f"{base}/mcp", protocol_version="2025-06-18", roots=roots) as old, \
-                trio_mcp.open_http_client(f"{base}/mcp", roots=roots) as new:
+        async with (
+            trio_mcp.open_http_client(f"{base}/mcp", protocol_version="2025-06-18", roots=roots) as old,
+            trio_mcp.open_http_client(f"{base}/mcp", roots=roots) as new,
+        ):
             assert (old.era, new.era) == ("legacy", "modern")
             results: dict[str, Any] = {}
 
             async def use(name: str, client: trio_mcp.Client) -> None:
                 for n in range(5):
-                    assert (await client.call_tool("echo", {"text": f"{name}{n}"})).content == [TextContent(text=f"{name}{n}")]
+                    assert (await client.call_tool("echo", {"text": f"{name}{n}"})).content == [
+                        TextContent(text=f"{name}{n}")
+                    ]
                 results[name] = (await client.call_tool("where")).content
 
             async with trio.open_nursery() as both:
@@ -119,6 +129,7 @@ async def test_websocket_client(nursery: trio.Nursery) -> None:
         async with trio_mcp.open_websocket_client(f"ws://127.0.0.1:{port}/", roots=roots) as client:
             assert client.era == "modern"
             assert (await client.call_tool("where")).content == [TextContent(text="file:///here")]
-        async with trio_mcp.open_websocket_client(f"ws://127.0.0.1:{port}/", protocol_version="2025-11-25",
-                                                  roots=roots) as client:
+        async with trio_mcp.open_websocket_client(
+            f"ws://127.0.0.1:{port}/", protocol_version="2025-11-25", roots=roots
+        ) as client:
             assert (await client.call_tool("where")).content == [TextContent(text="file:///here")]

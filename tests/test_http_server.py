@@ -120,7 +120,9 @@ class Raw:
 async def echo(request: HttpRequest, response: HttpResponse) -> None:
     body = await request.read_body()
     text = f"{request.method} {request.path} {request.query} {len(body)}\n".encode()
-    await response.send(200, [("content-type", "text/plain"), ("x-peer-port", str(request.peer and request.peer[1]))], text + body)
+    await response.send(
+        200, [("content-type", "text/plain"), ("x-peer-port", str(request.peer and request.peer[1]))], text + body
+    )
 
 
 # --- basics --------------------------------------------------------------------------------------------------

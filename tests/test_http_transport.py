@@ -14,7 +14,6 @@ import trio
 import trio.testing
 
 import trio_mcp
-
 from trio_mcp import Context, Field, Server
 from trio_mcp._core.sse import SSEDecoder
 from trio_mcp.transports._http_client import ClientResponse, HttpClient
@@ -46,7 +45,9 @@ def make_server() -> Server:
         return "slept"
 
     @server.tool()
-    async def regional(region: Annotated[str, Field(header="Region")], count: Annotated[int, Field(header="Count")] = 1) -> str:
+    async def regional(
+        region: Annotated[str, Field(header="Region")], count: Annotated[int, Field(header="Count")] = 1
+    ) -> str:
         """A tool whose arguments are mirrored into headers."""
         return f"{region}:{count}"
 
@@ -66,7 +67,9 @@ class Endpoint:
     async def post(self, message: Any, headers: dict[str, str] | None = None, *, path: str = "/mcp") -> ClientResponse:
         all_headers = {"content-type": "application/json", "accept": ACCEPT, **(headers or {})}
         return await self.http.request(
-            "POST", f"http://127.0.0.1:{self.port}{path}", headers=list(all_headers.items()),
+            "POST",
+            f"http://127.0.0.1:{self.port}{path}",
+            headers=list(all_headers.items()),
             body=json.dumps(message).encode(),
         )
 
@@ -100,14 +103,20 @@ async def endpoint(nursery: trio.Nursery) -> AsyncIterator[Endpoint]:
 async def endpoint_with(nursery: trio.Nursery, http: HttpClient, **options: Any) -> Endpoint:
     server = make_server()
     port = await nursery.start(
-        lambda task_status: server.serve_http("127.0.0.1", 0, options=HttpTransportOptions(**options), task_status=task_status)
+        lambda task_status: server.serve_http(
+            "127.0.0.1", 0, options=HttpTransportOptions(**options), task_status=task_status
+        )
     )
     return Endpoint(http, port, server)
 
 
 def initialize(version: str = "2025-11-25", id: int = 1) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": id, "method": "initialize",
-            "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    return {
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "initialize",
+        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
 
 
 async def open_session(endpoint: Endpoint, version: str = "2025-11-25") -> dict[str, str]:
@@ -123,10 +132,14 @@ async def open_session(endpoint: Endpoint, version: str = "2025-11-25") -> dict[
     return headers
 
 
-def modern(id: int, method: str, params: dict[str, Any] | None = None, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+def modern(
+    id: int, method: str, params: dict[str, Any] | None = None, capabilities: dict[str, Any] | None = None
+) -> dict[str, Any]:
     params = dict(params or {})
-    params["_meta"] = {"io.modelcontextprotocol/protocolVersion": MODERN,
-                       "io.modelcontextprotocol/clientCapabilities": capabilities or {}}
+    params["_meta"] = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": capabilities or {},
+    }
     return {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
 
 
@@ -166,18 +179,25 @@ async def test_session_errors(endpoint: Endpoint) -> None:
         assert unknown.status == 404
         await unknown.aclose()
         headers = await open_session(endpoint)
-        bad_version = await endpoint.post({"jsonrpc": "2.0", "id": 2, "method": "ping"},
-                                          {**headers, "mcp-protocol-version": "1999-01-01"})
+        bad_version = await endpoint.post(
+            {"jsonrpc": "2.0", "id": 2, "method": "ping"}, {**headers, "mcp-protocol-version": "1999-01-01"}
+        )
         assert bad_version.status == 400
         await bad_version.aclose()
         # Any supported revision in the header is accepted, and a missing header means 2025-03-26.
         for version_header in ({"mcp-protocol-version": "2025-03-26"}, {}):
-            ok = await endpoint.post({"jsonrpc": "2.0", "id": 3, "method": "ping"},
-                                     {"mcp-session-id": headers["mcp-session-id"], **version_header})
+            ok = await endpoint.post(
+                {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+                {"mcp-session-id": headers["mcp-session-id"], **version_header},
+            )
             assert ok.status == 200
             assert (await read_messages(ok))[0]["result"] == {}
-        garbage = await endpoint.http.request("POST", endpoint.url, body=b"{not json",
-                                              headers=[("content-type", "application/json"), ("accept", ACCEPT), *headers.items()])
+        garbage = await endpoint.http.request(
+            "POST",
+            endpoint.url,
+            body=b"{not json",
+            headers=[("content-type", "application/json"), ("accept", ACCEPT), *headers.items()],
+        )
         assert garbage.status == 400
         assert json.loads(await garbage.read())["error"]["code"] == -32700
         text = await endpoint.http.request("POST", endpoint.url, body=b"{}", headers=[("content-type", "text/plain")])
@@ -198,9 +218,16 @@ async def test_progress_goes_on_the_request_stream_and_changes_on_the_get_stream
         second = await endpoint.get({**headers, "accept": "text/event-stream"})
         assert second.status == 409
         await second.aclose()
-        call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
-            "name": "slow", "arguments": {"seconds": 0.01, "marker": str(tmp_path / "m")},
-            "_meta": {"progressToken": 77}}}
+        call = {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "tools/call",
+            "params": {
+                "name": "slow",
+                "arguments": {"seconds": 0.01, "marker": str(tmp_path / "m")},
+                "_meta": {"progressToken": 77},
+            },
+        }
         response = await endpoint.post(call, headers)
         assert response.headers["content-type"] == "text/event-stream"
         assert response.headers["x-accel-buffering"] == "no"
@@ -222,8 +249,12 @@ async def test_priming_event_and_resumption_with_last_event_id(endpoint: Endpoin
     marker = tmp_path / "m"
     with trio.fail_after(10):
         headers = await open_session(endpoint, "2025-11-25")
-        call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
-                "params": {"name": "slow", "arguments": {"seconds": 0.5, "marker": str(marker)}}}
+        call = {
+            "jsonrpc": "2.0",
+            "id": 9,
+            "method": "tools/call",
+            "params": {"name": "slow", "arguments": {"seconds": 0.5, "marker": str(marker)}},
+        }
         response = await endpoint.post(call, headers)
         decoder = SSEDecoder()
         events = []
@@ -247,16 +278,25 @@ async def test_json_response_mode(nursery: trio.Nursery) -> None:
             assert response.headers["content-type"] == "application/json"
             headers = {"mcp-session-id": response.headers["mcp-session-id"]}
             await response.aclose()
-            echoed = await endpoint.post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                                          "params": {"name": "echo", "arguments": {"text": "hi"}}}, headers)
+            echoed = await endpoint.post(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"text": "hi"}},
+                },
+                headers,
+            )
             assert json.loads(await echoed.read())["result"]["content"][0]["text"] == "hi"
 
 
 async def test_batches_on_2025_03_26(endpoint: Endpoint) -> None:
     with trio.fail_after(10):
         headers = await open_session(endpoint, "2025-03-26")
-        batch = [{"jsonrpc": "2.0", "id": 1, "method": "ping"},
-                 {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "b"}}}]
+        batch = [
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "b"}}},
+        ]
         response = await endpoint.post(batch, headers)
         (answers,) = await read_messages(response)
         assert sorted(item["id"] for item in answers) == [1, 2]
@@ -294,7 +334,11 @@ async def test_stateless_request_gets_json_or_sse(endpoint: Endpoint, tmp_path: 
         assert "mcp-session-id" not in response.headers
         (answer,) = await read_messages(response)
         assert answer["result"]["resultType"] == "complete"
-        params = {"name": "slow", "arguments": {"seconds": 0.01, "marker": str(tmp_path / "m")}, "_meta": {"progressToken": "t"}}
+        params = {
+            "name": "slow",
+            "arguments": {"seconds": 0.01, "marker": str(tmp_path / "m")},
+            "_meta": {"progressToken": "t"},
+        }
         streamed = modern(2, "tools/call", params)
         streamed["params"]["_meta"]["progressToken"] = "t"
         response = await endpoint.post(streamed, modern_headers("tools/call", "slow"))
@@ -325,11 +369,16 @@ async def test_param_headers_are_checked_against_arguments(endpoint: Endpoint) -
     call = modern(1, "tools/call", {"name": "regional", "arguments": {"region": "Zürich", "count": 3}})
     base = modern_headers("tools/call", "regional")
     with trio.fail_after(10):
-        ok = await endpoint.post(call, {**base, "mcp-param-region": "=?base64?WsO8cmljaA==?=", "mcp-param-count": "3.0"})
+        ok = await endpoint.post(
+            call, {**base, "mcp-param-region": "=?base64?WsO8cmljaA==?=", "mcp-param-count": "3.0"}
+        )
         assert ok.status == 200
         assert (await read_messages(ok))[0]["result"]["content"][0]["text"] == "Zürich:3"
-        for bad in ({"mcp-param-region": "Zurich", "mcp-param-count": "3"}, {"mcp-param-count": "3"},
-                    {"mcp-param-region": "=?base64?WsO8cmljaA==?=", "mcp-param-count": "4"}):
+        for bad in (
+            {"mcp-param-region": "Zurich", "mcp-param-count": "3"},
+            {"mcp-param-count": "3"},
+            {"mcp-param-region": "=?base64?WsO8cmljaA==?=", "mcp-param-count": "4"},
+        ):
             refused = await endpoint.post(call, {**base, **bad})
             assert refused.status == 400, bad
             assert json.loads(await refused.read())["error"]["code"] == -32020
@@ -340,9 +389,22 @@ async def test_param_headers_are_checked_against_arguments(endpoint: Endpoint) -
     [
         (modern(1, "no/such"), modern_headers("no/such"), 404, -32601),
         (modern(1, "ping"), modern_headers("ping"), 404, -32601),
-        ({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2099-01-01", "io.modelcontextprotocol/clientCapabilities": {}}}},
-         {"mcp-protocol-version": "2099-01-01", "mcp-method": "tools/list"}, 400, -32022),
+        (
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/list",
+                "params": {
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2099-01-01",
+                        "io.modelcontextprotocol/clientCapabilities": {},
+                    }
+                },
+            },
+            {"mcp-protocol-version": "2099-01-01", "mcp-method": "tools/list"},
+            400,
+            -32022,
+        ),
         ({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, modern_headers("tools/list"), 400, -32602),
     ],
 )
@@ -366,8 +428,11 @@ async def test_get_and_delete_without_a_session_are_405(endpoint: Endpoint) -> N
 
 async def test_closing_a_stateless_stream_cancels_the_handler(endpoint: Endpoint, tmp_path: Path) -> None:
     marker = tmp_path / "m"
-    call = modern(3, "tools/call", {"name": "slow", "arguments": {"seconds": 30, "marker": str(marker)},
-                                    "_meta": {"progressToken": 1}})
+    call = modern(
+        3,
+        "tools/call",
+        {"name": "slow", "arguments": {"seconds": 30, "marker": str(marker)}, "_meta": {"progressToken": 1}},
+    )
     call["params"]["_meta"]["progressToken"] = 1
     with trio.fail_after(10):
         response = await endpoint.post(call, modern_headers("tools/call", "slow"))
@@ -458,8 +523,9 @@ async def test_bearer_tokens_and_sessions_bound_to_their_principal(nursery: trio
         return str(ctx.principal)
 
     port = await nursery.start(
-        lambda task_status: server.serve_http("127.0.0.1", 0, options=HttpTransportOptions(authenticate=authenticate),
-                                              task_status=task_status)
+        lambda task_status: server.serve_http(
+            "127.0.0.1", 0, options=HttpTransportOptions(authenticate=authenticate), task_status=task_status
+        )
     )
     async with HttpClient() as http:
         endpoint = Endpoint(http, port, server)
@@ -479,8 +545,10 @@ async def test_bearer_tokens_and_sessions_bound_to_their_principal(nursery: trio
             stolen = await endpoint.post(call, {**session_headers, "authorization": "Bearer bob-token"})
             assert stolen.status == 404  # bob cannot use alice's session
             await stolen.aclose()
-            stateless = await endpoint.post(modern(3, "tools/call", {"name": "whoami"}),
-                                            {**modern_headers("tools/call", "whoami"), "authorization": "Bearer bob-token"})
+            stateless = await endpoint.post(
+                modern(3, "tools/call", {"name": "whoami"}),
+                {**modern_headers("tools/call", "whoami"), "authorization": "Bearer bob-token"},
+            )
             assert (await read_messages(stateless))[0]["result"]["content"][0]["text"] == "bob"
 
 
@@ -501,13 +569,20 @@ async def test_https(nursery: trio.Nursery, tmp_path: Path) -> None:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
     server = make_server()
-    port = await nursery.start(lambda task_status: server.serve_http("127.0.0.1", 0, ssl_context=context,
-                                                                     task_status=task_status))
+    port = await nursery.start(
+        lambda task_status: server.serve_http("127.0.0.1", 0, ssl_context=context, task_status=task_status)
+    )
     async with HttpClient(ssl_context=ssl.create_default_context(cafile=str(cert))) as http:
         with trio.fail_after(10):
             response = await http.request(
-                "POST", f"https://127.0.0.1:{port}/mcp", body=json.dumps(modern(1, "tools/list")).encode(),
-                headers=[("content-type", "application/json"), ("accept", ACCEPT), *modern_headers("tools/list").items()],
+                "POST",
+                f"https://127.0.0.1:{port}/mcp",
+                body=json.dumps(modern(1, "tools/list")).encode(),
+                headers=[
+                    ("content-type", "application/json"),
+                    ("accept", ACCEPT),
+                    *modern_headers("tools/list").items(),
+                ],
             )
             assert response.status == 200
             assert [t["name"] for t in (await read_messages(response))[0]["result"]["tools"]][0] == "echo"
@@ -528,22 +603,36 @@ async def test_several_servers_on_one_port(nursery: trio.Nursery) -> None:
         """Today's news."""
         return "nothing happened"
 
-    port = await nursery.start(lambda task_status: serve_http_many({"/weather": weather, "/news": news}, "127.0.0.1", 0,
-                                                                   task_status=task_status))
+    port = await nursery.start(
+        lambda task_status: serve_http_many(
+            {"/weather": weather, "/news": news}, "127.0.0.1", 0, task_status=task_status
+        )
+    )
     async with HttpClient() as http:
         with trio.fail_after(10):
-            for path, tool, text in (("/weather/mcp", "forecast", "sunny"), ("/news/mcp", "headlines", "nothing happened")):
+            for path, tool, text in (
+                ("/weather/mcp", "forecast", "sunny"),
+                ("/news/mcp", "headlines", "nothing happened"),
+            ):
                 response = await http.request(
-                    "POST", f"http://127.0.0.1:{port}{path}", body=json.dumps(modern(1, "tools/call", {"name": tool})).encode(),
-                    headers=[("content-type", "application/json"), ("accept", ACCEPT),
-                             *modern_headers("tools/call", tool).items()],
+                    "POST",
+                    f"http://127.0.0.1:{port}{path}",
+                    body=json.dumps(modern(1, "tools/call", {"name": tool})).encode(),
+                    headers=[
+                        ("content-type", "application/json"),
+                        ("accept", ACCEPT),
+                        *modern_headers("tools/call", tool).items(),
+                    ],
                 )
                 assert (await read_messages(response))[0]["result"]["content"][0]["text"] == text
-            missing = await http.request("POST", f"http://127.0.0.1:{port}/mcp", body=b"{}",
-                                         headers=[("content-type", "application/json")])
+            missing = await http.request(
+                "POST", f"http://127.0.0.1:{port}/mcp", body=b"{}", headers=[("content-type", "application/json")]
+            )
             assert missing.status == 404
             await missing.aclose()
-            sse = await http.request("GET", f"http://127.0.0.1:{port}/news/sse", headers=[("accept", "text/event-stream")])
+            sse = await http.request(
+                "GET", f"http://127.0.0.1:{port}/news/sse", headers=[("accept", "text/event-stream")]
+            )
             decoder = SSEDecoder()
             events: list[Any] = []
             while not events:
@@ -572,7 +661,12 @@ async def test_a_signal_stops_a_server_with_open_streams_within_its_grace_period
                 headers = await open_session(endpoint)
                 get = await endpoint.get({**headers, "accept": "text/event-stream"})
                 assert get.status == 200
-                call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "wait", "arguments": {"seconds": 60}}}
+                call = {
+                    "jsonrpc": "2.0",
+                    "id": 7,
+                    "method": "tools/call",
+                    "params": {"name": "wait", "arguments": {"seconds": 60}},
+                }
                 in_flight = await endpoint.post(call, headers)
                 assert in_flight.status == 200
                 started = trio.current_time()
@@ -598,8 +692,11 @@ async def test_a_handler_can_end_its_stream_and_the_client_resumes(nursery: trio
         await trio.sleep(0.3)
         return "answered after the stream was closed"
 
-    port = await nursery.start(lambda task_status: server.serve_http(
-        "127.0.0.1", 0, options=HttpTransportOptions(retry_ms=100), task_status=task_status))
+    port = await nursery.start(
+        lambda task_status: server.serve_http(
+            "127.0.0.1", 0, options=HttpTransportOptions(retry_ms=100), task_status=task_status
+        )
+    )
     async with HttpClient() as http:
         endpoint = Endpoint(http, port, server)
         with trio.fail_after(10):

@@ -99,7 +99,9 @@ def test_the_helpers_of_the_server_are_in_no_import_circle() -> None:
 def test_the_engine_and_the_wire_layer_import_nothing_above_them() -> None:
     modules = graph()
     for name in ("trio_mcp._session", "trio_mcp._failures", "trio_mcp._wire.features"):
-        above = {m for m in modules[name] if m.startswith(("trio_mcp.server", "trio_mcp.client", "trio_mcp.transports."))}
+        above = {
+            m for m in modules[name] if m.startswith(("trio_mcp.server", "trio_mcp.client", "trio_mcp.transports."))
+        }
         assert above <= {"trio_mcp.transports._base"}, (name, above)
 
 

@@ -33,9 +33,9 @@ from typing import Any
 
 import pytest
 import trio
+from peers import cancel_after_first_progress
 
 import trio_mcp
-from peers import cancel_after_first_progress
 from trio_mcp import Context, Server
 from trio_mcp.types import (
     CreateMessageRequestParams,
@@ -55,8 +55,10 @@ PATHS_FILE = REPO / ".interop" / "paths.json"
 INTEROP = REPO / "tests" / "interop"
 
 if not PATHS_FILE.exists():
-    pytest.skip(f"interop peers are not installed ({PATHS_FILE} is missing); run `bash tests/interop/setup.sh` first",
-                allow_module_level=True)
+    pytest.skip(
+        f"interop peers are not installed ({PATHS_FILE} is missing); run `bash tests/interop/setup.sh` first",
+        allow_module_level=True,
+    )
 PATHS: dict[str, str] = json.loads(PATHS_FILE.read_text())
 
 STARTUP_TIMEOUT = 20.0
@@ -88,8 +90,12 @@ async def peer_process(
     out_path, err_path = logs / "stdout.txt", logs / "stderr.txt"
     with out_path.open("wb") as out, err_path.open("wb") as err:
         process = await trio.lowlevel.open_process(
-            command, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-            cwd=str(REPO), env={**os.environ, **(env or {})},
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            cwd=str(REPO),
+            env={**os.environ, **(env or {})},
         )
     try:
         match = None
@@ -102,8 +108,10 @@ async def peer_process(
                     await trio.sleep(0.05)
                 match = found
         if match is None:
-            raise AssertionError(f"{command[1]} did not start (exit status {process.poll()}):\n"
-                                 f"{out_path.read_text(errors='replace')}\n{err_path.read_text(errors='replace')}")
+            raise AssertionError(
+                f"{command[1]} did not start (exit status {process.poll()}):\n"
+                f"{out_path.read_text(errors='replace')}\n{err_path.read_text(errors='replace')}"
+            )
         yield match
     finally:
         with trio.CancelScope(shield=True):
@@ -168,9 +176,12 @@ async def test_our_client_against_official_streamable_http(
     version: str, era: str, negotiated: str, tmp_path: Path
 ) -> None:
     with trio.fail_after(40):
-        async with official_server(tmp_path) as (base, marker), trio_mcp.open_http_client(
-            f"{base}/mcp", protocol_version=version, elicitation=elicit, sampling=sample
-        ) as client:
+        async with (
+            official_server(tmp_path) as (base, marker),
+            trio_mcp.open_http_client(
+                f"{base}/mcp", protocol_version=version, elicitation=elicit, sampling=sample
+            ) as client,
+        ):
             assert (client.era, client.protocol_version) == (era, negotiated)
             assert client.server_info.name == "official-http-server"
             assert client.server_capabilities.tools is not None
@@ -188,9 +199,7 @@ async def test_our_client_against_official_streamable_http(
 
             # The SDK's resolvers: a server request on 2025-11-25, an InputRequiredResult round on 2026-07-28.
             assert texts(await client.call_tool("greet", {})) == ["Hello, Ada!"]
-            assert texts(await client.call_tool("ask_model", {"topic": "trio"})) == [
-                "model: One sentence about trio"
-            ]
+            assert texts(await client.call_tool("ask_model", {"topic": "trio"})) == ["model: One sentence about trio"]
 
             marker.unlink(missing_ok=True)
             cancelled = await cancel_after_first_progress(client, "slow", {"seconds": 30})
@@ -206,7 +215,9 @@ async def test_our_client_against_official_http_sse(tmp_path: Path) -> None:
     with trio.fail_after(40):
         async with official_server(tmp_path) as (base, marker):
             for version in ("2024-11-05", "auto"):
-                async with trio_mcp.open_http_client(f"{base}/sse", protocol_version=version, sampling=sample) as client:
+                async with trio_mcp.open_http_client(
+                    f"{base}/sse", protocol_version=version, sampling=sample
+                ) as client:
                     assert (client.era, client.protocol_version) == ("legacy", "2024-11-05"), version
                     assert client.server_info.name == "official-http-server"
                     assert texts(await client.call_tool("echo", {"text": "over sse"})) == ["over sse"]
@@ -230,9 +241,7 @@ async def test_our_client_against_official_http_sse(tmp_path: Path) -> None:
 async def everything_server(tmp_path: Path) -> AsyncIterator[str]:
     """server-everything in streamableHttp mode, bound to 127.0.0.1 on a free port: yields its /mcp URL."""
     command = [PATHS["node"], "--import", LOOPBACK_PRELOAD, PATHS["server_everything"], "streamableHttp"]
-    async with peer_process(
-        command, tmp_path / "everything", r"interop-bound (\{.*\})\n", env={"PORT": "0"}
-    ) as match:
+    async with peer_process(command, tmp_path / "everything", r"interop-bound (\{.*\})\n", env={"PORT": "0"}) as match:
         address = json.loads(match.group(1))
         assert address["address"] == "127.0.0.1", f"server-everything must listen on loopback only: {address}"
         yield f"http://127.0.0.1:{address['port']}/mcp"
@@ -256,8 +265,14 @@ async def test_our_client_against_everything_streamable_http(tmp_path: Path) -> 
             async with trio_mcp.open_http_client(url, elicitation=elicit, sampling=sample, roots=roots) as client:
                 assert (client.era, client.protocol_version) == ("legacy", "2025-11-25")
                 assert client.server_info.name == "mcp-servers/everything"
-                needed = {"echo", "get-sum", "trigger-long-running-operation", "trigger-sampling-request",
-                          "trigger-elicitation-request", "get-roots-list"}
+                needed = {
+                    "echo",
+                    "get-sum",
+                    "trigger-long-running-operation",
+                    "trigger-sampling-request",
+                    "trigger-elicitation-request",
+                    "get-roots-list",
+                }
                 assert needed <= await list_tool_names(client, needed)
 
                 assert texts(await client.call_tool("echo", {"message": "héllo \u2603"})) == ["Echo: héllo \u2603"]
@@ -336,8 +351,11 @@ def our_server(seen: dict[str, trio.Event]) -> Server:
     @server.tool()
     async def ask(ctx: Context) -> str:
         """Ask the user for a name and an age."""
-        schema = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
-                  "required": ["name"]}
+        schema = {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+            "required": ["name"],
+        }
         result = await ctx.elicit("Who are you?", schema, timeout=10)
         return f"{result.action}: {json.dumps(result.content, sort_keys=True)}"
 
@@ -364,9 +382,20 @@ async def test_official_client_against_our_server(
     port = await nursery.start(our_server(seen).serve_http, "127.0.0.1", 0)
     with trio.fail_after(60):
         done = await trio.run_process(
-            [PATHS["mcp_python"], str(INTEROP / "official_http_client.py"), "--url", f"http://127.0.0.1:{port}{path}",
-             "--transport", transport, "--mode", mode],
-            capture_stdout=True, capture_stderr=True, check=False, cwd=str(REPO),
+            [
+                PATHS["mcp_python"],
+                str(INTEROP / "official_http_client.py"),
+                "--url",
+                f"http://127.0.0.1:{port}{path}",
+                "--transport",
+                transport,
+                "--mode",
+                mode,
+            ],
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            cwd=str(REPO),
         )
     stderr = done.stderr.decode(errors="replace")
     assert done.returncode == 0, stderr

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 import trio
+from peers import cancel_after_first_progress
 
 import trio_mcp
-from peers import cancel_after_first_progress
 from trio_mcp.transports.stdio import StdioProcess
 from trio_mcp.types import ProgressNotificationParams, Root, TextContent
 
@@ -73,7 +73,9 @@ async def test_everything_handshake(version: str) -> None:
 
 
 @pytest.mark.parametrize("with_roots", [False, True])
-async def test_everything_exits_cleanly_when_the_client_closes(with_roots: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_everything_exits_cleanly_when_the_client_closes(
+    with_roots: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # server-everything asks a client that declared roots for them 350 ms after the handshake. A client that
     # closed its end of stdout at once made that write die of EPIPE (exit status 1, a stack trace).
     monkeypatch.setattr(StdioProcess, "shutdown_grace", 1.0)

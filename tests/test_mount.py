@@ -81,8 +81,10 @@ async def test_everything_is_served_under_the_prefix(mcp_client: Client) -> None
     assert list(tools) == ["state", "weather_forecast", "weather_humidity"]
     assert tools["weather_forecast"].description == "Tomorrow's weather."
     assert tools["weather_forecast"].input_schema["required"] == ["city"]
-    assert text(await mcp_client.call_tool("weather_forecast", {"city": "Oslo"})) == \
-        "sunny in Oslo (weather-db, served by weather)"
+    assert (
+        text(await mcp_client.call_tool("weather_forecast", {"city": "Oslo"}))
+        == "sunny in Oslo (weather-db, served by weather)"
+    )
     assert (await mcp_client.call_tool("weather_humidity", {"city": "Oslo"})).structured_content == {"result": 40}
     assert text(await mcp_client.call_tool("state")) == "app-db"
     assert [prompt.name async for prompt in mcp_client.iter_prompts()] == ["weather_report"]
@@ -116,8 +118,15 @@ async def test_changes_and_updates_in_the_child_reach_the_parents_clients() -> N
         resource_updated.set()
 
     with trio.fail_after(10):
-        async with app.running(), open_in_memory(app, protocol_version="2025-11-25", on_list_changed=on_list_changed,
-                                                 on_resource_updated=on_resource_updated) as client:
+        async with (
+            app.running(),
+            open_in_memory(
+                app,
+                protocol_version="2025-11-25",
+                on_list_changed=on_list_changed,
+                on_resource_updated=on_resource_updated,
+            ) as client,
+        ):
             await client.list_tools()
 
             async def alerts() -> str:

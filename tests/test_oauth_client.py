@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import re
 import json
+import re
 from functools import partial
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -17,6 +17,7 @@ import pytest
 import trio
 
 import trio_mcp
+from trio_mcp import McpError
 from trio_mcp.client._oauth import (
     AuthorizationServer,
     OAuthClientProvider,
@@ -46,7 +47,11 @@ def test_pkce_s256() -> None:
 def test_parse_www_authenticate() -> None:
     header = 'Bearer error="insufficient_scope", scope="a b", resource_metadata="http://x/.well-known/p", realm=r1'
     assert parse_www_authenticate(header) == {
-        "scheme": "bearer", "error": "insufficient_scope", "scope": "a b", "resource_metadata": "http://x/.well-known/p", "realm": "r1"
+        "scheme": "bearer",
+        "error": "insufficient_scope",
+        "scope": "a b",
+        "resource_metadata": "http://x/.well-known/p",
+        "realm": "r1",
     }
     assert parse_www_authenticate(None) == {}
     assert parse_www_authenticate('Basic realm="x"') == {}
@@ -54,7 +59,8 @@ def test_parse_www_authenticate() -> None:
 
 def test_discovery_urls_in_spec_order() -> None:
     assert protected_resource_metadata_urls("http://h:1/mcp") == [
-        "http://h:1/.well-known/oauth-protected-resource/mcp", "http://h:1/.well-known/oauth-protected-resource"
+        "http://h:1/.well-known/oauth-protected-resource/mcp",
+        "http://h:1/.well-known/oauth-protected-resource",
     ]
     assert protected_resource_metadata_urls("http://h:1/mcp", "/custom.json")[0] == "http://h:1/custom.json"
     assert authorization_server_metadata_urls("http://a:2/tenant1") == [
@@ -63,7 +69,8 @@ def test_discovery_urls_in_spec_order() -> None:
         "http://a:2/tenant1/.well-known/openid-configuration",
     ]
     assert authorization_server_metadata_urls("http://a:2") == [
-        "http://a:2/.well-known/oauth-authorization-server", "http://a:2/.well-known/openid-configuration"
+        "http://a:2/.well-known/oauth-authorization-server",
+        "http://a:2/.well-known/openid-configuration",
     ]
 
 
@@ -87,8 +94,11 @@ def test_scope_selection() -> None:
 def test_iss_is_compared_without_normalisation() -> None:
     server = AuthorizationServer("http://a:1", "http://a:1/authorize", "http://a:1/token", iss_parameter_supported=True)
     OAuthClientProvider.check_authorization_response({"state": "s", "code": "c", "iss": "http://a:1"}, "s", server)
-    for answer in ({"state": "s", "code": "c", "iss": "http://a:1/"}, {"state": "s", "code": "c"},
-                   {"state": "t", "code": "c", "iss": "http://a:1"}):
+    for answer in (
+        {"state": "s", "code": "c", "iss": "http://a:1/"},
+        {"state": "s", "code": "c"},
+        {"state": "t", "code": "c", "iss": "http://a:1"},
+    ):
         with pytest.raises(OAuthError):
             OAuthClientProvider.check_authorization_response(answer, "s", server)
 
@@ -159,21 +169,27 @@ class Mock:
         if path == "/mcp":
             return self.mcp(method, headers, body)
         if self.prm_path is not None and path == self.prm_path and method == "GET":
-            prm: dict[str, Any] = {"resource": self.prm_resource or f"{self.base}/mcp",
-                                   "authorization_servers": [self.issuer]}
+            prm: dict[str, Any] = {
+                "resource": self.prm_resource or f"{self.base}/mcp",
+                "authorization_servers": [self.issuer],
+            }
             if self.prm_scopes is not None:
                 prm["scopes_supported"] = self.prm_scopes
             return 200, {}, prm
         if path == f"/.well-known/oauth-authorization-server{self.as_path}" and method == "GET":
-            return 200, {}, {
-                "issuer": self.metadata_issuer or self.issuer,
-                "authorization_endpoint": f"{self.base}/authorize",
-                "token_endpoint": f"{self.base}/token",
-                "registration_endpoint": f"{self.base}/register",
-                "token_endpoint_auth_methods_supported": self.auth_methods,
-                "authorization_response_iss_parameter_supported": self.iss_in_redirect is not None,
-                "code_challenge_methods_supported": ["S256"],
-            }
+            return (
+                200,
+                {},
+                {
+                    "issuer": self.metadata_issuer or self.issuer,
+                    "authorization_endpoint": f"{self.base}/authorize",
+                    "token_endpoint": f"{self.base}/token",
+                    "registration_endpoint": f"{self.base}/register",
+                    "token_endpoint_auth_methods_supported": self.auth_methods,
+                    "authorization_response_iss_parameter_supported": self.iss_in_redirect is not None,
+                    "code_challenge_methods_supported": ["S256"],
+                },
+            )
         if path == "/register" and method == "POST":
             return 201, {}, {"client_id": "cid", "client_secret": "sec"}
         if path == "/authorize":
@@ -217,8 +233,11 @@ class Mock:
         if "id" not in message:
             return 202, {}, None
         results: dict[str, Any] = {
-            "initialize": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                           "serverInfo": {"name": "mock", "version": "1"}},
+            "initialize": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "mock", "version": "1"},
+            },
             "tools/list": {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]},
             "tools/call": {"content": [{"type": "text", "text": "ok"}]},
         }
@@ -227,8 +246,9 @@ class Mock:
 
 async def run_client(url: str, provider: OAuthClientProvider, *, call: bool = False) -> None:
     with trio.fail_after(15):
-        async with trio_mcp.open_http_client(url, protocol_version="2025-11-25", auth=provider,
-                                             request_timeout=5) as client:
+        async with trio_mcp.open_http_client(
+            url, protocol_version="2025-11-25", auth=provider, request_timeout=5
+        ) as client:
             await client.list_tools()
             if call:
                 await client.call_tool("t", {})
@@ -277,15 +297,17 @@ async def test_step_up_on_insufficient_scope(nursery: trio.Nursery) -> None:
 
 @pytest.mark.parametrize(
     ("options", "stops_before"),
-    [({"prm_resource": "https://evil.example.com/mcp"}, "/authorize"),
-     ({"iss_in_redirect": "wrong"}, "/token"),
-     ({"metadata_issuer": "https://attacker.example.com"}, "/register")],
+    [
+        ({"prm_resource": "https://evil.example.com/mcp"}, "/authorize"),
+        ({"iss_in_redirect": "wrong"}, "/token"),
+        ({"metadata_issuer": "https://attacker.example.com"}, "/register"),
+    ],
 )
 async def test_refusals(nursery: trio.Nursery, options: dict[str, Any], stops_before: str) -> None:
     mock = Mock(**options)
     url = await mock.serve(nursery)
     provider = OAuthClientProvider()
-    with pytest.raises(Exception):  # the 401 stands: the request fails
+    with pytest.raises(McpError):  # the 401 stands: the request fails
         await run_client(url, provider)
     assert isinstance(provider.last_error, OAuthError)
     assert stops_before not in [path for _, path in mock.requests]
@@ -297,6 +319,10 @@ async def test_refusals(nursery: trio.Nursery, options: dict[str, Any], stops_be
 def test_unsafe_authorization_endpoints_are_refused(endpoint: str) -> None:
     from trio_mcp.client._oauth import OAuthClientProvider, OAuthError
 
-    document = {"issuer": "https://as.example", "authorization_endpoint": endpoint, "token_endpoint": "https://as.example/t"}
+    document = {
+        "issuer": "https://as.example",
+        "authorization_endpoint": endpoint,
+        "token_endpoint": "https://as.example/t",
+    }
     with pytest.raises(OAuthError, match="refusing the endpoint"):
         OAuthClientProvider._server_from(document, "https://as.example")

@@ -107,7 +107,13 @@ def test_garbage_is_rejected(codec: CursorCodec, cursor: str) -> None:
 
 def test_non_canonical_spellings_are_rejected(codec: CursorCodec) -> None:
     cursor = codec.encode(5, scope="tools/list")
-    for variant in (cursor + "=", cursor + "==", " " + cursor, cursor + "\n", cursor.replace("-", "+").replace("_", "/") + "+/"):
+    for variant in (
+        cursor + "=",
+        cursor + "==",
+        " " + cursor,
+        cursor + "\n",
+        cursor.replace("-", "+").replace("_", "/") + "+/",
+    ):
         with pytest.raises(InvalidCursor):
             codec.decode(variant, scope="tools/list")
     # The last character carries unused bits: changing only those must not give a second valid spelling.

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 import trio
-
 from cli_helpers import CLI_SERVER, run_cli, start
+
 from trio_mcp.proxy import open_proxy
 from trio_mcp.testing import open_in_memory
 from trio_mcp.types import (
@@ -38,8 +38,10 @@ def text(result: Any) -> str:
 @pytest.mark.parametrize("downstream", ["2025-11-25", "2026-07-28"])
 async def test_mirrors_tools_prompts_and_resources_in_either_era(downstream: str) -> None:
     with trio.fail_after(30):
-        async with open_proxy(UPSTREAM, protocol_version="2025-06-18") as server, \
-                open_in_memory(server, protocol_version=downstream) as client:
+        async with (
+            open_proxy(UPSTREAM, protocol_version="2025-06-18") as server,
+            open_in_memory(server, protocol_version=downstream) as client,
+        ):
             assert client.protocol_version == downstream
             assert client.server_info.name == "cli-test-server" and client.instructions
             tools = {tool.name: tool async for tool in client.iter_tools()}
@@ -91,8 +93,10 @@ async def test_sampling_and_elicitation_reach_the_downstream_client() -> None:
 
     upstream = [sys.executable, "-m", "trio_mcp.examples.elicitation_sampling", "serve"]
     with trio.fail_after(30):
-        async with open_proxy(upstream, protocol_version="2025-11-25") as server, \
-                open_in_memory(server, protocol_version="2025-11-25", elicitation=elicit, sampling=sample) as client:
+        async with (
+            open_proxy(upstream, protocol_version="2025-11-25") as server,
+            open_in_memory(server, protocol_version="2025-11-25", elicitation=elicit, sampling=sample) as client,
+        ):
             result = await client.call_tool("plan_trip", {"destination": "Oslo"})
     assert text(result) == "2 nights in Oslo: walk a lot [model m, 2025-11-25]"
     assert asked == ["How long, and what kind of trip to Oslo?", "sampling"]
@@ -102,8 +106,10 @@ async def test_sampling_and_elicitation_reach_the_downstream_client() -> None:
 async def test_upstream_logs_reach_the_downstream_call(downstream: str) -> None:
     logs: list[LoggingMessageNotificationParams] = []
     with trio.fail_after(30):
-        async with open_proxy(UPSTREAM, protocol_version="2025-11-25") as server, \
-                open_in_memory(server, protocol_version=downstream, on_log=logs.append) as client:
+        async with (
+            open_proxy(UPSTREAM, protocol_version="2025-11-25") as server,
+            open_in_memory(server, protocol_version=downstream, on_log=logs.append) as client,
+        ):
             await client.set_logging_level("info")
             assert text(await client.call_tool("announce", {"text": "mind the gap"})) == "mind the gap"
     assert [(log.level, log.logger, log.data) for log in logs] == [("warning", "announcer", "mind the gap")]
@@ -115,8 +121,10 @@ async def test_roots_requests_reach_the_downstream_client() -> None:
 
     upstream = [sys.executable, str(CLI_SERVER.parent / "stdio_server.py")]
     with trio.fail_after(30):
-        async with open_proxy(upstream, protocol_version="2025-11-25") as server, \
-                open_in_memory(server, protocol_version="2025-11-25", roots=roots) as client:
+        async with (
+            open_proxy(upstream, protocol_version="2025-11-25") as server,
+            open_in_memory(server, protocol_version="2025-11-25", roots=roots) as client,
+        ):
             assert text(await client.call_tool("roots_probe", {"timeout": 10})) == "file:///work/project"
 
 

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-SERVER = '''
+SERVER = """
 import time
 from contextlib import asynccontextmanager
 
@@ -48,7 +48,7 @@ async def long_job(minutes: int, ctx: Context) -> str:
 @pytest.fixture
 def mcp_server():
     return server
-'''
+"""
 
 
 def _write(pytester: pytest.Pytester, body: str) -> None:
@@ -61,7 +61,9 @@ def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 
 def test_in_memory_client_runs_the_lifespan(pytester: pytest.Pytester) -> None:
-    _write(pytester, '''
+    _write(
+        pytester,
+        """
         async def test_state(mcp_client):
             assert events == ["lifespan started"]
             result = await mcp_client.call_tool("db_state")
@@ -69,12 +71,15 @@ def test_in_memory_client_runs_the_lifespan(pytester: pytest.Pytester) -> None:
 
         def test_lifespan_ended_after_the_test():
             assert events == ["lifespan started", "lifespan ended"]
-    ''')
+    """,
+    )
     _run(pytester).assert_outcomes(passed=2)
 
 
 def test_virtual_time_makes_an_hour_of_progress_and_cancellation_take_milliseconds(pytester: pytest.Pytester) -> None:
-    _write(pytester, '''
+    _write(
+        pytester,
+        """
         async def test_progress_for_an_hour(mcp_client, autojump_clock):
             started = time.perf_counter()
             updates = []
@@ -97,12 +102,15 @@ def test_virtual_time_makes_an_hour_of_progress_and_cancellation_take_millisecon
             from trio_mcp import RequestTimeout
             with pytest.raises(RequestTimeout):
                 await mcp_client.call_tool("long_job", {"minutes": 10}, timeout=90)
-    ''')
+    """,
+    )
     _run(pytester).assert_outcomes(passed=3)
 
 
 def test_real_transports(pytester: pytest.Pytester) -> None:
-    _write(pytester, '''
+    _write(
+        pytester,
+        """
         async def test_stdio(mcp_stdio_client):
             result = await mcp_stdio_client.call_tool("db_state")
             assert result.content[0].text == "connected"
@@ -112,12 +120,15 @@ def test_real_transports(pytester: pytest.Pytester) -> None:
             assert mcp_http_client.era == "modern"
             result = await mcp_http_client.call_tool("db_state")
             assert result.content[0].text == "connected"
-    ''')
+    """,
+    )
     _run(pytester).assert_outcomes(passed=2)
 
 
 def test_client_options_pin_the_revision(pytester: pytest.Pytester) -> None:
-    _write(pytester, '''
+    _write(
+        pytester,
+        """
         @pytest.fixture
         def mcp_client_options():
             return {"protocol_version": "2025-06-18"}
@@ -127,7 +138,8 @@ def test_client_options_pin_the_revision(pytester: pytest.Pytester) -> None:
 
         async def test_http(mcp_http_client):
             assert mcp_http_client.protocol_version == "2025-06-18"
-    ''')
+    """,
+    )
     _run(pytester).assert_outcomes(passed=2)
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import trio
+from scale_peers import BINARY, SKIP_REASON, RedisServer
 
-from scale_peers import BINARY, SKIP_REASON, RedisServer, redis_server  # noqa: F401  (the fixture)
 from trio_mcp.scale.redis import RedisClient, RedisCommandError, RedisError, RedisUnavailable
 
 
@@ -161,8 +161,13 @@ def test_the_client_comparison_benchmark_runs() -> None:
     if BINARY is None:
         pytest.skip(SKIP_REASON)
     root = Path(__file__).resolve().parent.parent
-    done = subprocess.run([sys.executable, str(root / "benchmarks" / "redis_clients.py"), "--calls", "50"],
-                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(root)})
+    done = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "redis_clients.py"), "--calls", "50"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     ours = next(line.split() for line in done.stdout.splitlines() if line.split()[:1] == ["trio_mcp"])
     assert float(ours[2]) > 0

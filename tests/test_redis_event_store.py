@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 import trio
+from scale_peers import RedisServer
 
-from scale_peers import RedisServer, redis_server  # noqa: F401  (the fixture)
 from trio_mcp.scale.event_store import RedisEventStore
 from trio_mcp.scale.redis import RedisClient, RedisUnavailable
 
@@ -135,8 +135,10 @@ async def test_a_redis_restart_mid_load_fails_clearly_recovers_and_loses_nothing
             assert not missing, f"{len(missing)} acknowledged events lost"
             # nothing doubled: every stored message is distinct
             assert len(set(stored.values())) == len(stored)
-            print(f"acknowledged {len(acknowledged)}, failed {len(failures)} "
-                  f"({sum(exc.maybe_applied for exc in failures)} maybe applied), stored {len(stored)}")
+            print(
+                f"acknowledged {len(acknowledged)}, failed {len(failures)} "
+                f"({sum(exc.maybe_applied for exc in failures)} maybe applied), stored {len(stored)}"
+            )
 
 
 def test_options_are_checked_at_the_call() -> None:
@@ -161,8 +163,13 @@ def test_the_store_benchmark_runs() -> None:
     if BINARY is None:
         pytest.skip(SKIP_REASON)
     root = Path(__file__).resolve().parent.parent
-    done = subprocess.run([sys.executable, str(root / "benchmarks" / "redis_store.py"), "--appends", "64"],
-                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(root)})
+    done = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "redis_store.py"), "--appends", "64"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line.split() for line in done.stdout.splitlines()[1:]]
     assert [row[0] for row in rows] == ["always", "everysec"] and all(float(row[1]) > 0 for row in rows)

@@ -7,9 +7,9 @@ import signal
 
 import pytest
 import trio
+from scale_peers import RedisServer, supervisor
 
 import trio_mcp
-from scale_peers import RedisServer, redis_server, supervisor  # noqa: F401  (the fixture)
 from trio_mcp.scale import RedisClient, RedisFanout, RedisUnavailable
 
 
@@ -23,11 +23,16 @@ async def test_an_update_on_one_machine_reaches_subscribers_on_another(redis_ser
         arrived.set()
 
     with trio.fail_after(60):
-        async with supervisor("fanout_app:server", "--workers", "1", env=env) as (first, _), \
-                supervisor("fanout_app:server", "--workers", "1", env=env) as (second, _):
-            async with trio_mcp.open_http_client(first, protocol_version="2025-11-25",
-                                                 on_resource_updated=on_update) as subscriber, \
-                    trio_mcp.open_http_client(second, protocol_version="2026-07-28") as other:
+        async with (
+            supervisor("fanout_app:server", "--workers", "1", env=env) as (first, _),
+            supervisor("fanout_app:server", "--workers", "1", env=env) as (second, _),
+        ):
+            async with (
+                trio_mcp.open_http_client(
+                    first, protocol_version="2025-11-25", on_resource_updated=on_update
+                ) as subscriber,
+                trio_mcp.open_http_client(second, protocol_version="2026-07-28") as other,
+            ):
                 await subscriber.subscribe_resource("note://a")
                 await other.call_tool("touch", {"uri": "note://b"})  # nobody listens for b
                 await other.call_tool("touch", {"uri": "note://a"})
@@ -65,10 +70,14 @@ async def test_the_first_subscription_must_succeed() -> None:
 async def test_a_stateless_listen_stream_gets_updates_published_by_another_machine(redis_server: RedisServer) -> None:
     env = {"TRIO_MCP_TEST_REDIS_URL": redis_server.url}
     with trio.fail_after(60):
-        async with supervisor("fanout_app:server", "--workers", "1", env=env) as (first, _), \
-                supervisor("fanout_app:server", "--workers", "1", env=env) as (second, _):
-            async with trio_mcp.open_http_client(first, protocol_version="2026-07-28") as listener, \
-                    trio_mcp.open_http_client(second, protocol_version="2026-07-28") as other:
+        async with (
+            supervisor("fanout_app:server", "--workers", "1", env=env) as (first, _),
+            supervisor("fanout_app:server", "--workers", "1", env=env) as (second, _),
+        ):
+            async with (
+                trio_mcp.open_http_client(first, protocol_version="2026-07-28") as listener,
+                trio_mcp.open_http_client(second, protocol_version="2026-07-28") as other,
+            ):
                 async with listener.listen(resource_uris=["note://a"]) as changes:
                     await other.call_tool("touch", {"uri": "note://a"})
                     change = await changes.receive()

@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 import trio
+from scale_peers import RedisServer
 
-from scale_peers import RedisServer, redis_server  # noqa: F401  (the fixture)
 from trio_mcp import Context, Server
 from trio_mcp._core.sse import SSEDecoder
 from trio_mcp.scale import RedisClient, RedisEventStore
@@ -54,27 +54,46 @@ async def test_a_broken_stream_resumes_from_redis_exactly_once_in_order(redis_se
         url = f"http://127.0.0.1:{port}/mcp"
 
         async def post(message: Any, headers: dict[str, str]) -> ClientResponse:
-            all_headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-                           **headers}
+            all_headers = {
+                "content-type": "application/json",
+                "accept": "application/json, text/event-stream",
+                **headers,
+            }
             return await http.request("POST", url, headers=list(all_headers.items()), body=json.dumps(message).encode())
 
         with trio.fail_after(30):
-            opened = await post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}, {})
+            opened = await post(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": VERSION,
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                },
+                {},
+            )
             headers = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": VERSION}
             await events_of(opened, SSEDecoder())
             await (await post({"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)).aclose()
 
-            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                    "params": {"name": "count", "arguments": {}, "_meta": {"progressToken": "p"}}}
+            call = {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "count", "arguments": {}, "_meta": {"progressToken": "p"}},
+            }
             response = await post(call, headers)
             first = await events_of(response, SSEDecoder(), until=10)
             await response.aclose()  # the connection breaks mid-stream (not a cancellation in this era)
             last_id = first[-1][0]
             assert "/" in last_id  # an id RedisEventStore made
             await trio.sleep(0.1)  # events go on being recorded while nobody reads
-            resumed = await http.request("GET", url, headers=[*headers.items(), ("accept", "text/event-stream"),
-                                                                ("last-event-id", last_id)])
+            resumed = await http.request(
+                "GET", url, headers=[*headers.items(), ("accept", "text/event-stream"), ("last-event-id", last_id)]
+            )
             assert resumed.status == 200
             rest = await events_of(resumed, SSEDecoder())
 

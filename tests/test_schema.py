@@ -156,23 +156,39 @@ def bind_errors(annotation: Any, value: Any) -> list[str]:
         (Sequence[int], {"type": "array", "items": {"type": "integer"}}),
         (Optional[list[int]], {"type": ["array", "null"], "items": {"type": "integer"}}),
         (tuple[int, ...], {"type": "array", "items": {"type": "integer"}}),
-        (tuple[int, str], {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False,
-                           "minItems": 2, "maxItems": 2}),
+        (
+            tuple[int, str],
+            {
+                "type": "array",
+                "prefixItems": [{"type": "integer"}, {"type": "string"}],
+                "items": False,
+                "minItems": 2,
+                "maxItems": 2,
+            },
+        ),
         (tuple[()], {"type": "array", "maxItems": 0}),
         (set[str], {"type": "array", "items": {"type": "string"}, "uniqueItems": True}),
         (frozenset[int], {"type": "array", "items": {"type": "integer"}, "uniqueItems": True}),
         (dict[str, int], {"type": "object", "additionalProperties": {"type": "integer"}}),
         (dict, {"type": "object"}),
         (Mapping[str, float], {"type": "object", "additionalProperties": {"type": "number"}}),
-        (dict[Color, int], {"type": "object", "additionalProperties": {"type": "integer"},
-                            "propertyNames": {"enum": ["red", "green"]}}),
+        (
+            dict[Color, int],
+            {
+                "type": "object",
+                "additionalProperties": {"type": "integer"},
+                "propertyNames": {"enum": ["red", "green"]},
+            },
+        ),
         (datetime.datetime, {"type": "string", "format": "date-time"}),
         (datetime.date, {"type": "string", "format": "date"}),
         (datetime.time, {"type": "string", "format": "time"}),
         (uuid.UUID, {"type": "string", "format": "uuid"}),
         (UserId, {"type": "integer"}),
-        (Annotated[int, Field(description="d", title="T", examples=[1], minimum=0)],
-         {"type": "integer", "title": "T", "description": "d", "examples": [1], "minimum": 0}),
+        (
+            Annotated[int, Field(description="d", title="T", examples=[1], minimum=0)],
+            {"type": "integer", "title": "T", "description": "d", "examples": [1], "minimum": 0},
+        ),
         (list[Annotated[str, Field(pattern="^a")]], {"type": "array", "items": {"type": "string", "pattern": "^a"}}),
         (Annotated[Optional[int], Field(description="maybe")], {"type": ["integer", "null"], "description": "maybe"}),
     ],
@@ -250,9 +266,14 @@ def test_schema_typeddict_required_and_not_required() -> None:
 def test_schema_named_types_go_to_defs_once() -> None:
     schema = schema_of(dict[str, list[Point]])
     assert schema["additionalProperties"]["items"] == {"$ref": "#/$defs/Point"}
-    assert schema["$defs"] == {"Point": {"type": "object", "properties": {"x": {"type": "integer"},
-                                                                        "y": {"type": "integer", "default": 0}},
-                                         "required": ["x"], "additionalProperties": False}}
+    assert schema["$defs"] == {
+        "Point": {
+            "type": "object",
+            "properties": {"x": {"type": "integer"}, "y": {"type": "integer", "default": 0}},
+            "required": ["x"],
+            "additionalProperties": False,
+        }
+    }
 
 
 def test_schema_def_name_collision() -> None:
@@ -275,8 +296,18 @@ def test_schema_annotated_on_named_type_sits_beside_ref() -> None:
 
 @pytest.mark.parametrize(
     "annotation",
-    [bytes, dict[int, str], dict[Level, str], set[list[int]], set[Filters], complex, typing.TypeVar("T"), Literal[1.5],
-     typing.Callable[[], int], Item | bytes],
+    [
+        bytes,
+        dict[int, str],
+        dict[Level, str],
+        set[list[int]],
+        set[Filters],
+        complex,
+        typing.TypeVar("T"),
+        Literal[1.5],
+        typing.Callable[[], int],
+        Item | bytes,
+    ],
 )
 def test_unsupported_annotations_fail_at_declaration(annotation: Any) -> None:
     with pytest.raises(TypeError) as info:
@@ -354,7 +385,11 @@ def test_generic_attrs_class_is_refused() -> None:
         (Point, {"x": 1}, Point(1, 0)),
         (Private, {"secret": "s"}, Private("s")),
         (Tree, {"value": 1, "children": [{"value": 2}]}, Tree(1, (Tree(2),))),
-        (Node, {"label": "a", "next": {"label": "b", "next": None}}, {"label": "a", "next": {"label": "b", "next": None}}),
+        (
+            Node,
+            {"label": "a", "next": {"label": "b", "next": None}},
+            {"label": "a", "next": {"label": "b", "next": None}},
+        ),
         (datetime.date, "2024-02-29", datetime.date(2024, 2, 29)),
         (datetime.datetime, "2024-02-29T10:00:00Z", datetime.datetime(2024, 2, 29, 10, tzinfo=datetime.timezone.utc)),
         (datetime.time, "10:30:00", datetime.time(10, 30)),
@@ -409,8 +444,11 @@ def test_bind_union_prefers_exact_type_whatever_the_order() -> None:
         (Annotated[int, Field(minimum=0)], -1, ["x: expected a number >= 0, got -1"]),
         (Annotated[str, Field(pattern="^[a-z]+$")], "A", ["x: expected a string matching '^[a-z]+$', got 'A'"]),
         (Optional[Point], {"y": 1}, ["x.x: required property missing"]),
-        (Union[Point, Item], {"x": "1"}, ["x: matches none of the 2 alternatives of the union",
-                                          "x.x: expected integer, got string '1'"]),
+        (
+            Union[Point, Item],
+            {"x": "1"},
+            ["x: matches none of the 2 alternatives of the union", "x.x: expected integer, got string '1'"],
+        ),
         (float, 10**400, ["x: number too large for a float: 1000000000000000000000000000000000000..."]),
     ],
 )
@@ -580,8 +618,11 @@ def test_output_schema_unstructured_predicate() -> None:
         (tuple[Color, datetime.date], (Color.RED, datetime.datetime(2024, 1, 2, 3)), {"result": ["red", "2024-01-02"]}),
         (datetime.datetime, datetime.datetime(2024, 1, 2, 3), {"result": "2024-01-02T03:00:00"}),
         (uuid.UUID, uuid.UUID(int=1), {"result": "00000000-0000-0000-0000-000000000001"}),
-        (Any, {"p": Point(1), "s": frozenset({"b", "a"}), "e": Level.LOW}, {"result": {"p": {"x": 1, "y": 0},
-                                                                                      "s": ["a", "b"], "e": 1}}),
+        (
+            Any,
+            {"p": Point(1), "s": frozenset({"b", "a"}), "e": Level.LOW},
+            {"result": {"p": {"x": 1, "y": 0}, "s": ["a", "b"], "e": 1}},
+        ),
         (Tree, Tree(1, (Tree(2),)), {"value": 1, "children": [{"value": 2, "children": []}]}),
         (Literal["a", 1], 1, {"result": 1}),
         (Level, 2, {"result": 2}),
@@ -781,7 +822,7 @@ def test_field_rejects_non_json_extras() -> None:
     assert "minimum=0" in repr(Field(description="d", minimum=0))
 
 
-MODULE_WITH_FUTURE_ANNOTATIONS = '''
+MODULE_WITH_FUTURE_ANNOTATIONS = """
 from __future__ import annotations
 import attrs
 from typing import Optional
@@ -793,7 +834,7 @@ class Later:
 
 def tool(a: Later, b: int | None = None, c: list[Later] = []) -> Later:
     return a
-'''
+"""
 
 
 def test_future_annotations_and_forward_references(tmp_path: Any) -> None:
@@ -832,8 +873,13 @@ def test_header_in_schema_and_mapping() -> None:
     fs = describe_function(f)
     props = fs.input_schema["properties"]
     assert props["region"] == {"type": "string", "description": "Where", "x-mcp-header": "Region"}
-    assert props["shard"] == {"type": "integer", "x-mcp-header": "Shard-Id", "default": 0,
-                              "minimum": -(2**53 - 1), "maximum": 2**53 - 1}
+    assert props["shard"] == {
+        "type": "integer",
+        "x-mcp-header": "Shard-Id",
+        "default": 0,
+        "minimum": -(2**53 - 1),
+        "maximum": 2**53 - 1,
+    }
     assert props["dry"]["x-mcp-header"] == "Dry_Run!"
     assert props["mode"]["type"] == "string"
     assert fs.headers == {"Region": "region", "Shard-Id": "shard", "Dry_Run!": "dry", "Mode": "mode"}
@@ -866,8 +912,11 @@ def test_header_not_allowed_inside_other_types() -> None:
     class WithHeader:
         region: Annotated[str, Field(header="Region")]
 
-    for annotation in (WithHeader, list[Annotated[str, Field(header="R")]],
-                       Optional[Annotated[str, Field(header="R")]]):
+    for annotation in (
+        WithHeader,
+        list[Annotated[str, Field(header="R")]],
+        Optional[Annotated[str, Field(header="R")]],
+    ):
         with pytest.raises(TypeError, match="only allowed on a tool parameter itself"):
             describe_function(_fn(annotation, returns=type(None)))
     with pytest.raises(TypeError, match="only allowed on a tool parameter"):
@@ -886,12 +935,16 @@ def test_headers_declared_in_an_explicit_input_schema_are_checked() -> None:
     ]:
         with pytest.raises(TypeError, match=message):
             describe_function(tool, input_schema={"type": "object", "properties": {"p": prop}})
-    twice = {"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "X"},
-                                              "b": {"type": "string", "x-mcp-header": "x"}}}
+    twice = {
+        "type": "object",
+        "properties": {"a": {"type": "string", "x-mcp-header": "X"}, "b": {"type": "string", "x-mcp-header": "x"}},
+    }
     with pytest.raises(TypeError, match="used twice"):
         describe_function(tool, input_schema=twice)
-    nested = {"type": "object", "properties": {"list": {"type": "array", "items": {
-        "type": "string", "x-mcp-header": "Item"}}}}
+    nested = {
+        "type": "object",
+        "properties": {"list": {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}},
+    }
     with pytest.raises(TypeError, match="reachable through 'properties' alone"):
         describe_function(tool, input_schema=nested)
 
@@ -1087,25 +1140,37 @@ def test_validator_keywords(schema: Any, instance: Any, valid: bool) -> None:
     [
         ({"type": "integer"}, "10x", ["$: expected integer, got string '10x'"]),
         ({"type": ["string", "null"]}, 5, ["$: expected string or null, got 5"]),
-        ({"properties": {"filters": {"properties": {"tags": {"items": {"type": "string"}}}}}},
-         {"filters": {"tags": ["a", "b", 5]}}, ["$.filters.tags[2]: expected string, got 5"]),
+        (
+            {"properties": {"filters": {"properties": {"tags": {"items": {"type": "string"}}}}}},
+            {"filters": {"tags": ["a", "b", 5]}},
+            ["$.filters.tags[2]: expected string, got 5"],
+        ),
         ({"required": ["city"]}, {}, ["$.city: required property missing"]),
         ({"additionalProperties": False}, {"odd key": 1}, ['$["odd key"]: unexpected property']),
         ({"enum": ["a", "b"]}, "c", ["$: expected 'a' or 'b', got string 'c'"]),
         ({"const": 3}, 4, ["$: expected 3, got 4"]),
         ({"anyOf": [{"type": "integer"}, {"enum": ["x"]}]}, "y", ["$: expected integer or 'x', got string 'y'"]),
-        ({"anyOf": [{"type": "integer"}, {"type": "object", "required": ["a"]}]}, {},
-         ["$.a: required property missing"]),
-        ({"oneOf": [{"type": "number"}, {"type": "integer"}]}, 1,
-         ["$: matches alternatives #0 and #1 of oneOf, but must match exactly one"]),
+        (
+            {"anyOf": [{"type": "integer"}, {"type": "object", "required": ["a"]}]},
+            {},
+            ["$.a: required property missing"],
+        ),
+        (
+            {"oneOf": [{"type": "number"}, {"type": "integer"}]},
+            1,
+            ["$: matches alternatives #0 and #1 of oneOf, but must match exactly one"],
+        ),
         ({"not": {}}, 1, ["$: must not match the schema under 'not'"]),
         ({"uniqueItems": True}, [1, 2, 1], ["$: expected unique items, but items [0] and [2] are equal"]),
         ({"minItems": 2}, [], ["$: expected at least 2 items, got 0"]),
         ({"maxLength": 1}, "ab", ["$: expected at most 1 characters, got 2"]),
         ({"exclusiveMinimum": 0}, 0, ["$: expected a number > 0, got 0"]),
         ({"multipleOf": 2}, 3, ["$: expected a multiple of 2, got 3"]),
-        ({"$ref": "https://example.com/s.json"}, 1,
-         ["$: $ref 'https://example.com/s.json' is not a local reference; remote schemas are never fetched"]),
+        (
+            {"$ref": "https://example.com/s.json"},
+            1,
+            ["$: $ref 'https://example.com/s.json' is not a local reference; remote schemas are never fetched"],
+        ),
         ({"$ref": "#/$defs/nope"}, 1, ["$: $ref '#/$defs/nope' does not resolve to anything in this schema"]),
         (False, None, ["$: no value is allowed here"]),
     ],
@@ -1145,7 +1210,8 @@ def test_deeply_nested_anyof_is_bounded() -> None:
 
 def test_cyclic_refs_are_errors() -> None:
     assert _timed(1, {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}) == [
-        "$: $ref '#/$defs/a' loops back to itself without consuming any of the value"]
+        "$: $ref '#/$defs/a' loops back to itself without consuming any of the value"
+    ]
     assert _timed(1, {"$ref": "#"}) != []
     assert _timed(1, {"anyOf": [{"$ref": "#"}, {"type": "string"}]}) != []
     assert _timed({"a": 1}, {"allOf": [{"$ref": "#/allOf/0"}]}) != []
@@ -1171,8 +1237,10 @@ def test_deep_instance_is_bounded() -> None:
     deep: Any = 1
     for _ in range(10_000):
         deep = [deep]
-    recursive = {"$defs": {"n": {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"$ref": "#/$defs/n"}}]}},
-                 "$ref": "#/$defs/n"}
+    recursive = {
+        "$defs": {"n": {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"$ref": "#/$defs/n"}}]}},
+        "$ref": "#/$defs/n",
+    }
     assert "giving up" in _timed(deep, recursive)[0]
     assert "nested more than 100 levels" in _timed(deep, {"uniqueItems": True})[0]
     assert "nested more than 100 levels" in _timed([deep], {"enum": [1]})[0]
@@ -1180,8 +1248,10 @@ def test_deep_instance_is_bounded() -> None:
 
 def test_large_honest_instances_validate_linearly() -> None:
     items = [{"id": i, "name": "x"} for i in range(20_000)]
-    schema = {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer"},
-                                                                         "name": {"type": "string"}}}}
+    schema = {
+        "type": "array",
+        "items": {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}},
+    }
     assert _timed(items, schema, limit=5.0) == []
 
 
@@ -1199,15 +1269,25 @@ def test_check_schema_bounded() -> None:
 
 # -- properties ---------------------------------------------------------------------------------------------------
 
-json_scalars = st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.floats(allow_nan=False,
-                                                                                       allow_infinity=False) | st.text(max_size=5)
-json_values = st.recursive(json_scalars, lambda children: st.lists(children, max_size=4)
-                           | st.dictionaries(st.text(max_size=4), children, max_size=4), max_leaves=12)
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**60), 2**60)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5)
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4),
+    max_leaves=12,
+)
 
 points = st.builds(Point, st.integers(), st.integers())
-trees = st.recursive(st.builds(Tree, st.integers(), st.just(())),
-                     lambda children: st.builds(Tree, st.integers(), st.lists(children, max_size=3).map(tuple)),
-                     max_leaves=10)
+trees = st.recursive(
+    st.builds(Tree, st.integers(), st.just(())),
+    lambda children: st.builds(Tree, st.integers(), st.lists(children, max_size=3).map(tuple)),
+    max_leaves=10,
+)
 items = st.fixed_dictionaries({"name": st.text(), "qty": st.integers()})
 finite = st.floats(allow_nan=False, allow_infinity=False)
 
@@ -1219,8 +1299,12 @@ ROUND_TRIP = [
     (list[Item], st.lists(items, max_size=3)),
     (Union[int, float, None], st.none() | st.integers() | finite),
     (frozenset[Literal["a", "b", 3]], st.frozensets(st.sampled_from(["a", "b", 3]))),
-    (Filters, st.builds(Filters, st.lists(st.text(), max_size=3), st.none() | st.sampled_from(Color),
-                        st.integers(min_value=0))),
+    (
+        Filters,
+        st.builds(
+            Filters, st.lists(st.text(), max_size=3), st.none() | st.sampled_from(Color), st.integers(min_value=0)
+        ),
+    ),
     (dict[Color, list[datetime.date]], st.dictionaries(st.sampled_from(Color), st.lists(st.dates(), max_size=2))),
 ]
 
@@ -1240,17 +1324,27 @@ def test_round_trip_dump_then_bind(annotation: Any, strategy: Any, data: Any) ->
     assert fs.bind({"x": json_value}) == {"x": value}
 
 
-def _mixed(a: int, b: Optional[list[str]] = None, c: Union[float, Literal["auto"]] = "auto",
-           d: Optional[Item] = None, e: dict[str, bool] = {}) -> None:  # noqa: B006
+def _mixed(
+    a: int,
+    b: Optional[list[str]] = None,
+    c: Union[float, Literal["auto"]] = "auto",
+    d: Optional[Item] = None,
+    e: dict[str, bool] = {},  # noqa: B006
+) -> None:
     pass
 
 
 MIXED = describe_function(_mixed)
 argument_objects = st.dictionaries(st.sampled_from(["a", "b", "c", "d", "e", "f"]), json_values, max_size=5) | (
-    st.fixed_dictionaries({"a": st.integers()}, optional={"b": st.lists(st.text(max_size=2)) | json_values,
-                                                          "c": finite | st.just("auto") | json_values,
-                                                          "d": st.none() | items | json_values,
-                                                          "e": st.dictionaries(st.text(max_size=2), st.booleans())})
+    st.fixed_dictionaries(
+        {"a": st.integers()},
+        optional={
+            "b": st.lists(st.text(max_size=2)) | json_values,
+            "c": finite | st.just("auto") | json_values,
+            "d": st.none() | items | json_values,
+            "e": st.dictionaries(st.text(max_size=2), st.booleans()),
+        },
+    )
 )
 
 

@@ -36,8 +36,9 @@ def checkout(cart: Cart, coupon: str = "") -> Cart:
 def test_schema_is_pydantics_own_under_defs() -> None:
     fs = describe_function(checkout)
     assert fs.input_schema["properties"]["cart"] == {"$ref": "#/$defs/Cart"}
-    assert fs.input_schema["$defs"]["Cart"] == {key: value for key, value in Cart.model_json_schema().items()
-                                               if key != "$defs"}
+    assert fs.input_schema["$defs"]["Cart"] == {
+        key: value for key, value in Cart.model_json_schema().items() if key != "$defs"
+    }
     assert fs.input_schema["$defs"]["Item"]["properties"]["sku"]["pattern"] == r"^[A-Z]{3}-\d+$"
     assert fs.output_schema is not None and fs.output_schema["title"] == "Cart"  # an object: not wrapped
     assert validate({"cart": {"owner": "ann", "items": [{"sku": "ABC-1", "quantity": 2}]}}, fs.input_schema) == []
@@ -73,7 +74,9 @@ def mcp_server() -> Server:
 async def test_over_the_wire(mcp_client: Client) -> None:
     tools = {tool.name: tool async for tool in mcp_client.iter_tools()}
     assert tools["checkout"].input_schema["$defs"]["Item"]["properties"]["quantity"]["minimum"] == 1
-    result = await mcp_client.call_tool("checkout", {"cart": {"owner": "cy", "items": [{"sku": "QQQ-3", "quantity": 5}]}})
+    result = await mcp_client.call_tool(
+        "checkout", {"cart": {"owner": "cy", "items": [{"sku": "QQQ-3", "quantity": 5}]}}
+    )
     assert result.structured_content == {"owner": "cy", "items": [{"sku": "QQQ-3", "quantity": 5}], "note": None}
     result = await mcp_client.call_tool("checkout", {"cart": {"owner": "cy", "items": [{"quantity": 5}]}})
     assert result.is_error is True

@@ -67,8 +67,9 @@ def test_dataclass_bind_and_errors() -> None:
         return order
 
     fs = describe_function(place)
-    bound = fs.bind({"order": {"address": {"street": "1 rue X", "floors": [1, 2]}, "size": "l",
-                               "tags": [{"name": "gift"}]}})
+    bound = fs.bind(
+        {"order": {"address": {"street": "1 rue X", "floors": [1, 2]}, "size": "l", "tags": [{"name": "gift"}]}}
+    )
     order = bound["order"]
     assert order == Order(Address("1 rue X", "Paris", [1, 2]), Size.LARGE, frozenset({Tag("gift")}))
     with pytest.raises(ArgumentError) as caught:
@@ -79,14 +80,25 @@ def test_dataclass_bind_and_errors() -> None:
         "order.size: expected 's' or 'l', got string 'm'",
     ]
     dumped = fs.dump_output(order)
-    assert dumped == {"address": {"street": "1 rue X", "city": "Paris", "floors": [1, 2]}, "size": "l",
-                      "tags": [{"name": "gift"}]}
+    assert dumped == {
+        "address": {"street": "1 rue X", "city": "Paris", "floors": [1, 2]},
+        "size": "l",
+        "tags": [{"name": "gift"}],
+    }
     assert validate(dumped, fs.output_schema or {}) == []
 
 
 def test_standard_library_scalars() -> None:
-    def book(when: datetime.datetime, day: datetime.date, at: datetime.time, ref: uuid.UUID, file: pathlib.Path,
-             price: decimal.Decimal, size: Size, mode: Literal["fast", "slow"] = "fast") -> dict[str, Any]:
+    def book(
+        when: datetime.datetime,
+        day: datetime.date,
+        at: datetime.time,
+        ref: uuid.UUID,
+        file: pathlib.Path,
+        price: decimal.Decimal,
+        size: Size,
+        mode: Literal["fast", "slow"] = "fast",
+    ) -> dict[str, Any]:
         return {}
 
     fs = describe_function(book)
@@ -97,8 +109,17 @@ def test_standard_library_scalars() -> None:
     assert props["price"]["type"] == ["number", "string"]
     assert props["size"] == {"type": "string", "enum": ["s", "l"]}
     assert props["mode"] == {"type": "string", "enum": ["fast", "slow"], "default": "fast"}
-    bound = fs.bind({"when": "2026-07-28T10:00:00Z", "day": "2026-07-28", "at": "10:30", "file": "notes/a.txt",
-                     "ref": "12345678-1234-5678-1234-567812345678", "price": "12.30", "size": "s"})
+    bound = fs.bind(
+        {
+            "when": "2026-07-28T10:00:00Z",
+            "day": "2026-07-28",
+            "at": "10:30",
+            "file": "notes/a.txt",
+            "ref": "12345678-1234-5678-1234-567812345678",
+            "price": "12.30",
+            "size": "s",
+        }
+    )
     assert bound["when"] == datetime.datetime(2026, 7, 28, 10, tzinfo=datetime.timezone.utc)
     assert bound["day"] == datetime.date(2026, 7, 28) and bound["at"] == datetime.time(10, 30)
     assert bound["ref"] == uuid.UUID("12345678-1234-5678-1234-567812345678")
@@ -145,7 +166,9 @@ def test_results_of_standard_library_types() -> None:
 
     def anything() -> Any: ...
 
-    assert describe_function(anything).dump_output(Address("x")) == {"result": {"street": "x", "city": "Paris", "floors": []}}
+    assert describe_function(anything).dump_output(Address("x")) == {
+        "result": {"street": "x", "city": "Paris", "floors": []}
+    }
 
 
 # -- end to end: the tool receives Python objects ---------------------------------------------------------------
@@ -168,18 +191,34 @@ def mcp_server() -> Server:
 
 async def test_a_tool_receives_and_returns_these_types(mcp_client: Client) -> None:
     received.clear()
-    result = await mcp_client.call_tool("deliver", {
-        "order": {"address": {"street": "2 Main St"}, "size": "s"}, "when": "2026-01-02", "price": 4.5,
-        "folder": "/srv/orders",
-    })
+    result = await mcp_client.call_tool(
+        "deliver",
+        {
+            "order": {"address": {"street": "2 Main St"}, "size": "s"},
+            "when": "2026-01-02",
+            "price": 4.5,
+            "folder": "/srv/orders",
+        },
+    )
     assert result.is_error is not True
-    assert received == [(Order(Address("2 Main St"), Size.SMALL), datetime.date(2026, 1, 2), decimal.Decimal("4.5"),
-                         pathlib.Path("/srv/orders"))]
+    assert received == [
+        (
+            Order(Address("2 Main St"), Size.SMALL),
+            datetime.date(2026, 1, 2),
+            decimal.Decimal("4.5"),
+            pathlib.Path("/srv/orders"),
+        )
+    ]
     assert result.structured_content == {"street": "2 Main St", "city": "Paris", "floors": []}
-    result = await mcp_client.call_tool("deliver", {"order": {"address": {}, "size": "xl"}, "when": "soon",
-                                                    "price": "free", "folder": ""})
+    result = await mcp_client.call_tool(
+        "deliver", {"order": {"address": {}, "size": "xl"}, "when": "soon", "price": "free", "folder": ""}
+    )
     assert result.is_error is True
     text = result.content[0].text  # type: ignore[union-attr]
-    for expected in ("order.address.street: required property missing", "when: expected ISO 8601 date string",
-                     "price: expected number or decimal string", "folder: expected non-empty path string"):
+    for expected in (
+        "order.address.street: required property missing",
+        "when: expected ISO 8601 date string",
+        "price: expected number or decimal string",
+        "folder: expected non-empty path string",
+    ):
         assert expected in text

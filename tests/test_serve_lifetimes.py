@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 import trio
 
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup
+
 import trio_mcp
 from trio_mcp import Server
 from trio_mcp.testing import open_in_memory
@@ -49,7 +52,10 @@ async def test_ctrl_c_ends_serving_with_a_plain_keyboard_interrupt(how: str) -> 
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = await trio.lowlevel.open_process(
-        [sys.executable, "-c", SERVE, how, str(port)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-c", SERVE, how, str(port)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env=env,
     )
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
@@ -176,7 +182,9 @@ async def test_cancelling_serve_stdio_with_calls_in_flight_returns_at_once() -> 
     lines: list[str] = []
     with trio.fail_after(15):
         async with trio_mcp.open_stdio_client(
-            [sys.executable, "-c", STOPPABLE], protocol_version="2025-11-25", stderr=lines.append,
+            [sys.executable, "-c", STOPPABLE],
+            protocol_version="2025-11-25",
+            stderr=lines.append,
             env={**os.environ, "PYTHONPATH": ROOT},
         ) as client:
             failures: list[BaseException] = []
@@ -217,7 +225,9 @@ async def test_a_keyboard_interrupt_raised_in_a_handler_still_stops_the_server()
     lines: list[str] = []
     with trio.fail_after(15):
         async with trio_mcp.open_stdio_client(
-            [sys.executable, "-c", INTERRUPTED], protocol_version="2025-11-25", stderr=lines.append,
+            [sys.executable, "-c", INTERRUPTED],
+            protocol_version="2025-11-25",
+            stderr=lines.append,
             env={**os.environ, "PYTHONPATH": ROOT},
         ) as client:
             with pytest.raises(trio_mcp.ConnectionClosed):

@@ -77,8 +77,14 @@ def make_tool_server() -> Server:
         """Ship a parcel."""
         return f"to {to['street']}, {to['city']}{' (express)' if express else ''}"
 
-    @server.tool(input_schema={"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-                               "properties": {"n": {"type": "integer", "minimum": 0}}, "additionalProperties": False})
+    @server.tool(
+        input_schema={
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {"n": {"type": "integer", "minimum": 0}},
+            "additionalProperties": False,
+        }
+    )
     async def hand_written(n: int) -> str:
         """A tool with a hand-written schema."""
         return str(n * 2)
@@ -258,7 +264,10 @@ def make_resource_server() -> Server:
 
     @server.resource("test://many")
     async def many() -> list[TextResourceContents]:
-        return [TextResourceContents(uri="test://many#1", text="one"), TextResourceContents(uri="test://many#2", text="two")]
+        return [
+            TextResourceContents(uri="test://many#1", text="one"),
+            TextResourceContents(uri="test://many#2", text="two"),
+        ]
 
     return server
 
@@ -276,7 +285,8 @@ async def test_resources_list_and_read(version: str) -> None:
             text_contents = (await client.read_resource("test://static-text")).contents
             assert text_contents == [
                 TextResourceContents(
-                    uri="test://static-text", mime_type="text/plain",
+                    uri="test://static-text",
+                    mime_type="text/plain",
                     text="This is the content of the static text resource.",
                 )
             ]
@@ -557,8 +567,12 @@ async def test_context_requests_reach_client_callbacks() -> None:
 
     with trio.fail_after(5):
         async with open_in_memory(
-            make_context_server(), sampling=sampling, elicitation=elicitation, roots=roots
-        , protocol_version="2025-11-25") as client:
+            make_context_server(),
+            sampling=sampling,
+            elicitation=elicitation,
+            roots=roots,
+            protocol_version="2025-11-25",
+        ) as client:
             assert text((await client.call_tool("ask_model", {"question": "meaning?"})).content[0]) == "42"
             assert text((await client.call_tool("ask_user")).content[0]) == "accept:Ada"
             assert text((await client.call_tool("where")).content[0]) == "file:///src"
@@ -575,10 +589,13 @@ async def test_context_requests_are_refused_without_the_capability() -> None:
                 with pytest.raises(trio_mcp.McpError, match="did not declare") as info:
                     await client.call_tool(tool, {"question": "q"} if tool == "ask_model" else None)
                 assert info.value.code == -32601
+
         async def elicitation(params: ElicitRequestParams) -> ElicitResult:
             raise AssertionError("never called: elicitation does not exist on 2025-03-26")  # pragma: no cover
 
-        async with open_in_memory(make_context_server(), protocol_version="2025-03-26", elicitation=elicitation) as client:
+        async with open_in_memory(
+            make_context_server(), protocol_version="2025-03-26", elicitation=elicitation
+        ) as client:
             with pytest.raises(trio_mcp.McpError, match="elicitation"):
                 await client.call_tool("ask_user")  # elicitation does not exist before 2025-06-18
 
@@ -588,7 +605,9 @@ async def test_elicitation_answer_must_match_the_schema() -> None:
         return ElicitResult(action="accept", content={"name": 7})
 
     with trio.fail_after(5):
-        async with open_in_memory(make_context_server(), elicitation=elicitation, protocol_version="2025-11-25") as client:
+        async with open_in_memory(
+            make_context_server(), elicitation=elicitation, protocol_version="2025-11-25"
+        ) as client:
             with pytest.raises(trio_mcp.McpError, match="does not match the requested schema"):
                 await client.call_tool("ask_user")
 
@@ -611,7 +630,10 @@ async def test_lifespan_runs_once_around_serving() -> None:
 
     with trio.fail_after(5):
         async with server.running():
-            async with open_in_memory(server, protocol_version="2025-11-25") as first, open_in_memory(server, protocol_version="2025-11-25") as second:
+            async with (
+                open_in_memory(server, protocol_version="2025-11-25") as first,
+                open_in_memory(server, protocol_version="2025-11-25") as second,
+            ):
                 assert text((await first.call_tool("state")).content[0]) == "connected"
                 assert text((await second.call_tool("state")).content[0]) == "connected"
             assert events == ["start"]

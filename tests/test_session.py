@@ -92,7 +92,9 @@ async def test_peer_cancel_cancels_handler_and_sends_no_response(nursery: trio.N
     session, peer = await start_session(nursery, Handlers(slow=slow, echo=echo))
     await peer.send({"jsonrpc": "2.0", "id": 1, "method": "slow"})
     await started.wait()
-    await peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "bored"}})
+    await peer.send(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "bored"}}
+    )
     await peer.send({"jsonrpc": "2.0", "id": 2, "method": "echo"})
     # The next thing on the wire is the answer to 2: nothing was sent for the cancelled request.
     assert await peer.receive() == {"jsonrpc": "2.0", "id": 2, "result": {"echo": None}}
@@ -175,7 +177,9 @@ async def test_progress_resets_timeout_up_to_a_maximum(
             {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": step}}
         )
     # a non-increasing update is dropped
-    await peer.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": 2}})
+    await peer.send(
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": 2}}
+    )
     await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"done": True}})
     await trio.testing.wait_all_tasks_blocked()
     assert result == [{"done": True}]
@@ -192,7 +196,9 @@ async def test_progress_callback_exceptions_are_isolated(nursery: trio.Nursery) 
     async def answer() -> None:
         request = await peer.receive()
         token = request["params"]["_meta"]["progressToken"]
-        await peer.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": 1}})
+        await peer.send(
+            {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": 1}}
+        )
         await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": "fine"})
 
     nursery.start_soon(answer)
@@ -353,7 +359,9 @@ async def test_peer_cancel_in_signal_mode_lets_handler_observe(nursery: trio.Nur
     session, peer = await start_session(nursery, Handlers(coop=cooperative, echo=echo), peer_cancel_mode="signal")
     await peer.send({"jsonrpc": "2.0", "id": 1, "method": "coop"})
     await trio.testing.wait_all_tasks_blocked()
-    await peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "stop"}})
+    await peer.send(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "stop"}}
+    )
     await peer.send({"jsonrpc": "2.0", "id": 2, "method": "echo"})
     assert (await peer.receive())["id"] == 2
     assert observed == ["stop"]

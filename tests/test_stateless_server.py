@@ -111,11 +111,17 @@ async def test_discover_and_the_result_envelope(nursery: trio.Nursery) -> None:
 @pytest.mark.parametrize(
     ("meta", "code", "data"),
     [
-        ({"io.modelcontextprotocol/protocolVersion": "2099-01-01", "io.modelcontextprotocol/clientCapabilities": {}},
-         -32022, {"supported": [MODERN], "requested": "2099-01-01"}),
+        (
+            {"io.modelcontextprotocol/protocolVersion": "2099-01-01", "io.modelcontextprotocol/clientCapabilities": {}},
+            -32022,
+            {"supported": [MODERN], "requested": "2099-01-01"},
+        ),
         ({"io.modelcontextprotocol/protocolVersion": MODERN}, -32602, None),
-        ({"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": []},
-         -32602, None),
+        (
+            {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": []},
+            -32602,
+            None,
+        ),
     ],
 )
 async def test_envelope_errors(nursery: trio.Nursery, meta: dict[str, Any], code: int, data: Any) -> None:
@@ -179,18 +185,41 @@ async def test_two_rounds_carry_earlier_answers_in_request_state(nursery: trio.N
     first = (await call(peer, request(1, "tools/call", params, capabilities=caps)))["result"]
     (key,) = first["inputRequests"]
     assert first["inputRequests"][key]["method"] == "elicitation/create"
-    second = (await call(peer, request(2, "tools/call", {
-        **params, "inputResponses": {key: {"action": "accept", "content": {"name": "Bo"}}},
-        "requestState": first["requestState"],
-    }, capabilities=caps)))["result"]
+    second = (
+        await call(
+            peer,
+            request(
+                2,
+                "tools/call",
+                {
+                    **params,
+                    "inputResponses": {key: {"action": "accept", "content": {"name": "Bo"}}},
+                    "requestState": first["requestState"],
+                },
+                capabilities=caps,
+            ),
+        )
+    )["result"]
     (key2,) = second["inputRequests"]
     assert second["inputRequests"][key2]["method"] == "sampling/createMessage"
     assert second["inputRequests"][key2]["params"]["maxTokens"] == 20
-    third = (await call(peer, request(3, "tools/call", {
-        **params,
-        "inputResponses": {key2: {"role": "assistant", "content": {"type": "text", "text": "lovely"}, "model": "m"}},
-        "requestState": second["requestState"],
-    }, capabilities=caps)))["result"]
+    third = (
+        await call(
+            peer,
+            request(
+                3,
+                "tools/call",
+                {
+                    **params,
+                    "inputResponses": {
+                        key2: {"role": "assistant", "content": {"type": "text", "text": "lovely"}, "model": "m"}
+                    },
+                    "requestState": second["requestState"],
+                },
+                capabilities=caps,
+            ),
+        )
+    )["result"]
     assert third["content"][0]["text"] == "Bo: lovely"
 
 
@@ -208,14 +237,28 @@ async def test_tampered_foreign_and_expired_request_state_is_rejected(nursery: t
         (state, {"name": "interview", "arguments": {"topic": "x"}}),  # state bound to another call
         ("not-a-state", {"name": "greet"}),
     ):
-        reply = await call(peer, request(2, "tools/call", {**params, "inputResponses": answer, "requestState": bad_state},
-                                         capabilities={"elicitation": {}, "sampling": {}}))
+        reply = await call(
+            peer,
+            request(
+                2,
+                "tools/call",
+                {**params, "inputResponses": answer, "requestState": bad_state},
+                capabilities={"elicitation": {}, "sampling": {}},
+            ),
+        )
         assert reply["error"]["code"] == -32602, bad_state
     expiring = make_server(request_state_ttl=-1)
     peer2 = await start(nursery, expiring)
     first = (await call(peer2, request(1, "tools/call", {"name": "greet"}, capabilities=caps)))["result"]
-    reply = await call(peer2, request(2, "tools/call", {"name": "greet", "inputResponses": answer,
-                                                         "requestState": first["requestState"]}, capabilities=caps))
+    reply = await call(
+        peer2,
+        request(
+            2,
+            "tools/call",
+            {"name": "greet", "inputResponses": answer, "requestState": first["requestState"]},
+            capabilities=caps,
+        ),
+    )
     assert reply["error"]["code"] == -32602 and "expired" in reply["error"]["message"]
 
 
@@ -243,15 +286,27 @@ async def test_logging_only_with_a_log_level_and_progress_on_the_request(nursery
 async def test_subscriptions_listen(nursery: trio.Nursery) -> None:
     server = make_server()
     peer = await start(nursery, server)
-    await peer.send(request(9, "subscriptions/listen", {"notifications": {
-        "toolsListChanged": True, "promptsListChanged": True, "resourceSubscriptions": ["test://here"],
-        "unknownFilter": True,
-    }}))
+    await peer.send(
+        request(
+            9,
+            "subscriptions/listen",
+            {
+                "notifications": {
+                    "toolsListChanged": True,
+                    "promptsListChanged": True,
+                    "resourceSubscriptions": ["test://here"],
+                    "unknownFilter": True,
+                }
+            },
+        )
+    )
     ack = await peer.receive()
     assert ack["method"] == "notifications/subscriptions/acknowledged"
     assert ack["params"]["_meta"] == {SUBSCRIPTION: 9}
     assert ack["params"]["notifications"] == {
-        "toolsListChanged": True, "promptsListChanged": True, "resourceSubscriptions": ["test://here"]
+        "toolsListChanged": True,
+        "promptsListChanged": True,
+        "resourceSubscriptions": ["test://here"],
     }
     await trio.testing.wait_all_tasks_blocked()
     server.add_tool(lambda: "x", name="late", description="added late")
@@ -259,7 +314,11 @@ async def test_subscriptions_listen(nursery: trio.Nursery) -> None:
     server.notify_resource_updated("test://elsewhere")
     changed = await peer.receive()
     updated = await peer.receive()
-    assert changed == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": {SUBSCRIPTION: 9}}}
+    assert changed == {
+        "jsonrpc": "2.0",
+        "method": "notifications/tools/list_changed",
+        "params": {"_meta": {SUBSCRIPTION: 9}},
+    }
     assert updated["params"] == {"uri": "test://here", "_meta": {SUBSCRIPTION: 9}}
     # A second subscription runs alongside; the client ends the first by cancelling it.
     await peer.send(request(10, "subscriptions/listen", {"notifications": {"resourcesListChanged": True}}))
@@ -283,8 +342,19 @@ async def test_both_eras_on_one_connection(nursery: trio.Nursery) -> None:
     peer = await start(nursery, make_server())
     discover = await call(peer, request(1, "server/discover"))
     assert discover["result"]["resultType"] == "complete"
-    legacy = await call(peer, {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}})
+    legacy = await call(
+        peer,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "old", "version": "1"},
+            },
+        },
+    )
     assert legacy["result"]["protocolVersion"] == "2025-11-25"
     await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     tools = await call(peer, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
@@ -322,14 +392,24 @@ async def test_concurrent_asks_become_one_result_with_several_input_requests(nur
     first = (await call(peer, request(1, "tools/call", {"name": "everything"}, capabilities=caps)))["result"]
     assert first["resultType"] == "input_required"
     assert {key: value["method"] for key, value in first["inputRequests"].items()} == {
-        "name": "elicitation/create", "model": "sampling/createMessage", "roots": "roots/list"}
+        "name": "elicitation/create",
+        "model": "sampling/createMessage",
+        "roots": "roots/list",
+    }
     responses = {
         "name": {"action": "accept", "content": {"n": "Ada"}},
         "model": {"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"},
         "roots": {"roots": [{"uri": "file:///a"}]},
     }
-    second = (await call(peer, request(2, "tools/call", {"name": "everything", "inputResponses": responses,
-                                                          "requestState": first["requestState"]}, capabilities=caps)))
+    second = await call(
+        peer,
+        request(
+            2,
+            "tools/call",
+            {"name": "everything", "inputResponses": responses, "requestState": first["requestState"]},
+            capabilities=caps,
+        ),
+    )
     assert second["result"]["content"][0]["text"] == "Ada/hello/file:///a"
 
 
@@ -378,8 +458,11 @@ async def test_request_state_is_bound_to_the_principal(nursery: trio.Nursery) ->
     await nursery.start(ServerConnection(server, bob[0], principal="bob").run)
     caps = {"elicitation": {}}
     first = (await call(alice[1], request(1, "tools/call", {"name": "greet"}, capabilities=caps)))["result"]
-    retry = {"name": "greet", "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Eve"}}},
-             "requestState": first["requestState"]}
+    retry = {
+        "name": "greet",
+        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Eve"}}},
+        "requestState": first["requestState"],
+    }
     stolen = await call(bob[1], request(2, "tools/call", retry, capabilities=caps))
     assert stolen["error"]["code"] == -32602
     mine = await call(alice[1], request(3, "tools/call", retry, capabilities=caps))

@@ -308,7 +308,11 @@ class RawPeer:
                 "jsonrpc": "2.0",
                 "id": 0,
                 "method": "initialize",
-                "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+                "params": {
+                    "protocolVersion": version,
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
             }
         )
         result = await self.receive()
@@ -333,8 +337,12 @@ async def test_cancelled_request_gets_no_response_on_the_wire(raw_peer: RawPeer,
     with trio.fail_after(10):
         await raw_peer.initialize()
         await raw_peer.send(
-            {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-             "params": {"name": "sleep", "arguments": {"seconds": 30, "marker": str(marker)}}}
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "sleep", "arguments": {"seconds": 30, "marker": str(marker)}},
+            }
         )
         while not marker.exists():
             await trio.sleep(0.01)
@@ -401,7 +409,12 @@ async def test_batches_are_accepted_on_2025_03_26_only(raw_peer: RawPeer) -> Non
         await raw_peer.send(
             [
                 {"jsonrpc": "2.0", "id": 1, "method": "ping"},
-                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "b"}}},
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"text": "b"}},
+                },
             ]
         )
         reply = await raw_peer.receive()
@@ -413,10 +426,12 @@ async def test_oversized_line_is_refused_and_the_session_survives(raw_peer: RawP
         await raw_peer.initialize()
         chunk = b"x" * (1024 * 1024)
         async with trio.open_nursery() as nursery:
+
             async def flood() -> None:
                 for _ in range(20):  # 20 MiB, beyond the 16 MiB line limit
                     await raw_peer.send_raw(chunk)
                 await raw_peer.send_raw(b"\n")
+
             nursery.start_soon(flood)
             reply = await raw_peer.receive()
         assert reply["error"]["code"] == -32600

@@ -97,7 +97,9 @@ async def test_task_runs_to_its_result_with_status_updates(version: str, clock: 
     statuses: list[str] = []
     with trio.fail_after(60):
         async with server.running(), connect(server, version) as client:
-            result = await client.call_tool_as_task("slow", {"seconds": 2}, on_status=lambda t: statuses.append(t["status"]))
+            result = await client.call_tool_as_task(
+                "slow", {"seconds": 2}, on_status=lambda t: statuses.append(t["status"])
+            )
     assert result.content[0].text == "slept 2"  # type: ignore[union-attr]
     assert statuses[0] == "working" and statuses[-1] in ("completed",)
 
@@ -169,6 +171,7 @@ async def test_server_cancelling_a_task_raises_task_cancelled(clock: trio.testin
     with trio.fail_after(60):
         async with server.running(), connect(server, MODERN) as client:
             async with trio.open_nursery() as nursery:
+
                 async def cancel_soon() -> None:
                     await seen["started"].wait()
                     for live in list(manager._live.values()):
@@ -223,7 +226,9 @@ async def test_core_cancel_answers_cancelled_and_refuses_a_finished_task(clock: 
     server, _ = make_server()
     with trio.fail_after(60):
         async with server.running(), connect(server, CORE) as client:
-            created = await client.session.request("tools/call", {"name": "slow", "arguments": {"seconds": 50}, "task": {}})
+            created = await client.session.request(
+                "tools/call", {"name": "slow", "arguments": {"seconds": 50}, "task": {}}
+            )
             task_id = created["task"]["taskId"]
             cancelled = await client.session.request("tasks/cancel", {"taskId": task_id})
             assert cancelled["status"] == "cancelled"
@@ -270,7 +275,10 @@ async def test_another_caller_cannot_see_a_task(version: str, clock: trio.testin
     server, _ = make_server()
     with trio.fail_after(60):
         async with server.running():
-            async with connect(server, version, principal="alice") as alice, connect(server, version, principal="bob") as bob:
+            async with (
+                connect(server, version, principal="alice") as alice,
+                connect(server, version, principal="bob") as bob,
+            ):
                 params: dict[str, Any] = {"name": "slow", "arguments": {"seconds": 50}}
                 if version == CORE:
                     task_id = (await alice.session.request("tools/call", {**params, "task": {}}))["task"]["taskId"]
@@ -563,8 +571,13 @@ async def test_a_core_task_belongs_to_its_session_too(clock: trio.testing.MockCl
     server, _ = make_server()
     with trio.fail_after(60):
         async with server.running():
-            async with connect(server, CORE, principal="alice") as first, connect(server, CORE, principal="alice") as second:
-                created = await first.session.request("tools/call", {"name": "slow", "arguments": {"seconds": 50}, "task": {}})
+            async with (
+                connect(server, CORE, principal="alice") as first,
+                connect(server, CORE, principal="alice") as second,
+            ):
+                created = await first.session.request(
+                    "tools/call", {"name": "slow", "arguments": {"seconds": 50}, "task": {}}
+                )
                 task_id = created["task"]["taskId"]
                 with pytest.raises(McpError, match="not found"):
                     await second.session.request("tasks/get", {"taskId": task_id})
@@ -581,8 +594,10 @@ async def test_listen_stream_carries_task_notifications(clock: trio.testing.Mock
     extension = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 
     def message(id: int, method: str, params: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, Any]:
-        meta = {"io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": capabilities}
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": capabilities,
+        }
         return {"jsonrpc": "2.0", "id": id, "method": method, "params": {**params, "_meta": meta}}
 
     async def reply(peer: Any) -> dict[str, Any]:
@@ -606,8 +621,9 @@ async def test_listen_stream_carries_task_notifications(clock: trio.testing.Mock
             refused = await reply(listener)
             assert refused["error"]["code"] == -32021
 
-            await listener.send(message(3, "subscriptions/listen",
-                                        {"notifications": {"taskIds": [task_id, "not-a-task"]}}, extension))
+            await listener.send(
+                message(3, "subscriptions/listen", {"notifications": {"taskIds": [task_id, "not-a-task"]}}, extension)
+            )
             acknowledged = await listener.receive()
             assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
             assert acknowledged["params"]["notifications"]["taskIds"] == [task_id]

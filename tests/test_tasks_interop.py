@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 import trio
+from test_interop_stdio import EVERYTHING, texts
 
 import trio_mcp
-from test_interop_stdio import EVERYTHING, texts
 from trio_mcp.types import ElicitResult
 
 pytestmark = pytest.mark.interop
@@ -51,8 +51,9 @@ async def test_cancelling_the_call_cancels_the_research_task() -> None:
                     if task.get("statusMessage"):  # it is working on a stage: stop it
                         scope.cancel()
 
-                await client.call_tool_as_task("simulate-research-query", {"topic": "trio"}, on_status=on_status,
-                                               poll_interval=0.05)
+                await client.call_tool_as_task(
+                    "simulate-research-query", {"topic": "trio"}, on_status=on_status, poll_interval=0.05
+                )
             assert scope.cancelled_caught
             task = await client.request("tasks/get", {"taskId": created[0]})
     assert task["status"] == "cancelled"

@@ -44,7 +44,9 @@ SERVER = textwrap.dedent(
 
 async def start_server(script: Path, store: Path) -> tuple[trio.Process, int]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    process = await trio.lowlevel.open_process([sys.executable, str(script), str(store)], stdout=subprocess.PIPE, env=env)
+    process = await trio.lowlevel.open_process(
+        [sys.executable, str(script), str(store)], stdout=subprocess.PIPE, env=env
+    )
     assert process.stdout is not None
     line = b""
     while not line.endswith(b"\n"):
@@ -61,7 +63,9 @@ async def test_a_task_of_a_killed_server_reads_failed_after_the_restart(tmp_path
     with trio.fail_after(60):
         process, port = await start_server(script, store)
         try:
-            async with trio_mcp.open_http_client(f"http://127.0.0.1:{port}/mcp", protocol_version="2026-07-28") as client:
+            async with trio_mcp.open_http_client(
+                f"http://127.0.0.1:{port}/mcp", protocol_version="2026-07-28"
+            ) as client:
                 statuses: list[str] = []
                 with trio.move_on_after(1):
                     await client.call_tool_as_task("long_job", on_status=lambda t: statuses.append(t["taskId"]))
@@ -73,7 +77,9 @@ async def test_a_task_of_a_killed_server_reads_failed_after_the_restart(tmp_path
             await process.wait()
         process, port = await start_server(script, store)
         try:
-            async with trio_mcp.open_http_client(f"http://127.0.0.1:{port}/mcp", protocol_version="2026-07-28") as client:
+            async with trio_mcp.open_http_client(
+                f"http://127.0.0.1:{port}/mcp", protocol_version="2026-07-28"
+            ) as client:
                 first = await get_task(client, task_id)
                 killed = await get_task(client, second)
                 try:

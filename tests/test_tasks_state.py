@@ -50,7 +50,9 @@ def test_every_status_event_pair(status: str, event: TaskEvent) -> None:
     assert after == expected
 
 
-@pytest.mark.parametrize("events", list(itertools.permutations([TaskEvent.COMPLETED, TaskEvent.FAILED, TaskEvent.CANCELLED])))
+@pytest.mark.parametrize(
+    "events", list(itertools.permutations([TaskEvent.COMPLETED, TaskEvent.FAILED, TaskEvent.CANCELLED]))
+)
 def test_first_final_event_wins(events: tuple[TaskEvent, ...]) -> None:
     status = "working"
     finals = []
@@ -63,8 +65,16 @@ def test_first_final_event_wins(events: tuple[TaskEvent, ...]) -> None:
 
 
 def record(**changes: object) -> TaskRecord:
-    base = TaskRecord(task_id="t" * 20, owner="o", form="extension", instance="i", created_at=0.0,
-                      last_updated_at=1.5, ttl_ms=60000, poll_interval_ms=500)
+    base = TaskRecord(
+        task_id="t" * 20,
+        owner="o",
+        form="extension",
+        instance="i",
+        created_at=0.0,
+        last_updated_at=1.5,
+        ttl_ms=60000,
+        poll_interval_ms=500,
+    )
     for key, value in changes.items():
         setattr(base, key, value)
     return base
@@ -72,8 +82,14 @@ def record(**changes: object) -> TaskRecord:
 
 def test_wire_forms_use_each_revision_field_names() -> None:
     core = task_wire(record(ttl_ms=None))
-    assert core == {"taskId": "t" * 20, "status": "working", "createdAt": "1970-01-01T00:00:00.000Z",
-                    "lastUpdatedAt": "1970-01-01T00:00:01.500Z", "ttl": None, "pollInterval": 500}
+    assert core == {
+        "taskId": "t" * 20,
+        "status": "working",
+        "createdAt": "1970-01-01T00:00:00.000Z",
+        "lastUpdatedAt": "1970-01-01T00:00:01.500Z",
+        "ttl": None,
+        "pollInterval": 500,
+    }
     extension = detailed_task_wire(record())
     assert extension["ttlMs"] == 60000 and extension["pollIntervalMs"] == 500
     assert "ttl" not in extension and "pollInterval" not in extension

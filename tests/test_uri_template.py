@@ -174,9 +174,12 @@ def test_expand_mcp_shapes_and_types() -> None:
     assert UriTemplate("search://q{?query,limit}").expand({"query": "mcp", "limit": 10}) == (
         "search://q?query=mcp&limit=10"
     )
-    assert UriTemplate("repo://{owner}/{repo}/blob{/path*}").expand(
-        {"owner": "o", "repo": "r", "path": ("src", "main.py")}
-    ) == "repo://o/r/blob/src/main.py"
+    assert (
+        UriTemplate("repo://{owner}/{repo}/blob{/path*}").expand(
+            {"owner": "o", "repo": "r", "path": ("src", "main.py")}
+        )
+        == "repo://o/r/blob/src/main.py"
+    )
     assert UriTemplate("x://{v}").expand({"v": "é/€"}) == "x://%C3%A9%2F%E2%82%AC"
     assert UriTemplate("x://{+v}").expand({"v": "%41%zz"}) == "x://%41%25zz"
     assert UriTemplate("x://é/{v}").expand({"v": "1"}) == "x://%C3%A9/1"
@@ -280,7 +283,11 @@ def test_non_string_template_is_a_type_error() -> None:
         ("users://{id}/profile", "users://42/profile/x", None),
         ("users://{id}/profile", "users://4/2/profile", None),
         ("users://{id}/profile", "other://42/profile", None),
-        ("repo://{owner}/{repo}/blob{/path*}", "repo://o/r/blob/a/b/c", {"owner": "o", "repo": "r", "path": ["a", "b", "c"]}),
+        (
+            "repo://{owner}/{repo}/blob{/path*}",
+            "repo://o/r/blob/a/b/c",
+            {"owner": "o", "repo": "r", "path": ["a", "b", "c"]},
+        ),
         ("repo://{owner}/{repo}/blob{/path*}", "repo://o/r/blob", {"owner": "o", "repo": "r"}),
         ("repo://{owner}/{repo}/blob{/path*}", "repo://o/r/blob/", {"owner": "o", "repo": "r", "path": [""]}),
         ("{/a,b,c}", "/1/2/3", {"a": "1", "b": "2", "c": "3"}),
@@ -534,9 +541,7 @@ def _template_and_values(draw: st.DrawFn) -> tuple[UriTemplate, dict[str, Any], 
         merges = previous is not None and op != "" and _SEPARATORS[previous] == op
         earlier = before_ops if merges else before_ops + run_ops
         needs_literal = previous is not None and (
-            prefixless
-            or (op in "?#" and op in before_ops + run_ops)
-            or any(_SEPARATORS[o] == op for o in earlier)
+            prefixless or (op in "?#" and op in before_ops + run_ops) or any(_SEPARATORS[o] == op for o in earlier)
         )
         if needs_literal or (previous is not None and draw(st.booleans())):
             text.append(literal())

@@ -37,15 +37,21 @@ async def test_the_built_in_server_serves_the_route_probes_and_cors() -> None:
     examples = load_examples()
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
-            port = await nursery.start(lambda task_status: examples["server"].serve_http(
-                "127.0.0.1", 0, options=examples["options"], task_status=task_status))
+            port = await nursery.start(
+                lambda task_status: examples["server"].serve_http(
+                    "127.0.0.1", 0, options=examples["options"], task_status=task_status
+                )
+            )
             base = f"http://127.0.0.1:{port}"
             async with HttpClient() as http:
                 route = await http.request("GET", f"{base}/version")
                 assert (route.status, await route.read()) == (200, b"weather 1.0\n")
                 assert (await http.request("GET", f"{base}/healthz")).status == 200
-                preflight = await http.request("OPTIONS", f"{base}/mcp", headers={
-                    "origin": "http://localhost:5173", "access-control-request-method": "POST"})
+                preflight = await http.request(
+                    "OPTIONS",
+                    f"{base}/mcp",
+                    headers={"origin": "http://localhost:5173", "access-control-request-method": "POST"},
+                )
                 assert preflight.status == 204
             assert await call_forecast(f"{base}/mcp") == "Sunny in Paris"
             nursery.cancel_scope.cancel()

@@ -106,8 +106,9 @@ async def running_server(**options: Any) -> AsyncIterator[tuple[int, Probe]]:
 
 
 @asynccontextmanager
-async def ws_client(url: str, *, stream_options: dict[str, Any] | None = None, **client_options: Any
-                    ) -> AsyncIterator[tuple[Client, WebSocketMessageStream]]:
+async def ws_client(
+    url: str, *, stream_options: dict[str, Any] | None = None, **client_options: Any
+) -> AsyncIterator[tuple[Client, WebSocketMessageStream]]:
     async with trio.open_nursery() as nursery:
         stream = await connect_websocket_stream(nursery, url, **(stream_options or {}))
         client = Client(stream, **client_options)
@@ -204,12 +205,19 @@ class RawPeer:
                 return json.loads(payload)
 
 
-async def upgrade(port: int, *, subprotocol: str | None = "mcp", origin: str | None = None,
-                  path: str = "/mcp") -> tuple[RawPeer, int, bytes]:
+async def upgrade(
+    port: int, *, subprotocol: str | None = "mcp", origin: str | None = None, path: str = "/mcp"
+) -> tuple[RawPeer, int, bytes]:
     sock = await trio.open_tcp_stream("127.0.0.1", port)
     key = base64.b64encode(os.urandom(16)).decode()
-    lines = [f"GET {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Upgrade: websocket", "Connection: Upgrade",
-             f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13"]
+    lines = [
+        f"GET {path} HTTP/1.1",
+        f"Host: 127.0.0.1:{port}",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        f"Sec-WebSocket-Key: {key}",
+        "Sec-WebSocket-Version: 13",
+    ]
     if subprotocol is not None:
         lines.append(f"Sec-WebSocket-Protocol: {subprotocol}")
     if origin is not None:
@@ -221,8 +229,18 @@ async def upgrade(port: int, *, subprotocol: str | None = "mcp", origin: str | N
 
 
 async def initialize_raw(peer: RawPeer) -> None:
-    await peer.send_json({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    await peer.send_json(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        }
+    )
     assert (await peer.receive_json())["result"]["serverInfo"]["name"] == "ws-test"
     await peer.send_json({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
@@ -251,8 +269,7 @@ async def test_handshake_and_tool_calls_on_each_revision() -> None:
             # Each connection ended with the client's close, and the server's session with it.
             while len(probe.ended) < len(probe.streams):
                 await trio.sleep(0.01)
-            assert all(stream.close_reason is not None and stream.close_reason.code == 1000
-                       for stream in probe.streams)
+            assert all(stream.close_reason is not None and stream.close_reason.code == 1000 for stream in probe.streams)
 
 
 async def test_concurrent_clients_and_calls() -> None:
@@ -273,16 +290,25 @@ async def test_concurrent_clients_and_calls() -> None:
 
 async def test_stateless_requests_on_the_same_connection() -> None:
     """As on stdio: a 2026-07-28 request carries its own envelope and is answered on any connection."""
-    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    }
     with trio.fail_after(10):
         async with running_server() as (port, _), trio.open_nursery() as nursery:
             stream = await connect_websocket_stream(nursery, url_of(port))
             await stream.send({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}})
             reply = await stream.receive()
             assert MODERN in reply["result"]["supportedVersions"]
-            await stream.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                               "params": {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta}})
+            await stream.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta},
+                }
+            )
             reply = await stream.receive()
             assert reply["id"] == 2 and reply["result"]["content"][0]["text"] == "hi"
             await stream.aclose()
@@ -294,8 +320,7 @@ async def test_stateless_requests_on_the_same_connection() -> None:
 @pytest.mark.parametrize("version", ["2025-11-25", "auto"])
 async def test_caller_cancel_cancels_the_server_handler(version: str) -> None:
     with trio.fail_after(10):
-        async with running_server() as (port, probe), \
-                ws_client(url_of(port), protocol_version=version) as (client, _):
+        async with running_server() as (port, probe), ws_client(url_of(port), protocol_version=version) as (client, _):
             with trio.move_on_after(0.3) as scope:
                 await client.call_tool("sleep", {"seconds": 30})
             assert scope.cancelled_caught
@@ -316,8 +341,10 @@ async def test_server_cancel_cancels_the_client_callback() -> None:
 
     with trio.fail_after(10):
         # Server-to-client requests exist in the handshake era (2026-07-28 embeds them in results instead).
-        async with running_server() as (port, _), \
-                ws_client(url_of(port), roots=roots, protocol_version="2025-11-25") as (client, _):
+        async with (
+            running_server() as (port, _),
+            ws_client(url_of(port), roots=roots, protocol_version="2025-11-25") as (client, _),
+        ):
             assert text_of(await client.call_tool("roots_probe", {"timeout": 0.3})) == "gave up"
             await client.ping()  # the cancel notification was read before the ping's answer
             assert outcome == ["cancelled"]
@@ -330,8 +357,10 @@ async def test_server_requests_reach_the_client() -> None:
 
     with trio.fail_after(10):
         for version in ("2025-11-25", "auto"):
-            async with running_server() as (port, _), \
-                    ws_client(url_of(port), roots=roots, protocol_version=version) as (client, _):
+            async with (
+                running_server() as (port, _),
+                ws_client(url_of(port), roots=roots, protocol_version=version) as (client, _),
+            ):
                 assert text_of(await client.call_tool("roots_probe", {"timeout": 5})) == "file:///work"
 
 
@@ -358,8 +387,7 @@ async def test_foreign_origin_is_refused() -> None:
 
 async def test_configured_origins() -> None:
     with trio.fail_after(10):
-        async with running_server(allowed_origins=["https://app.example"]) as (port, _), \
-                trio.open_nursery() as nursery:
+        async with running_server(allowed_origins=["https://app.example"]) as (port, _), trio.open_nursery() as nursery:
             stream = await connect_websocket_stream(nursery, url_of(port), origin="https://app.example")
             await stream.aclose()
             with pytest.raises(WebSocketRejected, match="403"):
@@ -482,8 +510,10 @@ async def test_oversized_frame_closes_with_1009_without_buffering_it(limit: int,
 
 async def test_client_refuses_an_oversized_message_from_the_server() -> None:
     with trio.fail_after(10):
-        async with running_server() as (port, probe), \
-                ws_client(url_of(port), stream_options={"max_message_bytes": 8192}) as (client, stream):
+        async with (
+            running_server() as (port, probe),
+            ws_client(url_of(port), stream_options={"max_message_bytes": 8192}) as (client, stream),
+        ):
             assert text_of(await client.call_tool("echo", {"text": "x" * 4000})) == "x" * 4000
             with pytest.raises(ConnectionClosed, match="1009"):
                 await client.call_tool("echo", {"text": "x" * 20000})
@@ -511,8 +541,10 @@ async def test_connection_cap() -> None:
 async def test_idle_connection_is_kept_alive_by_pings() -> None:
     fast: dict[str, Any] = {"ping_interval": 0.1, "pong_timeout": 0.5}
     with trio.fail_after(10):
-        async with running_server(**fast) as (port, probe), \
-                ws_client(url_of(port), stream_options=fast) as (client, stream):
+        async with (
+            running_server(**fast) as (port, probe),
+            ws_client(url_of(port), stream_options=fast) as (client, stream),
+        ):
             await trio.sleep(0.8)  # idle: only pings and pongs cross
             assert text_of(await client.call_tool("echo", {"text": "awake"})) == "awake"
             assert stream.pings_sent >= 3 and probe.streams[0].pings_sent >= 3
@@ -540,18 +572,22 @@ async def test_server_drops_a_peer_that_does_not_answer_pings() -> None:
                 await probe.streams[0].receive()
 
 
-async def raw_server(subprotocol: str | None, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
-                     ) -> None:
+async def raw_server(subprotocol: str | None, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
     """Accepts the upgrade, then reads nothing and answers nothing (a hung server)."""
 
     async def handler(sock: trio.SocketStream) -> None:
         peer = RawPeer(sock)
         head = (await peer.read_head()).decode()
-        key = next(line.split(":", 1)[1].strip() for line in head.split("\r\n")
-                   if line.lower().startswith("sec-websocket-key:"))
+        key = next(
+            line.split(":", 1)[1].strip()
+            for line in head.split("\r\n")
+            if line.lower().startswith("sec-websocket-key:")
+        )
         accept = base64.b64encode(hashlib.sha1(key.encode() + WS_GUID).digest()).decode()
-        response = ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                    f"Sec-WebSocket-Accept: {accept}\r\n")
+        response = (
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Accept: {accept}\r\n"
+        )
         if subprotocol is not None:
             response += f"Sec-WebSocket-Protocol: {subprotocol}\r\n"
         await sock.send_all((response + "\r\n").encode())
@@ -651,8 +687,14 @@ async def test_client_vanishing_mid_call_cancels_the_handler() -> None:
             peer, status, _ = await upgrade(port)
             assert status == 101
             await initialize_raw(peer)
-            await peer.send_json({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                                  "params": {"name": "sleep", "arguments": {"seconds": 30}}})
+            await peer.send_json(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "tools/call",
+                    "params": {"name": "sleep", "arguments": {"seconds": 30}},
+                }
+            )
             await probe.started.wait()
             await peer.sock.aclose()  # no close frame: the TCP connection just goes
             await probe.cancelled.wait()
@@ -709,4 +751,3 @@ async def test_unreachable_and_invalid_urls() -> None:
             with pytest.raises(ConnectionClosed, match="within 0.3 s"):
                 await connect_websocket_stream(nursery, url_of(silent_port), connect_timeout=0.3)
             await silent[0].aclose()
-

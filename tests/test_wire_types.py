@@ -25,7 +25,6 @@ from trio_mcp._wire.convert import (
 from trio_mcp._wire.methods import METHODS, TASKS_EXTENSION_METHODS, MethodSpec, methods_for
 from trio_mcp.errors import INVALID_PARAMS, McpError
 
-
 EMPTY_FORM = {"type": "object", "properties": {}}
 
 
@@ -343,7 +342,7 @@ def test_distinctive_fields_2025_06_18() -> None:
     result = round_trip(
         {
             "content": [
-                {"type": "text", "text": "{\"celsius\": 21}", "_meta": {"k": "v"}},
+                {"type": "text", "text": '{"celsius": 21}', "_meta": {"k": "v"}},
                 {
                     "type": "resource_link",
                     "uri": "mem://forecasts/today",

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 import trio
+from scale_peers import ROOT, supervisor
 
 import trio_mcp
-from scale_peers import ROOT, supervisor
 from trio_mcp.client import connect_http_client
 from trio_mcp.scale import WorkerSettings
 from trio_mcp.transports._http_client import HttpClient
@@ -179,9 +179,21 @@ def test_the_configured_key_is_shared_and_a_short_one_is_refused(monkeypatch: py
 def test_the_worker_benchmark_runs() -> None:
     import subprocess
 
-    argv = [sys.executable, str(ROOT / "benchmarks" / "workers.py"), "--runs", "1", "--clients", "2",
-            "--requests", "30", "--seconds", "5"]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    argv = [
+        sys.executable,
+        str(ROOT / "benchmarks" / "workers.py"),
+        "--runs",
+        "1",
+        "--clients",
+        "2",
+        "--requests",
+        "30",
+        "--seconds",
+        "5",
+    ]
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line.split() for line in done.stdout.splitlines() if line.split()[:1] in (["1"], ["2"])]
     assert [row[0] for row in rows] == ["1", "2"] and all(float(row[2]) > 0 for row in rows)
@@ -199,11 +211,12 @@ async def test_a_worker_whose_event_loop_is_blocked_is_replaced() -> None:
 
 
 async def test_run_workers_returns_the_exit_status() -> None:
-    code = "import sys; from trio_mcp.scale import run_workers; sys.exit(run_workers('worker_app:nope', workers=1, " \
-           "port=0, max_restarts=1))"
+    code = (
+        "import sys; from trio_mcp.scale import run_workers; sys.exit(run_workers('worker_app:nope', workers=1, "
+        "port=0, max_restarts=1))"
+    )
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(ROOT / "tests" / "servers")))}
     with trio.fail_after(30):
-        done = await trio.run_process([sys.executable, "-c", code], env=environment, check=False,
-                                      capture_stderr=True)
+        done = await trio.run_process([sys.executable, "-c", code], env=environment, check=False, capture_stderr=True)
     assert done.returncode == 1
     assert done.stderr.count(b"has no attribute 'nope'") == 2  # started, restarted once, then given up

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 import trio
+from scale_peers import haproxy, supervisor
 
 import trio_mcp
-from scale_peers import haproxy, supervisor
 from trio_mcp.types import ElicitResult
 
 MODERN = "2026-07-28"
@@ -32,9 +32,11 @@ async def greet_through(url: str, asked_by: list[int]) -> Any:
 
 async def test_requests_and_elicitation_retries_cross_machines_with_a_shared_key(tmp_path: Path) -> None:
     with trio.fail_after(60):
-        async with supervisor("worker_app:server", "--workers", "1", env=SHARED) as (first, _), \
-                supervisor("worker_app:server", "--workers", "1", env=SHARED) as (second, _), \
-                haproxy([port_of(first), port_of(second)], tmp_path) as port:
+        async with (
+            supervisor("worker_app:server", "--workers", "1", env=SHARED) as (first, _),
+            supervisor("worker_app:server", "--workers", "1", env=SHARED) as (second, _),
+            haproxy([port_of(first), port_of(second)], tmp_path) as port,
+        ):
             url = f"http://127.0.0.1:{port}/mcp"
             async with trio_mcp.open_http_client(url, protocol_version=MODERN) as client:
                 pids = [(await client.call_tool("pid", {})).structured_content["result"] for _ in range(6)]
@@ -52,9 +54,11 @@ async def test_requests_and_elicitation_retries_cross_machines_with_a_shared_key
 async def test_without_a_shared_key_the_retry_fails_clearly(tmp_path: Path) -> None:
     """What happens when the machines were not given one key: a clear invalid-params error, not a hang."""
     with trio.fail_after(60):
-        async with supervisor("worker_app:server", "--workers", "1") as (first, _), \
-                supervisor("worker_app:server", "--workers", "1") as (second, _), \
-                haproxy([port_of(first), port_of(second)], tmp_path) as port:
+        async with (
+            supervisor("worker_app:server", "--workers", "1") as (first, _),
+            supervisor("worker_app:server", "--workers", "1") as (second, _),
+            haproxy([port_of(first), port_of(second)], tmp_path) as port,
+        ):
             with pytest.raises(trio_mcp.McpError, match="requestState failed its integrity check"):
                 await greet_through(f"http://127.0.0.1:{port}/mcp", [])
 
@@ -63,9 +67,11 @@ async def test_sessions_work_behind_a_balancer_that_sticks_to_the_session_id(tmp
     """The handshake era needs stickiness until sessions roam: with the session id in a stick table every
     request of a session, concurrent ones and its GET stream included, reaches the server that created it."""
     with trio.fail_after(60):
-        async with supervisor("worker_app:server", "--workers", "1") as (first, _), \
-                supervisor("worker_app:server", "--workers", "1") as (second, _), \
-                haproxy([port_of(first), port_of(second)], tmp_path, sticky_sessions=True) as port:
+        async with (
+            supervisor("worker_app:server", "--workers", "1") as (first, _),
+            supervisor("worker_app:server", "--workers", "1") as (second, _),
+            haproxy([port_of(first), port_of(second)], tmp_path, sticky_sessions=True) as port,
+        ):
             url = f"http://127.0.0.1:{port}/mcp"
             served_by: set[int] = set()
             for _ in range(2):
@@ -74,7 +80,7 @@ async def test_sessions_work_behind_a_balancer_that_sticks_to_the_session_id(tmp
 
                     async def call() -> None:
                         result = await client.call_tool("pid", {"busy": 0.01})
-                        pids.append(result.structured_content["result"])
+                        pids.append(result.structured_content["result"])  # noqa: B023 (called before the loop moves on)
 
                     async with trio.open_nursery() as nursery:
                         for _ in range(12):

@@ -21,7 +21,9 @@ def on_config(config: Any) -> Any:
     """A page added to docs/ without a nav entry still gets one, under "More", so no page is left unreachable."""
     docs = Path(config["docs_dir"])
     missing = sorted(
-        str(page.relative_to(docs)) for page in docs.rglob("*.md") if str(page.relative_to(docs)) not in _named(config["nav"])
+        str(page.relative_to(docs))
+        for page in docs.rglob("*.md")
+        if str(page.relative_to(docs)) not in _named(config["nav"])
     )
     if missing:
         config["nav"].append({"More": missing})

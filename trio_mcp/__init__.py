@@ -61,6 +61,7 @@ def __getattr__(name: str) -> Any:
 
     return getattr(importlib.import_module(module), name)
 
+
 _logging.getLogger("trio_mcp").addHandler(_logging.NullHandler())
 
 __all__ = [

@@ -60,9 +60,7 @@ class CursorCodec:
 
     def _tag(self, version: int, offset_bytes: bytes, scope: str) -> bytes:
         scope_bytes = scope.encode("utf-8")
-        message = b"".join(
-            (_DOMAIN, bytes((version,)), struct.pack(">I", len(scope_bytes)), scope_bytes, offset_bytes)
-        )
+        message = b"".join((_DOMAIN, bytes((version,)), struct.pack(">I", len(scope_bytes)), scope_bytes, offset_bytes))
         return hmac.new(self._secret, message, hashlib.sha256).digest()[:_TAG_SIZE]
 
     def _pack(self, offset: int, scope: str) -> str:

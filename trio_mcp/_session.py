@@ -13,7 +13,8 @@ import contextlib
 import inspect
 import logging
 import math
-from typing import Any, Callable, Final, Literal, Protocol
+from collections.abc import Callable
+from typing import Any, Final, Literal, Protocol
 
 import attrs
 import trio
@@ -34,8 +35,8 @@ from ._core.jsonrpc import (
     request_message,
     result_message,
 )
-from ._util import Sentinel
 from ._failures import Fate, failure_text, fate_of, report_failure
+from ._util import Sentinel
 from .errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -435,8 +436,10 @@ class Session:
 
     async def _receive_batch(self, messages: list[Any]) -> None:
         if not self.accept_batches or not messages:
-            reason = "Invalid Request: empty batch" if not messages else (
-                "Invalid Request: JSON-RPC batches are not supported in this protocol revision"
+            reason = (
+                "Invalid Request: empty batch"
+                if not messages
+                else ("Invalid Request: JSON-RPC batches are not supported in this protocol revision")
             )
             await self._reply(error_message(None, INVALID_REQUEST, reason), None, None)
             return
@@ -445,7 +448,9 @@ class Session:
         for item in messages:
             event = classify(item)
             if type(event) is Request and event.method in self._handler.inline_methods:
-                event = InvalidMessage(INVALID_REQUEST, f"Invalid Request: {event.method} must not be batched", event.id)
+                event = InvalidMessage(
+                    INVALID_REQUEST, f"Invalid Request: {event.method} must not be batched", event.id
+                )
             await self._dispatch(event, batch)
         await self._batch_member_done(batch, None)
 
@@ -455,7 +460,9 @@ class Session:
             logger.warning("peer reused request id %r while it is still in flight", request_id)
             await self._reply(
                 error_message(
-                    request_id, INVALID_REQUEST, f"Invalid Request: id {request_id!r} is already in use by a request in flight"
+                    request_id,
+                    INVALID_REQUEST,
+                    f"Invalid Request: id {request_id!r} is already in use by a request in flight",
                 ),
                 request_id,
                 batch,
@@ -463,8 +470,12 @@ class Session:
             return
         if len(self._in_flight) >= self._max_in_flight:
             await self._reply(
-                error_message(request_id, SERVER_BUSY, f"Server busy: {self._max_in_flight} requests are already in "
-                              "flight, the most this session serves at once (the max_in_flight setting)"),
+                error_message(
+                    request_id,
+                    SERVER_BUSY,
+                    f"Server busy: {self._max_in_flight} requests are already in "
+                    "flight, the most this session serves at once (the max_in_flight setting)",
+                ),
                 request_id,
                 batch,
             )

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, Generic, TypeVar, Union
+from typing import Any, Generic, TypeVar
 from urllib.parse import quote, unquote_to_bytes
 
 import attrs
@@ -65,7 +65,7 @@ MAX_VARIABLES = 256
 MAX_URI_LENGTH = 64 * 1024
 
 #: What ``match`` returns: decoded values, ``list`` for exploded variables.
-MatchedVariables = dict[str, Union[str, list[str]]]
+MatchedVariables = dict[str, str | list[str]]
 
 K = TypeVar("K")
 
@@ -462,8 +462,7 @@ class UriTemplate:
             raise TypeError(f"URI template must be a str, not {type(template).__name__}")
         if len(template) > MAX_TEMPLATE_LENGTH:
             raise ValueError(
-                f"URI template longer than {MAX_TEMPLATE_LENGTH} characters "
-                f"(error at position {MAX_TEMPLATE_LENGTH})"
+                f"URI template longer than {MAX_TEMPLATE_LENGTH} characters (error at position {MAX_TEMPLATE_LENGTH})"
             )
         parts = _parse(template)
         names = [spec.name for part in parts if isinstance(part, _Expression) for spec in part.specs]

@@ -161,8 +161,9 @@ class _AsgiResponse:
         if self._ending:
             return
         self._ending = True
-        await self._emit({"type": "http.response.body", "body": b"" if self._head_only else bytes(last),
-                          "more_body": False})
+        await self._emit(
+            {"type": "http.response.body", "body": b"" if self._head_only else bytes(last), "more_body": False}
+        )
         self.finished = True
 
 
@@ -198,8 +199,12 @@ class McpAsgiApp:
         self.stopping = trio.Event()  # a new run after a shutdown is ready again
         try:
             async with self.server.running(), trio.open_nursery() as nursery:
-                self._app = StreamableHttpApp(self.server.serve_connection, nursery, options=self.options,
-                                              header_paths=self.server.tool_header_paths)
+                self._app = StreamableHttpApp(
+                    self.server.serve_connection,
+                    nursery,
+                    options=self.options,
+                    header_paths=self.server.tool_header_paths,
+                )
                 nursery.start_soon(self._app.reaper)
                 task_status.started()
                 await trio.sleep_forever()
@@ -320,10 +325,16 @@ async def _plain_quietly(response: Response, status: int, text: str) -> None:
 
 
 async def _plain(send: Send, status: int) -> None:
-    text = b"MCP server not running: serve this app with ASGI lifespan, or start app.run\n" if status == 503 else (
-        b"not found\n")
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(text)).encode())]})
+    text = (
+        b"MCP server not running: serve this app with ASGI lifespan, or start app.run\n"
+        if status == 503
+        else (b"not found\n")
+    )
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(text)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": text})
-
-

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import inspect
 import logging
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, AsyncIterator, Iterator, Mapping, Sequence
+from typing import Any
 
 import attrs
 import trio
@@ -73,16 +74,22 @@ class Proxy:
 
     def client_options(self) -> dict[str, Any]:
         """Callbacks for the upstream ``Client``: its server's requests and notifications come to the relay."""
-        return {"sampling": self._sample, "elicitation": self._elicit, "roots": self._roots, "on_log": self._log,
-                "on_list_changed": self._list_changed}
+        return {
+            "sampling": self._sample,
+            "elicitation": self._elicit,
+            "roots": self._roots,
+            "on_log": self._log,
+            "on_list_changed": self._list_changed,
+        }
 
     async def attach(self, upstream: Client, nursery: trio.Nursery) -> Server:
         """Mirror ``upstream`` in a new ``Server``; ``nursery`` runs refreshes after upstream ``list_changed``."""
         info = upstream.server_info
         self.upstream = upstream
         self._nursery = nursery
-        self.server = Server(self.name or info.name, version=info.version, title=info.title,
-                             instructions=upstream.instructions)
+        self.server = Server(
+            self.name or info.name, version=info.version, title=info.title, instructions=upstream.instructions
+        )
         for kind in ("tools", "prompts", "resources"):
             await self._refresh(kind)
         if upstream.server_capabilities.completions is not None:
@@ -105,9 +112,16 @@ class Proxy:
             for name in list(server.tools):
                 server.remove_tool(name)
             for tool in tools:
-                definition = server.add_tool(self._forward_tool(tool), name=tool.name, title=tool.title,
-                                             description=tool.description, annotations=tool.annotations,
-                                             icons=tool.icons, input_schema=tool.input_schema, meta=tool.meta)
+                definition = server.add_tool(
+                    self._forward_tool(tool),
+                    name=tool.name,
+                    title=tool.title,
+                    description=tool.description,
+                    annotations=tool.annotations,
+                    icons=tool.icons,
+                    input_schema=tool.input_schema,
+                    meta=tool.meta,
+                )
                 if tool.output_schema is not None:  # advertised as upstream does; results pass through as they are
                     schema = attrs.evolve(definition.schema, output_schema=dict(tool.output_schema))
                     server.tools[tool.name] = attrs.evolve(definition, schema=schema, structured=True)
@@ -127,8 +141,14 @@ class Proxy:
             for item in resources:
                 forward = self._forward_resource(item)
                 if forward is not None:
-                    server.add_resource(forward, _uri_of(item), name=item.name, title=item.title,
-                                        description=item.description, mime_type=item.mime_type)
+                    server.add_resource(
+                        forward,
+                        _uri_of(item),
+                        name=item.name,
+                        title=item.title,
+                        description=item.description,
+                        mime_type=item.mime_type,
+                    )
 
     def _forward_tool(self, tool: Tool) -> Any:
         async def forward(ctx: Context, **arguments: Any) -> CallToolResult:
@@ -137,8 +157,9 @@ class Proxy:
 
             assert self.upstream is not None
             with self._serving(ctx):
-                return await self.upstream.call_tool(tool.name, arguments, on_progress=progress, timeout=None,
-                                                     validate_output=False)
+                return await self.upstream.call_tool(
+                    tool.name, arguments, on_progress=progress, timeout=None, validate_output=False
+                )
 
         return forward
 
@@ -157,9 +178,15 @@ class Proxy:
 
         forward.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)]
-            + [inspect.Parameter(argument.name, inspect.Parameter.KEYWORD_ONLY, annotation=str,
-                                 **({} if argument.required else {"default": None}))
-               for argument in prompt.arguments or []]
+            + [
+                inspect.Parameter(
+                    argument.name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    annotation=str,
+                    **({} if argument.required else {"default": None}),
+                )
+                for argument in prompt.arguments or []
+            ]
         )
         return forward
 
@@ -205,10 +232,15 @@ class Proxy:
     async def _sample(self, params: CreateMessageRequestParams) -> CreateMessageResult:
         ctx = self._current("sampling/createMessage")
         return await ctx.sample(
-            [to_wire(message) for message in params.messages], max_tokens=params.max_tokens,
-            system_prompt=params.system_prompt, temperature=params.temperature,
-            stop_sequences=params.stop_sequences, model_preferences=params.model_preferences,
-            include_context=params.include_context, tools=params.tools, tool_choice=params.tool_choice,
+            [to_wire(message) for message in params.messages],
+            max_tokens=params.max_tokens,
+            system_prompt=params.system_prompt,
+            temperature=params.temperature,
+            stop_sequences=params.stop_sequences,
+            model_preferences=params.model_preferences,
+            include_context=params.include_context,
+            tools=params.tools,
+            tool_choice=params.tool_choice,
             metadata=params.metadata,
         )
 

@@ -18,7 +18,8 @@ project that does not use it nothing: trio_mcp is imported when a fixture is fir
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -80,8 +81,11 @@ def mcp_server_command(mcp_server: Server) -> list[str]:
     """
     found = _module_level_name(mcp_server)
     if found is None:
-        pytest.fail("mcp_stdio_client needs mcp_server to be a module-level global (so a subprocess can import it), "
-                    "or a fixture `mcp_server_command` returning the command to run", pytrace=False)
+        pytest.fail(
+            "mcp_stdio_client needs mcp_server to be a module-level global (so a subprocess can import it), "
+            "or a fixture `mcp_server_command` returning the command to run",
+            pytrace=False,
+        )
     file, name = found
     return [sys.executable, "-m", "trio_mcp", "run", f"{file}:{name}"]
 

@@ -158,7 +158,7 @@ async def elicitation_defaults(url: str, version: str) -> None:
         result = await client.call_tool("test_client_elicitation_defaults", {})
         text = " ".join(texts(result))
         expect(text.startswith("Elicitation completed: "), f"the tool reported {text!r}")
-        content = json.loads(text[len("Elicitation completed: "):])
+        content = json.loads(text[len("Elicitation completed: ") :])
         wanted = {"name": "John Doe", "age": 30, "score": 95.5, "status": "active", "verified": True}
         expect(content == wanted, f"the server received {content}, not the defaults {wanted}")
 
@@ -247,8 +247,15 @@ async def custom_headers(url: str, version: str) -> None:
 def placeholder(schema: Any) -> Any:
     """A value of the type a property schema names."""
     kind = schema.get("type") if isinstance(schema, dict) else None
-    values: dict[Any, Any] = {"string": "us-west1", "integer": 1, "number": 1, "boolean": True, "null": None,
-                              "object": {}, "array": []}
+    values: dict[Any, Any] = {
+        "string": "us-west1",
+        "integer": 1,
+        "number": 1,
+        "boolean": True,
+        "null": None,
+        "object": {},
+        "array": [],
+    }
     return values.get(kind, "x")
 
 
@@ -316,9 +323,14 @@ async def with_oauth(url: str, version: str) -> None:
 
         async def assertion(http: Any, server: AuthorizationServer, resource: str | None) -> str:
             return await exchange_id_token(
-                http, data["idp_token_endpoint"], id_token=data["idp_id_token"],
-                audience=server.issuer or server.token_endpoint, resource=resource, client_id=data["idp_client_id"],
+                http,
+                data["idp_token_endpoint"],
+                id_token=data["idp_id_token"],
+                audience=server.issuer or server.token_endpoint,
+                resource=resource,
+                client_id=data["idp_client_id"],
             )
+
     provider = OAuthClientProvider(
         client_name="trio_mcp conformance client",
         client_id=data.get("client_id"),
@@ -331,7 +343,9 @@ async def with_oauth(url: str, version: str) -> None:
         assertion_provider=assertion,
     )
     try:
-        async with trio_mcp.open_http_client(url, protocol_version=version, auth=provider, request_timeout=10) as client:
+        async with trio_mcp.open_http_client(
+            url, protocol_version=version, auth=provider, request_timeout=10
+        ) as client:
             tools = (await client.list_tools()).tools
             for tool in tools:
                 await client.call_tool(tool.name, {})
@@ -379,8 +393,11 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2 or not scenario:
         print("usage: MCP_CONFORMANCE_SCENARIO=<name> client.py <server-url>", file=sys.stderr)
         return 2
-    version = (os.environ.get("TRIO_MCP_CONFORMANCE_VERSION") or os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION")
-               or DEFAULT_VERSION)
+    version = (
+        os.environ.get("TRIO_MCP_CONFORMANCE_VERSION")
+        or os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION")
+        or DEFAULT_VERSION
+    )
     try:
         try:
             trio.run(run, scenario, argv[1], version)

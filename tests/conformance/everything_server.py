@@ -310,9 +310,7 @@ def create_server(*, watched_interval: float | None = 3.0) -> Server:
         )
 
     @server.tool("test_sampling", description="Tests server-initiated sampling (LLM completion request)")
-    async def sampling(
-        prompt: Annotated[str, Field(description="The prompt to send to the LLM")], ctx: Context
-    ) -> str:
+    async def sampling(prompt: Annotated[str, Field(description="The prompt to send to the LLM")], ctx: Context) -> str:
         # Refused with McpError when the client did not declare sampling.
         result = await ctx.sample(prompt, max_tokens=100)
         return f"LLM response: {_sampled_text(result.content)}"
@@ -631,9 +629,7 @@ def create_server(*, watched_interval: float | None = 3.0) -> Server:
     async def prompt_with_image() -> list[Any]:
         return [ImageContent(data=IMG, mime_type="image/png"), "Please analyze the image above."]
 
-    @server.prompt(
-        "test_input_required_result_prompt", description="A prompt that first asks the user for context"
-    )
+    @server.prompt("test_input_required_result_prompt", description="A prompt that first asks the user for context")
     async def irr_prompt(ctx: Context) -> str:
         # 2026-07-28: prompts/get answers with an InputRequiredResult (user_context) first.
         result = await ctx.elicit("What context should the prompt use?", _string_form("context"), key="user_context")
@@ -689,7 +685,9 @@ async def serve_asgi(server: Server, host: str, port: int) -> None:
     stop = trio.Event()
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
-            binds = await nursery.start(functools.partial(serve, McpAsgiApp(server), config, shutdown_trigger=stop.wait))
+            binds = await nursery.start(
+                functools.partial(serve, McpAsgiApp(server), config, shutdown_trigger=stop.wait)
+            )
             bound = binds[0].rsplit(":", 1)[1]
             print(f"everything_server: serving http://{host}:{bound}/mcp", flush=True)
             async for _ in signals:

@@ -111,10 +111,22 @@ RUNS: tuple[Run, ...] = (
 #: parallel by the suite, each client with ``CLIENT_TIMEOUT_MS``. 0.2 runs each scenario at the revision it
 #: was introduced in (draft-only ones at 2026-07-28, the rest at 2025-11-25) and tells the client which.
 CLIENT_RUNS: tuple[Run, ...] = (
-    Run("all", "conformance_0_1", ("--suite", "all", "--timeout", str(CLIENT_TIMEOUT_MS)),
-        "expected-failures-client-0.1.yml", False, "client"),
-    Run("all", "conformance_0_2", ("--suite", "all", "--timeout", str(CLIENT_TIMEOUT_MS)),
-        "expected-failures-client-0.2.yml", True, "client"),
+    Run(
+        "all",
+        "conformance_0_1",
+        ("--suite", "all", "--timeout", str(CLIENT_TIMEOUT_MS)),
+        "expected-failures-client-0.1.yml",
+        False,
+        "client",
+    ),
+    Run(
+        "all",
+        "conformance_0_2",
+        ("--suite", "all", "--timeout", str(CLIENT_TIMEOUT_MS)),
+        "expected-failures-client-0.2.yml",
+        True,
+        "client",
+    ),
 )
 CLIENT = HERE / "client.py"
 #: Node preload for client mode. The suite's mock servers call ``listen(0)`` without a host, which binds every
@@ -216,9 +228,7 @@ def worst_per_id(checks: list[dict[str, Any]]) -> dict[str, str]:
     return worst
 
 
-def evaluate(
-    scenarios: list[str], checks: dict[str, list[dict[str, Any]] | None], baseline: list[str]
-) -> Outcome:
+def evaluate(scenarios: list[str], checks: dict[str, list[dict[str, Any]] | None], baseline: list[str]) -> Outcome:
     """Compare a run's checks with its baseline (the suite's own rules, plus: an entry must match a failure).
 
     ``checks[scenario]`` is None when the scenario wrote no checks.json.
@@ -310,7 +320,14 @@ def summarised_scenarios(stdout: str) -> tuple[list[str], list[str]]:
 def start_fixture(log: Path, transport: str = "http") -> tuple[subprocess.Popen[bytes], str]:
     """Start the fixture on a free port; returns the process and the URL to give the suite."""
     command = [
-        sys.executable, str(FIXTURE), "--transport", transport, "--host", "127.0.0.1", "--port", "0",
+        sys.executable,
+        str(FIXTURE),
+        "--transport",
+        transport,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
     ]
     with log.open("wb") as stderr:
         process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr)
@@ -323,8 +340,10 @@ def start_fixture(log: Path, transport: str = "http") -> tuple[subprocess.Popen[
             left = deadline - time.monotonic()
             if left <= 0 or process.poll() is not None:
                 stop_fixture(process)
-                raise SetupError(f"the fixture did not report its port within {STARTUP_TIMEOUT:.0f} s "
-                                 f"(exit status {process.returncode}); its stderr is in {log}")
+                raise SetupError(
+                    f"the fixture did not report its port within {STARTUP_TIMEOUT:.0f} s "
+                    f"(exit status {process.returncode}); its stderr is in {log}"
+                )
             if selector.select(timeout=min(left, 0.5)):
                 chunk = os.read(process.stdout.fileno(), 4096)
                 if not chunk:
@@ -367,8 +386,16 @@ def run_suite(
     baseline_path = HERE / run.baseline
     baseline = read_baseline(baseline_path, check_entries=run.check_entries)
     command = [
-        node, str(entry), "server", "--url", url, *run.args,
-        "-o", str(output_dir), "--expected-failures", str(baseline_path),
+        node,
+        str(entry),
+        "server",
+        "--url",
+        url,
+        *run.args,
+        "-o",
+        str(output_dir),
+        "--expected-failures",
+        str(baseline_path),
     ]
     stdout_path, stderr_path = output_dir / "stdout.txt", output_dir / "stderr.txt"
     stopped: str | None = None
@@ -394,8 +421,10 @@ def run_suite(
         outcome.unexpected.append(f"(the suite ran no scenario; exit status {suite.returncode}; see {stderr_path})")
     elif suite.returncode != 0 and outcome.ok:
         # Our rules are at least as strict as the suite's, so this should not happen: say so rather than pass.
-        outcome.unexpected.append(f"(the suite exited with {suite.returncode} although checks.json "
-                                  f"shows nothing unexpected; see {stdout_path})")
+        outcome.unexpected.append(
+            f"(the suite exited with {suite.returncode} although checks.json "
+            f"shows nothing unexpected; see {stdout_path})"
+        )
     return outcome
 
 
@@ -415,8 +444,9 @@ def run_bounded(command: list[str], stdout_path: Path, stderr_path: Path, timeou
     Returns its exit status and, if it had to be stopped, why.
     """
     with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
-        process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=True
+        )
         try:
             return process.wait(timeout=timeout), None
         except subprocess.TimeoutExpired:
@@ -445,9 +475,23 @@ def run_client_suite(node: str, entry: Path, run: Run, output_dir: Path, timeout
     results = output_dir / "suite"
     results.mkdir()
     returncode, stopped = run_bounded(
-        [node, "--import", LOOPBACK_PRELOAD, str(entry), "client", "--command", command, *run.args,
-         "-o", str(results), "--expected-failures", str(baseline_path)],
-        output_dir / "stdout.txt", output_dir / "stderr.txt", timeout,
+        [
+            node,
+            "--import",
+            LOOPBACK_PRELOAD,
+            str(entry),
+            "client",
+            "--command",
+            command,
+            *run.args,
+            "-o",
+            str(results),
+            "--expected-failures",
+            str(baseline_path),
+        ],
+        output_dir / "stdout.txt",
+        output_dir / "stderr.txt",
+        timeout,
     )
     text = (output_dir / "stdout.txt").read_text(encoding="utf-8", errors="replace")
     scenarios, skipped = summarised_scenarios(text)
@@ -461,25 +505,45 @@ def run_client_suite(node: str, entry: Path, run: Run, output_dir: Path, timeout
         rerun = output_dir / f"rerun-{scenario.replace('/', '_')}"
         rerun.mkdir()
         _, again_stopped = run_bounded(
-            [node, "--import", LOOPBACK_PRELOAD, str(entry), "client", "--command", command, "--scenario", scenario,
-             "--timeout", str(CLIENT_TIMEOUT_MS), "-o", str(rerun)],
-            rerun / "stdout.txt", rerun / "stderr.txt", max(5.0, min(left, CLIENT_TIMEOUT_MS / 1000 + 10)),
+            [
+                node,
+                "--import",
+                LOOPBACK_PRELOAD,
+                str(entry),
+                "client",
+                "--command",
+                command,
+                "--scenario",
+                scenario,
+                "--timeout",
+                str(CLIENT_TIMEOUT_MS),
+                "-o",
+                str(rerun),
+            ],
+            rerun / "stdout.txt",
+            rerun / "stderr.txt",
+            max(5.0, min(left, CLIENT_TIMEOUT_MS / 1000 + 10)),
         )
         checks[scenario] = collect_checks(rerun, [scenario], mode="client").get(scenario)
         second = failing_ids(checks[scenario])
-        notes.append(f"{scenario}: failed in the parallel run ({', '.join(first)}); run again alone: "
-                     + (f"failed again ({', '.join(second)})" if second else "passed")
-                     + (f" [{again_stopped}]" if again_stopped else ""))
+        notes.append(
+            f"{scenario}: failed in the parallel run ({', '.join(first)}); run again alone: "
+            + (f"failed again ({', '.join(second)})" if second else "passed")
+            + (f" [{again_stopped}]" if again_stopped else "")
+        )
     outcome = evaluate(scenarios, checks, baseline)
     outcome.notes = notes
     if stopped:
         outcome.unexpected.insert(0, f"({stopped})")
     elif not scenarios:
-        outcome.unexpected.append(f"(the suite ran no scenario; exit status {returncode}; "
-                                  f"see {output_dir / 'stderr.txt'})")
+        outcome.unexpected.append(
+            f"(the suite ran no scenario; exit status {returncode}; see {output_dir / 'stderr.txt'})"
+        )
     elif returncode != 0 and outcome.ok and not any("run again alone" in note for note in notes):
-        outcome.unexpected.append(f"(the suite exited with {returncode} although checks.json "
-                                  f"shows nothing unexpected; see {output_dir / 'stdout.txt'})")
+        outcome.unexpected.append(
+            f"(the suite exited with {returncode} although checks.json "
+            f"shows nothing unexpected; see {output_dir / 'stdout.txt'})"
+        )
     return outcome
 
 
@@ -491,8 +555,11 @@ def summary(version: str, run: Run, outcome: Outcome) -> list[str]:
         extras.append(f"{outcome.warnings} warnings")
     if outcome.skipped:
         extras.append(f"{outcome.skipped} skipped")
-    line = (f"conformance {run.mode} {version} {run.name}: {outcome.passed} passed, {outcome.failed} failed"
-            + (f" ({', '.join(extras)})" if extras else "") + f" in {len(outcome.scenarios)} scenarios")
+    line = (
+        f"conformance {run.mode} {version} {run.name}: {outcome.passed} passed, {outcome.failed} failed"
+        + (f" ({', '.join(extras)})" if extras else "")
+        + f" in {len(outcome.scenarios)} scenarios"
+    )
     lines = [line]
     lines += [f"    UNEXPECTED {item}" for item in outcome.unexpected]
     lines += [f"    STALE      {item}" for item in outcome.stale]
@@ -510,13 +577,24 @@ def summary(version: str, run: Run, outcome: Outcome) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--output-dir", type=Path, help="keep all results here (default: a temporary directory, "
-                        "removed unless something failed)")
-    parser.add_argument("--run", action="append", choices=[run.key for run in RUNS + CLIENT_RUNS],
-                        help="only this run (repeatable; default: all). Server mode: all (0.1.16), 2025-11-25 "
-                        "and 2026-07-28 (0.2.0-alpha); client mode: client-0.1, client-0.2")
-    parser.add_argument("--asgi", action="store_true", help="server mode against the fixture mounted as an ASGI "
-                        "app under Hypercorn's trio worker (trio_mcp.asgi) instead of trio_mcp's own server")
+    parser.add_argument(
+        "--output-dir",
+        type=Path,
+        help="keep all results here (default: a temporary directory, removed unless something failed)",
+    )
+    parser.add_argument(
+        "--run",
+        action="append",
+        choices=[run.key for run in RUNS + CLIENT_RUNS],
+        help="only this run (repeatable; default: all). Server mode: all (0.1.16), 2025-11-25 "
+        "and 2026-07-28 (0.2.0-alpha); client mode: client-0.1, client-0.2",
+    )
+    parser.add_argument(
+        "--asgi",
+        action="store_true",
+        help="server mode against the fixture mounted as an ASGI "
+        "app under Hypercorn's trio worker (trio_mcp.asgi) instead of trio_mcp's own server",
+    )
     args = parser.parse_args(argv)
     started = time.monotonic()
 
@@ -563,8 +641,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             finally:
                 status = stop_fixture(process)
             if status != 0:
-                print(f"run_suites: the fixture exited with status {status} when stopped "
-                      f"(its stderr is in {results / 'fixture-stderr.txt'})", flush=True)
+                print(
+                    f"run_suites: the fixture exited with status {status} when stopped "
+                    f"(its stderr is in {results / 'fixture-stderr.txt'})",
+                    flush=True,
+                )
                 failed = True
         for index, run in enumerate(client_runs, len(runs) + 1):
             prepared = prepare(index, run)

@@ -49,14 +49,22 @@ def body(message: Any) -> bytes:
 
 
 def call(name: str = "echo", **arguments: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments, "_meta": META}}
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments, "_meta": META},
+    }
 
 
 JSON = {"content_type": "application/json", "accept": "application/json, text/event-stream"}
 STATELESS = {**JSON, "mcp_protocol_version": MODERN}
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
 PATHS = {"regional": {"region": ("region",)}}
 
 
@@ -74,50 +82,164 @@ REFUSED: list[tuple[str, str, dict[str, Any], bytes, InboundRules, Refusal, str]
     ("GET on a stateless-only server", "GET", {}, b"", STATELESS_ONLY, Refusal.METHOD_NOT_ALLOWED, "use POST"),
     ("GET without a session", "GET", {}, b"", BOTH, Refusal.METHOD_NOT_ALLOWED, "Mcp-Session-Id"),
     ("DELETE without a session", "DELETE", {}, b"", BOTH, Refusal.METHOD_NOT_ALLOWED, "Mcp-Session-Id"),
-    ("GET that refuses SSE", "GET", {"mcp_session_id": "s", "accept": "application/json"}, b"", BOTH,
-     Refusal.NOT_ACCEPTABLE, "text/event-stream"),
-    ("text body", "POST", {"content_type": "text/plain"}, body(INIT), BOTH, Refusal.UNSUPPORTED_MEDIA_TYPE,
-     "Content-Type"),
+    (
+        "GET that refuses SSE",
+        "GET",
+        {"mcp_session_id": "s", "accept": "application/json"},
+        b"",
+        BOTH,
+        Refusal.NOT_ACCEPTABLE,
+        "text/event-stream",
+    ),
+    (
+        "text body",
+        "POST",
+        {"content_type": "text/plain"},
+        body(INIT),
+        BOTH,
+        Refusal.UNSUPPORTED_MEDIA_TYPE,
+        "Content-Type",
+    ),
     ("no content type", "POST", {}, body(INIT), BOTH, Refusal.UNSUPPORTED_MEDIA_TYPE, "Content-Type"),
-    ("accepts only html", "POST", {**JSON, "accept": "text/html"}, body(INIT), BOTH, Refusal.NOT_ACCEPTABLE,
-     "Accept"),
+    ("accepts only html", "POST", {**JSON, "accept": "text/html"}, body(INIT), BOTH, Refusal.NOT_ACCEPTABLE, "Accept"),
     ("not JSON", "POST", JSON, b"{nope", BOTH, Refusal.PARSE_ERROR, "Parse error"),
     ("a JSON string", "POST", JSON, b'"hello"', BOTH, Refusal.PARSE_ERROR, ""),
     ("stateless batch", "POST", STATELESS, body([call()]), BOTH, Refusal.BATCH_NOT_ALLOWED, "batches"),
-    ("stateless response", "POST", STATELESS, body({"jsonrpc": "2.0", "id": 1, "result": {}}), BOTH,
-     Refusal.NOT_A_REQUEST, "expected a request"),
-    ("no version header", "POST", {**JSON, "mcp_method": "tools/call", "mcp_name": "echo"}, body(call()), BOTH,
-     Refusal.HEADER_MISMATCH, "MCP-Protocol-Version header is required"),
-    ("version header differs from _meta", "POST",
-     {**JSON, "mcp_protocol_version": "2025-11-25", "mcp_method": "tools/call", "mcp_name": "echo"}, body(call()),
-     BOTH, Refusal.HEADER_MISMATCH, "does not match _meta"),
-    ("no Mcp-Method", "POST", {**STATELESS, "mcp_name": "echo"}, body(call()), BOTH, Refusal.HEADER_MISMATCH,
-     "Mcp-Method header is required"),
-    ("Mcp-Method differs", "POST", {**STATELESS, "mcp_method": "tools/list", "mcp_name": "echo"}, body(call()),
-     BOTH, Refusal.HEADER_MISMATCH, "does not match body method"),
-    ("Mcp-Method twice", "POST", {**STATELESS, "mcp_method": ["tools/call", "tools/call"], "mcp_name": "echo"},
-     body(call()), BOTH, Refusal.HEADER_MISMATCH, "more than once"),
-    ("no Mcp-Name", "POST", {**STATELESS, "mcp_method": "tools/call"}, body(call()), BOTH, Refusal.HEADER_MISMATCH,
-     "Mcp-Name header is required"),
-    ("Mcp-Name differs", "POST", {**STATELESS, "mcp_method": "tools/call", "mcp_name": "other"}, body(call()), BOTH,
-     Refusal.HEADER_MISMATCH, "does not match body name"),
-    ("Mcp-Param missing", "POST", {**STATELESS, "mcp_method": "tools/call", "mcp_name": "regional"},
-     body(call("regional", region="eu")), BOTH, Refusal.HEADER_MISMATCH, "Mcp-Param-region is missing"),
-    ("Mcp-Param differs", "POST",
-     {**STATELESS, "mcp_method": "tools/call", "mcp_name": "regional", "mcp_param_region": "us"},
-     body(call("regional", region="eu")), BOTH, Refusal.HEADER_MISMATCH, "does not match the argument"),
-    ("Mcp-Param for an absent argument", "POST",
-     {**STATELESS, "mcp_method": "tools/call", "mcp_name": "regional", "mcp_param_region": "us"},
-     body(call("regional")), BOTH, Refusal.HEADER_MISMATCH, "argument is absent"),
-    ("session request to a stateless-only server", "POST", JSON, body(INIT), STATELESS_ONLY,
-     Refusal.STATELESS_ONLY, "only the stateless revision"),
-    ("unknown session-era version header", "POST", {**JSON, "mcp_protocol_version": "1999-01-01",
-     "mcp_session_id": "s"}, body({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), BOTH,
-     Refusal.UNSUPPORTED_VERSION_HEADER, "1999-01-01"),
-    ("session request without a session", "POST", JSON, body({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-     BOTH, Refusal.SESSION_REQUIRED, "Mcp-Session-Id header is required"),
-    ("stateless request to a session-only server", "POST", STATELESS, body(call()), SESSIONS_ONLY,
-     Refusal.UNSUPPORTED_VERSION_HEADER, MODERN),
+    (
+        "stateless response",
+        "POST",
+        STATELESS,
+        body({"jsonrpc": "2.0", "id": 1, "result": {}}),
+        BOTH,
+        Refusal.NOT_A_REQUEST,
+        "expected a request",
+    ),
+    (
+        "no version header",
+        "POST",
+        {**JSON, "mcp_method": "tools/call", "mcp_name": "echo"},
+        body(call()),
+        BOTH,
+        Refusal.HEADER_MISMATCH,
+        "MCP-Protocol-Version header is required",
+    ),
+    (
+        "version header differs from _meta",
+        "POST",
+        {**JSON, "mcp_protocol_version": "2025-11-25", "mcp_method": "tools/call", "mcp_name": "echo"},
+        body(call()),
+        BOTH,
+        Refusal.HEADER_MISMATCH,
+        "does not match _meta",
+    ),
+    (
+        "no Mcp-Method",
+        "POST",
+        {**STATELESS, "mcp_name": "echo"},
+        body(call()),
+        BOTH,
+        Refusal.HEADER_MISMATCH,
+        "Mcp-Method header is required",
+    ),
+    (
+        "Mcp-Method differs",
+        "POST",
+        {**STATELESS, "mcp_method": "tools/list", "mcp_name": "echo"},
+        body(call()),
+        BOTH,
+        Refusal.HEADER_MISMATCH,
+        "does not match body method",
+    ),
+    (
+        "Mcp-Method twice",
+        "POST",
+        {**STATELESS, "mcp_method": ["tools/call", "tools/call"], "mcp_name": "echo"},
+        body(call()),
+        BOTH,
+        Refusal.HEADER_MISMATCH,
+        "more than once",
+    ),
+    (
+        "no Mcp-Name",
+        "POST",
+        {**STATELESS, "mcp_method": "tools/call"},
+        body(call()),
+        BOTH,
+        Refusal.HEADER_MISMATCH,
+        "Mcp-Name header is required",
+    ),
+    (
+        "Mcp-Name differs",
+        "POST",
+        {**STATELESS, "mcp_method": "tools/call", "mcp_name": "other"},
+        body(call()),
+        BOTH,
+        Refusal.HEADER_MISMATCH,
+        "does not match body name",
+    ),
+    (
+        "Mcp-Param missing",
+        "POST",
+        {**STATELESS, "mcp_method": "tools/call", "mcp_name": "regional"},
+        body(call("regional", region="eu")),
+        BOTH,
+        Refusal.HEADER_MISMATCH,
+        "Mcp-Param-region is missing",
+    ),
+    (
+        "Mcp-Param differs",
+        "POST",
+        {**STATELESS, "mcp_method": "tools/call", "mcp_name": "regional", "mcp_param_region": "us"},
+        body(call("regional", region="eu")),
+        BOTH,
+        Refusal.HEADER_MISMATCH,
+        "does not match the argument",
+    ),
+    (
+        "Mcp-Param for an absent argument",
+        "POST",
+        {**STATELESS, "mcp_method": "tools/call", "mcp_name": "regional", "mcp_param_region": "us"},
+        body(call("regional")),
+        BOTH,
+        Refusal.HEADER_MISMATCH,
+        "argument is absent",
+    ),
+    (
+        "session request to a stateless-only server",
+        "POST",
+        JSON,
+        body(INIT),
+        STATELESS_ONLY,
+        Refusal.STATELESS_ONLY,
+        "only the stateless revision",
+    ),
+    (
+        "unknown session-era version header",
+        "POST",
+        {**JSON, "mcp_protocol_version": "1999-01-01", "mcp_session_id": "s"},
+        body({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        BOTH,
+        Refusal.UNSUPPORTED_VERSION_HEADER,
+        "1999-01-01",
+    ),
+    (
+        "session request without a session",
+        "POST",
+        JSON,
+        body({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        BOTH,
+        Refusal.SESSION_REQUIRED,
+        "Mcp-Session-Id header is required",
+    ),
+    (
+        "stateless request to a session-only server",
+        "POST",
+        STATELESS,
+        body(call()),
+        SESSIONS_ONLY,
+        Refusal.UNSUPPORTED_VERSION_HEADER,
+        MODERN,
+    ),
 ]
 
 
@@ -144,8 +266,12 @@ def test_the_table_covers_every_refusal_with_a_client_error_status() -> None:
 def test_refusals_raised_by_the_check_are_all_reachable() -> None:
     """Every refusal the check itself decides appears in the table of cases above (the rest are decided by
     the session endpoint, with the same table)."""
-    decided_elsewhere = {Refusal.SESSION_NOT_FOUND, Refusal.TOO_MANY_SESSIONS, Refusal.UNKNOWN_LAST_EVENT_ID,
-                         Refusal.STREAM_ALREADY_OPEN}
+    decided_elsewhere = {
+        Refusal.SESSION_NOT_FOUND,
+        Refusal.TOO_MANY_SESSIONS,
+        Refusal.UNKNOWN_LAST_EVENT_ID,
+        Refusal.STREAM_ALREADY_OPEN,
+    }
     assert {case[5] for case in REFUSED} == set(Refusal) - decided_elsewhere
 
 
@@ -171,8 +297,12 @@ def test_stateless_route() -> None:
     headers = Headers(**STATELESS, mcp_method="tools/call", mcp_name="regional", mcp_param_region="=?base64?ZXU=?=")
     route = check("POST", headers, body(call("regional", region="eu")), BOTH)
     assert isinstance(route, Route)
-    assert (route.era, route.rpc_method, route.request_ids, route.session_id) == ("stateless", "tools/call",
-                                                                                  frozenset({1}), None)
+    assert (route.era, route.rpc_method, route.request_ids, route.session_id) == (
+        "stateless",
+        "tools/call",
+        frozenset({1}),
+        None,
+    )
 
 
 @pytest.mark.parametrize("meta_only", [True, False])
@@ -191,12 +321,20 @@ def test_stateless_notification_is_accepted_with_nothing_to_answer() -> None:
 def test_session_routes() -> None:
     opening = check("POST", Headers(**JSON), body(INIT), BOTH)
     assert isinstance(opening, Route) and opening.opens_session and opening.request_ids == {1}
-    batch = [{"jsonrpc": "2.0", "id": 2, "method": "ping"}, {"jsonrpc": "2.0", "method": "notifications/x"},
-             {"jsonrpc": "2.0", "id": 3, "result": {}}]
+    batch = [
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/x"},
+        {"jsonrpc": "2.0", "id": 3, "result": {}},
+    ]
     routed = check("POST", Headers(**JSON, mcp_session_id="abc", mcp_protocol_version="2025-03-26"), body(batch), BOTH)
     assert isinstance(routed, Route)
     assert (routed.era, routed.session_id, routed.request_ids, routed.rpc_method, routed.opens_session) == (
-        "session", "abc", frozenset({2}), None, False)
+        "session",
+        "abc",
+        frozenset({2}),
+        None,
+        False,
+    )
     get = check("GET", Headers(mcp_session_id="abc", last_event_id="1_4"), b"", BOTH)
     assert isinstance(get, Route) and (get.method, get.session_id, get.last_event_id) == ("GET", "abc", "1_4")
     delete = check("DELETE", Headers(mcp_session_id="abc"), b"", BOTH)
@@ -217,8 +355,16 @@ def test_content_type_parameters_and_accept_wildcards_are_understood() -> None:
 CONTENT_TYPES = [None, "application/json", "text/plain"]
 VERSIONS = [None, MODERN, "2025-11-25", "1999-01-01"]
 SESSION_IDS = [None, "abc"]
-BODIES = [b"", b"[]", b"{", body(INIT), body(call()), body([call()]), body({"jsonrpc": "2.0", "method": "n"}),
-          body({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})]
+BODIES = [
+    b"",
+    b"[]",
+    b"{",
+    body(INIT),
+    body(call()),
+    body([call()]),
+    body({"jsonrpc": "2.0", "method": "n"}),
+    body({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+]
 RULES = [BOTH, STATELESS_ONLY, SESSIONS_ONLY, InboundRules(stateless=False, sessions=False)]
 
 
@@ -230,8 +376,11 @@ def test_every_combination_gets_a_route_or_a_tabled_refusal(rules: InboundRules)
         ["POST", "GET", "DELETE", "PUT"], CONTENT_TYPES, VERSIONS, SESSION_IDS, BODIES
     ):
         fields: dict[str, str] = {"accept": "application/json, text/event-stream"}
-        for name, value in (("content_type", content_type), ("mcp_protocol_version", version),
-                            ("mcp_session_id", session_id)):
+        for name, value in (
+            ("content_type", content_type),
+            ("mcp_protocol_version", version),
+            ("mcp_session_id", session_id),
+        ):
             if value is not None:
                 fields[name] = value
         outcome = check(method, Headers(**fields), payload, rules)
@@ -247,14 +396,38 @@ def test_every_combination_gets_a_route_or_a_tabled_refusal(rules: InboundRules)
 @settings(max_examples=300, deadline=None)
 @given(
     method=st.sampled_from(["POST", "GET", "DELETE", "OPTIONS"]),
-    pairs=st.lists(st.tuples(st.sampled_from(["content-type", "accept", "mcp-protocol-version", "mcp-method",
-                                              "mcp-name", "mcp-session-id", "mcp-param-region"]),
-                             st.text(max_size=20)), max_size=8),
-    payload=st.one_of(st.binary(max_size=64), st.recursive(
-        st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
-            ["jsonrpc", "id", "method", "params", "_meta", "name", "arguments", "result"]), inner, max_size=4),
-        max_leaves=12).map(lambda value: json.dumps(value).encode())),
+    pairs=st.lists(
+        st.tuples(
+            st.sampled_from(
+                [
+                    "content-type",
+                    "accept",
+                    "mcp-protocol-version",
+                    "mcp-method",
+                    "mcp-name",
+                    "mcp-session-id",
+                    "mcp-param-region",
+                ]
+            ),
+            st.text(max_size=20),
+        ),
+        max_size=8,
+    ),
+    payload=st.one_of(
+        st.binary(max_size=64),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+            lambda inner: (
+                st.lists(inner, max_size=3)
+                | st.dictionaries(
+                    st.sampled_from(["jsonrpc", "id", "method", "params", "_meta", "name", "arguments", "result"]),
+                    inner,
+                    max_size=4,
+                )
+            ),
+            max_leaves=12,
+        ).map(lambda value: json.dumps(value).encode()),
+    ),
 )
 def test_no_input_makes_the_check_raise(method: str, pairs: list[tuple[str, str]], payload: bytes) -> None:
     headers = Headers()

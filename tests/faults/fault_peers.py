@@ -89,8 +89,18 @@ async def open_raw_stdio() -> RawStdio:
         STDIO_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
     peer = RawStdio(process)
-    await peer.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+    await peer.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-03-26",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        }
+    )
     assert (await peer.receive())["result"]["protocolVersion"] == "2025-03-26"
     await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     return peer

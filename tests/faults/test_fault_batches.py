@@ -18,13 +18,15 @@ async def test_a_failing_and_a_cancelled_member_leave_the_rest_of_the_batch_answ
     with trio.fail_after(ANSWER_WITHIN * 2):
         peer = await open_raw()
         try:
-            await peer.send([
-                call(1, "nap", {"seconds": 0.2}),
-                call(2, "explode", {"kind": "Exception"}),
-                call(3, "no_such_tool", {}),
-                call(4, "nap", {"seconds": 30}),
-                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}},
-            ])
+            await peer.send(
+                [
+                    call(1, "nap", {"seconds": 0.2}),
+                    call(2, "explode", {"kind": "Exception"}),
+                    call(3, "no_such_tool", {}),
+                    call(4, "nap", {"seconds": 30}),
+                    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}},
+                ]
+            )
             answers = await peer.receive()
             assert isinstance(answers, list)
             by_id = {answer["id"]: answer for answer in answers}

@@ -73,8 +73,18 @@ async def assert_still_serving(client: Client) -> None:
 
 @pytest.mark.parametrize(
     "kind, transport",
-    cases(["Exception", "ExceptionGroup", "RecursionError", "MemoryError", "BaseException", "BaseExceptionGroup",
-           "SystemExit", "GeneratorExit"]),
+    cases(
+        [
+            "Exception",
+            "ExceptionGroup",
+            "RecursionError",
+            "MemoryError",
+            "BaseException",
+            "BaseExceptionGroup",
+            "SystemExit",
+            "GeneratorExit",
+        ]
+    ),
 )
 async def test_a_raising_handler_becomes_an_error_for_that_request_only(kind: str, transport: str) -> None:
     async with fault_client(transport) as (client, _):
@@ -85,7 +95,9 @@ async def test_a_raising_handler_becomes_an_error_for_that_request_only(kind: st
 
 @pytest.mark.parametrize("tool", ["escape_cancelled", "own_deadline", "own_cancel", "unencodable_meta"])
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_a_handler_ending_itself_gets_an_answer(tool: str, transport: str, request: pytest.FixtureRequest) -> None:
+async def test_a_handler_ending_itself_gets_an_answer(
+    tool: str, transport: str, request: pytest.FixtureRequest
+) -> None:
     defect = KNOWN_DEFECTS.get((tool, transport))
     if defect:
         request.applymarker(pytest.mark.xfail(strict=True, reason=defect))

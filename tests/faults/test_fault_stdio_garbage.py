@@ -12,9 +12,28 @@ import trio
 from fault_peers import ANSWER_WITHIN, open_raw_stdio
 
 FRAGMENTS = [
-    b"{", b"}", b"[", b"]", b'"', b"\\", b"\r", b"\n", b"\r\n", b"\x00", b"\xff\xfe", b"\xe2\x82", b"null", b"1e999",
-    b'{"jsonrpc":"2.0"', b'"id":', b'"method":"tools/call"', b'"params":{"name":"nap","arguments":{"seconds":0}}',
-    b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}', b"[]", b"[{}]", b" " * 10,
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b'"',
+    b"\\",
+    b"\r",
+    b"\n",
+    b"\r\n",
+    b"\x00",
+    b"\xff\xfe",
+    b"\xe2\x82",
+    b"null",
+    b"1e999",
+    b'{"jsonrpc":"2.0"',
+    b'"id":',
+    b'"method":"tools/call"',
+    b'"params":{"name":"nap","arguments":{"seconds":0}}',
+    b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}',
+    b"[]",
+    b"[{}]",
+    b" " * 10,
 ]
 
 
@@ -45,7 +64,9 @@ async def test_garbage_in_random_chunks_never_stops_a_stdio_server(seed: int) ->
                     at += size
                     if rng.random() < 0.1:
                         await trio.sleep(rng.uniform(0, 0.01))
-                await peer.stdin.send_all(json.dumps({"jsonrpc": "2.0", "id": "probe", "method": "ping"}).encode() + b"\n")
+                await peer.stdin.send_all(
+                    json.dumps({"jsonrpc": "2.0", "id": "probe", "method": "ping"}).encode() + b"\n"
+                )
                 await answered.wait()
             assert peer.process.returncode is None
         finally:

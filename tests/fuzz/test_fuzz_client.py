@@ -29,7 +29,30 @@ json_values = st.recursive(
     max_leaves=8,
 )
 ids = st.one_of(st.integers(min_value=-2, max_value=6), st.sampled_from(["x", ""]), st.booleans(), st.none())
-params = st.one_of(st.none(), st.dictionaries(st.sampled_from(["progressToken", "progress", "requestId", "level", "data", "uri", "messages", "maxTokens", "message", "requestedSchema", "mode", "url"]), json_values, max_size=4), json_values)
+params = st.one_of(
+    st.none(),
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "progressToken",
+                "progress",
+                "requestId",
+                "level",
+                "data",
+                "uri",
+                "messages",
+                "maxTokens",
+                "message",
+                "requestedSchema",
+                "mode",
+                "url",
+            ]
+        ),
+        json_values,
+        max_size=4,
+    ),
+    json_values,
+)
 
 
 def message(id: Any, method: str, p: Any, kind: str) -> Any:
@@ -52,7 +75,13 @@ def message(id: Any, method: str, p: Any, kind: str) -> Any:
 
 
 hostile = st.one_of(
-    st.builds(message, ids, st.sampled_from(sorted(METHODS) + ["nope"]), params, st.sampled_from(["request", "notification", "result", "error"])),
+    st.builds(
+        message,
+        ids,
+        st.sampled_from(sorted(METHODS) + ["nope"]),
+        params,
+        st.sampled_from(["request", "notification", "result", "error"]),
+    ),
     st.binary(max_size=30),
     json_values.map(lambda v: json.dumps(v).encode()),
     st.lists(json_values, max_size=3),
@@ -78,9 +107,17 @@ async def exercise(sequence: list[Any]) -> None:
                     if not isinstance(incoming, dict):
                         continue
                     if incoming.get("method") == "initialize":
-                        await server.send({"jsonrpc": "2.0", "id": incoming["id"], "result": {
-                            "protocolVersion": VERSION, "capabilities": {"tools": {}, "logging": {}},
-                            "serverInfo": {"name": "hostile", "version": "1"}}})
+                        await server.send(
+                            {
+                                "jsonrpc": "2.0",
+                                "id": incoming["id"],
+                                "result": {
+                                    "protocolVersion": VERSION,
+                                    "capabilities": {"tools": {}, "logging": {}},
+                                    "serverInfo": {"name": "hostile", "version": "1"},
+                                },
+                            }
+                        )
                     elif incoming.get("method") == "ping":
                         await server.send({"jsonrpc": "2.0", "id": incoming["id"], "result": {}})
                     elif incoming.get("id") == "server-probe" and "result" in incoming:

@@ -56,7 +56,9 @@ _MISSING = object()
 fields = {
     "jsonrpc": st.sampled_from(["2.0", "2.0", "1.0", 2.0, None, "", _MISSING]),
     "id": st.one_of(ids, st.just(_MISSING)),
-    "method": st.one_of(st.sampled_from(["ping", "tools/call", "notifications/cancelled", "", "rpc.x"]), json_values, st.just(_MISSING)),
+    "method": st.one_of(
+        st.sampled_from(["ping", "tools/call", "notifications/cancelled", "", "rpc.x"]), json_values, st.just(_MISSING)
+    ),
     "params": st.one_of(json_values, st.just(_MISSING)),
     "result": st.one_of(json_values, st.just(_MISSING)),
     "error": st.one_of(

@@ -16,7 +16,9 @@ from trio_mcp._wire.methods import METHODS
 from trio_mcp._wire.versions import HANDSHAKE_VERSIONS, V2026_07_28
 from trio_mcp.transports import memory_stream_pair
 
-FUZZ = settings(settings.get_profile("trio_mcp_fuzz"), max_examples=max(20, settings.get_profile("trio_mcp_fuzz").max_examples // 2))
+FUZZ = settings(
+    settings.get_profile("trio_mcp_fuzz"), max_examples=max(20, settings.get_profile("trio_mcp_fuzz").max_examples // 2)
+)
 
 
 def make_server() -> Server:
@@ -98,19 +100,30 @@ def requests(stateless: bool) -> st.SearchStrategy[Any]:
 
 
 cancels = st.builds(
-    lambda id, reason: {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id, "reason": reason}},
+    lambda id, reason: {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": id, "reason": reason},
+    },
     ids,
     json_values,
 )
 garbage = st.one_of(
     st.binary(max_size=40),
-    st.sampled_from([b"", b"{", b"[]", b"[{}]", b"null", b'"x"', b"1e999", b'{"jsonrpc":"2.0","id":1e999,"method":"ping"}']),
+    st.sampled_from(
+        [b"", b"{", b"[]", b"[{}]", b"null", b'"x"', b"1e999", b'{"jsonrpc":"2.0","id":1e999,"method":"ping"}']
+    ),
     json_values.map(lambda v: json.dumps(v).encode()),
 )
 
 
 def messages(stateless: bool) -> st.SearchStrategy[Any]:
-    single = st.one_of(requests(stateless), cancels, garbage, st.dictionaries(st.sampled_from(["jsonrpc", "id", "method", "result", "error", "params"]), json_values))
+    single = st.one_of(
+        requests(stateless),
+        cancels,
+        garbage,
+        st.dictionaries(st.sampled_from(["jsonrpc", "id", "method", "result", "error", "params"]), json_values),
+    )
     return st.one_of(single, st.lists(st.one_of(requests(stateless), cancels, json_values), max_size=4))
 
 
@@ -129,7 +142,11 @@ async def exercise(version: str, sequence: list[Any]) -> None:
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
             client, server_end = memory_stream_pair()
-            await nursery.start(lambda task_status: make_server().serve_connection(server_end, modern_only=stateless, task_status=task_status))
+            await nursery.start(
+                lambda task_status: make_server().serve_connection(
+                    server_end, modern_only=stateless, task_status=task_status
+                )
+            )
 
             async def read_all() -> None:
                 while True:
@@ -141,10 +158,18 @@ async def exercise(version: str, sequence: list[Any]) -> None:
 
             nursery.start_soon(read_all)
             if not stateless:
-                await client.send({
-                    "jsonrpc": "2.0", "id": "init", "method": "initialize",
-                    "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}},
-                })
+                await client.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": "init",
+                        "method": "initialize",
+                        "params": {
+                            "protocolVersion": version,
+                            "capabilities": {},
+                            "clientInfo": {"name": "fuzz", "version": "1"},
+                        },
+                    }
+                )
                 await client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
             for message in sequence:
                 if isinstance(message, bytes):
@@ -152,7 +177,9 @@ async def exercise(version: str, sequence: list[Any]) -> None:
                 else:
                     await client.send(message)
             if stateless:
-                await client.send({"jsonrpc": "2.0", "id": probe_id, "method": "server/discover", "params": {"_meta": envelope()}})
+                await client.send(
+                    {"jsonrpc": "2.0", "id": probe_id, "method": "server/discover", "params": {"_meta": envelope()}}
+                )
             else:
                 await client.send({"jsonrpc": "2.0", "id": probe_id, "method": "ping"})
             await answered.wait()

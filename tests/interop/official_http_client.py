@@ -88,7 +88,11 @@ async def run(url: str, transport: str, mode: str) -> dict[str, Any]:
 
         async def call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
             result = await client.call_tool(tool, arguments)
-            return {"texts": content_texts(result), "is_error": result.is_error, "structured": result.structured_content}
+            return {
+                "texts": content_texts(result),
+                "is_error": result.is_error,
+                "structured": result.structured_content,
+            }
 
         async def list_tools() -> list[str]:
             return sorted(tool.name for tool in (await client.list_tools()).tools)

@@ -63,14 +63,17 @@ async def run(url: str, client_id: str, tool: str) -> dict[str, Any]:
         query = {name: values[0] for name, values in parse_qs(urlsplit(redirected[-1]).query).items()}
         return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
 
-    metadata = OAuthClientMetadata(client_name="official sdk", redirect_uris=[REDIRECT_URI],
-                                   token_endpoint_auth_method="none")
-    client_info = OAuthClientInformationFull(client_id=client_id, redirect_uris=[REDIRECT_URI],
-                                             token_endpoint_auth_method="none")
+    metadata = OAuthClientMetadata(
+        client_name="official sdk", redirect_uris=[REDIRECT_URI], token_endpoint_auth_method="none"
+    )
+    client_info = OAuthClientInformationFull(
+        client_id=client_id, redirect_uris=[REDIRECT_URI], token_endpoint_auth_method="none"
+    )
     provider = OAuthClientProvider(url, metadata, MemoryStorage(client_info), open_browser, receive_callback)
     async with create_mcp_http_client(auth=provider) as http:
-        async with Client(streamable_http_client(url, http_client=http), mode="legacy",
-                          read_timeout_seconds=15) as client:
+        async with Client(
+            streamable_http_client(url, http_client=http), mode="legacy", read_timeout_seconds=15
+        ) as client:
             tools = sorted(t.name for t in (await client.list_tools()).tools)
             result = await client.call_tool(tool, {})
             texts = [block.text for block in result.content if isinstance(block, types.TextContent)]

@@ -40,9 +40,14 @@ class IntrospectionVerifier:
         audiences = audience if isinstance(audience, list) else [audience]
         if answer.get("active") is not True or self.resource not in audiences:
             return None
-        return AccessToken(token=token, client_id=answer.get("client_id") or "unknown",
-                           scopes=str(answer.get("scope", "")).split(), expires_at=answer.get("exp"),
-                           resource=self.resource, subject=answer.get("sub"))
+        return AccessToken(
+            token=token,
+            client_id=answer.get("client_id") or "unknown",
+            scopes=str(answer.get("scope", "")).split(),
+            expires_at=answer.get("exp"),
+            resource=self.resource,
+            subject=answer.get("sub"),
+        )
 
 
 def main() -> None:
@@ -55,10 +60,15 @@ def main() -> None:
     port = sock.getsockname()[1]
     resource = f"http://127.0.0.1:{port}/mcp"
     server = MCPServer(
-        "official-protected", version="1.0.0",
+        "official-protected",
+        version="1.0.0",
         token_verifier=IntrospectionVerifier(f"{args.issuer}/introspect", resource),
-        auth=AuthSettings(issuer_url=args.issuer, resource_server_url=resource, required_scopes=["mcp:read"],
-                          validate_token_resource=True),
+        auth=AuthSettings(
+            issuer_url=args.issuer,
+            resource_server_url=resource,
+            required_scopes=["mcp:read"],
+            validate_token_resource=True,
+        ),
     )
 
     @server.tool()

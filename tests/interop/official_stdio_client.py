@@ -73,7 +73,11 @@ async def run(command: list[str], mode: str, marker: str | None) -> dict[str, An
 
         async def echo() -> dict[str, Any]:
             result = await client.call_tool("echo", {"text": "hello from the official SDK"})
-            return {"texts": content_texts(result), "is_error": result.is_error, "structured": result.structured_content}
+            return {
+                "texts": content_texts(result),
+                "is_error": result.is_error,
+                "structured": result.structured_content,
+            }
 
         async def count() -> dict[str, Any]:
             updates: list[dict[str, Any]] = []

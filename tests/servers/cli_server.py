@@ -3,15 +3,15 @@ and a tool that records whether the client cancelled it."""
 
 from __future__ import annotations
 
-import os
 from typing import Literal
 
 import trio
 
 from trio_mcp import Context, Server, ToolError
 
-server = Server("cli-test-server", version="1.2.3", instructions="Tools for testing the command line.",
-                peer_cancel_mode="signal")
+server = Server(
+    "cli-test-server", version="1.2.3", instructions="Tools for testing the command line.", peer_cancel_mode="signal"
+)
 
 
 @server.tool()

@@ -28,7 +28,10 @@ for line in sys.stdin:
 
 time.sleep(0.05)
 try:
-    print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "bye"}}), flush=True)
+    print(
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "bye"}}),
+        flush=True,
+    )
 except BrokenPipeError as exc:
     sys.stderr.write(f"late write failed: {exc!r}\n")
     sys.stderr.flush()

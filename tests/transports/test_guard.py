@@ -10,8 +10,9 @@ from trio_mcp.transports.http.guard import Guard
 
 LOCAL = Guard.for_server("127.0.0.1")
 ANYWHERE = Guard.for_server("0.0.0.0")
-CONFIGURED = Guard.for_server("0.0.0.0", allowed_hosts=["api.example", "::1"],
-                              allowed_origins=["https://app.example", "tools.example"])
+CONFIGURED = Guard.for_server(
+    "0.0.0.0", allowed_hosts=["api.example", "::1"], allowed_origins=["https://app.example", "tools.example"]
+)
 
 
 @pytest.mark.parametrize(

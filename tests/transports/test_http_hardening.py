@@ -7,11 +7,15 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import trio
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup
 import trio.testing
 
 import trio_mcp
@@ -100,8 +104,10 @@ async def raw_exchange(port: int, data: bytes) -> bytes:
 async def test_a_request_smuggled_behind_conflicting_framing_is_not_served(chatty_port: int) -> None:
     smuggled = b"GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n"
     body = b"0\r\n\r\n" + smuggled
-    data = (b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-            b"content-length: " + str(len(body)).encode() + b"\r\ntransfer-encoding: chunked\r\n\r\n" + body)
+    data = (
+        b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        b"content-length: " + str(len(body)).encode() + b"\r\ntransfer-encoding: chunked\r\n\r\n" + body
+    )
     with trio.fail_after(10):
         received = await raw_exchange(chatty_port, data)
     assert received.startswith(b"HTTP/1.1 400 ")
@@ -124,10 +130,22 @@ async def test_a_request_smuggled_behind_conflicting_framing_is_not_served(chatt
     ],
 )
 async def test_host_is_parsed_strictly(chatty_port: int, host: str, status: int) -> None:
-    message = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).encode()
-    data = (f"POST /mcp HTTP/1.1\r\nhost: {host.format(port=chatty_port)}\r\ncontent-type: application/json\r\n"
-            f"accept: {ACCEPT}\r\ncontent-length: {len(message)}\r\nconnection: close\r\n\r\n").encode() + message
+    message = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+    ).encode()
+    data = (
+        f"POST /mcp HTTP/1.1\r\nhost: {host.format(port=chatty_port)}\r\ncontent-type: application/json\r\n"
+        f"accept: {ACCEPT}\r\ncontent-length: {len(message)}\r\nconnection: close\r\n\r\n"
+    ).encode() + message
     with trio.fail_after(10):
         received = await raw_exchange(chatty_port, data)
     assert received.startswith(f"HTTP/1.1 {status} ".encode()), received[:200]
@@ -143,10 +161,26 @@ async def test_two_host_headers_are_refused(chatty_port: int) -> None:
 
 
 def stateless_call(name: str) -> tuple[bytes, list[tuple[str, str]]]:
-    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": {}, "_meta": {
-        "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}}}
-    headers = [("content-type", "application/json"), ("accept", ACCEPT), ("mcp-protocol-version", MODERN),
-               ("mcp-method", "tools/call"), ("mcp-name", name)]
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": name,
+            "arguments": {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = [
+        ("content-type", "application/json"),
+        ("accept", ACCEPT),
+        ("mcp-protocol-version", MODERN),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", name),
+    ]
     return json.dumps(message).encode(), headers
 
 
@@ -163,8 +197,9 @@ async def test_cancelling_serve_http_with_calls_in_flight_returns_at_once() -> N
                 async def call(version: str) -> None:
                     path = "/sse" if version == "2024-11-05" else "/mcp"
                     try:
-                        async with trio_mcp.open_http_client(f"http://127.0.0.1:{port}{path}",
-                                                             protocol_version=version) as client:
+                        async with trio_mcp.open_http_client(
+                            f"http://127.0.0.1:{port}{path}", protocol_version=version
+                        ) as client:
                             await client.call_tool("wait")
                     except trio_mcp.ConnectionClosed:
                         outcomes[version] = "ConnectionClosed"
@@ -220,8 +255,9 @@ async def test_a_drain_refuses_new_work_and_lets_a_short_call_finish() -> None:
     options = HttpTransportOptions(drain=drain)
     with trio.fail_after(15):
         async with trio.open_nursery() as nursery:
-            port = await nursery.start(lambda task_status: server.serve_http(
-                "127.0.0.1", 0, options=options, task_status=task_status))
+            port = await nursery.start(
+                lambda task_status: server.serve_http("127.0.0.1", 0, options=options, task_status=task_status)
+            )
             answer: list[Any] = []
 
             async def call() -> None:
@@ -264,8 +300,9 @@ async def test_a_dropped_stateless_stream_ends_everything_its_request_started(nu
         return "never"
 
     options = HttpTransportOptions(keepalive_interval=60)
-    port = await nursery.start(lambda task_status: server.serve_http(
-        "127.0.0.1", 0, options=options, task_status=task_status))
+    port = await nursery.start(
+        lambda task_status: server.serve_http("127.0.0.1", 0, options=options, task_status=task_status)
+    )
     body, headers = stateless_call("stream_then_wait")
     body = body.replace(b'"_meta": {', b'"_meta": {"progressToken": 1, ')
     headers = [(name, "stream_then_wait" if name == "mcp-name" else value) for name, value in headers]
@@ -297,8 +334,9 @@ async def test_a_stateless_log_record_arrives_before_the_answer(chatty_port: int
     headers = [(name, "chatty" if name == "mcp-name" else value) for name, value in headers]
     with trio.fail_after(10):
         async with HttpClient() as http:
-            response = await http.request("POST", f"http://127.0.0.1:{chatty_port}/mcp", headers=headers,
-                                          body=json.dumps(message).encode())
+            response = await http.request(
+                "POST", f"http://127.0.0.1:{chatty_port}/mcp", headers=headers, body=json.dumps(message).encode()
+            )
             assert response.headers["content-type"] == "text/event-stream"
             decoder = SSEDecoder()
             received = []

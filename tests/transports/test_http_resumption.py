@@ -60,13 +60,31 @@ async def call_with_drops(port: int, drops: list[int]) -> list[Any]:
             all_headers = {"content-type": "application/json", "accept": ACCEPT, **headers}
             return await http.request("POST", url, headers=list(all_headers.items()), body=json.dumps(message).encode())
 
-        opened = await post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}, {})
+        opened = await post(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            },
+            {},
+        )
         session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
         await read_events(opened, None)
         await (await post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)).aclose()
-        response = await post({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-            "name": "stream", "arguments": {"steps": STEPS}, "_meta": {"progressToken": "p"}}}, session)
+        response = await post(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "stream", "arguments": {"steps": STEPS}, "_meta": {"progressToken": "p"}},
+            },
+            session,
+        )
         received: list[Any] = []
         last_id = ""
         for attempt in range(len(drops) + 1):
@@ -81,8 +99,9 @@ async def call_with_drops(port: int, drops: list[int]) -> list[Any]:
             if ended and received and received[-1].get("id") == 1:
                 return received
             assert last_id, "a 2025-11-25 stream starts with a priming event id"
-            response = await http.request("GET", url, headers=[
-                *session.items(), ("accept", "text/event-stream"), ("last-event-id", last_id)])
+            response = await http.request(
+                "GET", url, headers=[*session.items(), ("accept", "text/event-stream"), ("last-event-id", last_id)]
+            )
             assert response.status == 200
         raise AssertionError("the answer never arrived")
 
@@ -103,7 +122,9 @@ def test_every_event_arrives_exactly_once_in_order_across_drops(drops: list[int]
     logs = [m["params"]["data"] for m in received if m.get("method") == "notifications/message"]
     assert progress == list(range(1, STEPS + 1))
     assert logs == [f"step {step}" for step in range(1, STEPS + 1)]
-    assert [m for m in received if "id" in m] == [received[-1]] and received[-1]["result"]["content"][0]["text"] == "streamed"
+    assert [m for m in received if "id" in m] == [received[-1]] and received[-1]["result"]["content"][0][
+        "text"
+    ] == "streamed"
 
 
 def test_without_an_event_store_events_carry_no_ids_to_resume_from() -> None:
@@ -113,24 +134,54 @@ def test_without_an_event_store_events_carry_no_ids_to_resume_from() -> None:
         with trio.fail_after(20):
             async with trio.open_nursery() as nursery:
                 options = HttpTransportOptions(event_store=None)
-                port = await nursery.start(lambda task_status: streaming_server().serve_http(
-                    "127.0.0.1", 0, options=options, task_status=task_status))
+                port = await nursery.start(
+                    lambda task_status: streaming_server().serve_http(
+                        "127.0.0.1", 0, options=options, task_status=task_status
+                    )
+                )
                 url = f"http://127.0.0.1:{port}/mcp"
                 async with HttpClient() as http:
                     headers = [("content-type", "application/json"), ("accept", ACCEPT)]
-                    opened = await http.request("POST", url, headers=headers, body=json.dumps({
-                        "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
-                        "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).encode())
-                    session = [("mcp-session-id", opened.headers["mcp-session-id"]),
-                               ("mcp-protocol-version", "2025-11-25")]
+                    opened = await http.request(
+                        "POST",
+                        url,
+                        headers=headers,
+                        body=json.dumps(
+                            {
+                                "jsonrpc": "2.0",
+                                "id": 0,
+                                "method": "initialize",
+                                "params": {
+                                    "protocolVersion": "2025-11-25",
+                                    "capabilities": {},
+                                    "clientInfo": {"name": "t", "version": "1"},
+                                },
+                            }
+                        ).encode(),
+                    )
+                    session = [
+                        ("mcp-session-id", opened.headers["mcp-session-id"]),
+                        ("mcp-protocol-version", "2025-11-25"),
+                    ]
                     await read_events(opened, None)
-                    call = await http.request("POST", url, headers=headers + session, body=json.dumps({
-                        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                        "params": {"name": "stream", "arguments": {"steps": 3}, "_meta": {"progressToken": 1}}}).encode())
+                    call = await http.request(
+                        "POST",
+                        url,
+                        headers=headers + session,
+                        body=json.dumps(
+                            {
+                                "jsonrpc": "2.0",
+                                "id": 1,
+                                "method": "tools/call",
+                                "params": {"name": "stream", "arguments": {"steps": 3}, "_meta": {"progressToken": 1}},
+                            }
+                        ).encode(),
+                    )
                     events, ended = await read_events(call, None)
                     assert ended and len(events) == 7 and all(event_id == "" for event_id, _ in events)
-                    resume = await http.request("GET", url, headers=[*session, ("accept", "text/event-stream"),
-                                                                     ("last-event-id", "1_1")])
+                    resume = await http.request(
+                        "GET", url, headers=[*session, ("accept", "text/event-stream"), ("last-event-id", "1_1")]
+                    )
                     assert resume.status == 400
                 nursery.cancel_scope.cancel()
 

@@ -32,13 +32,16 @@ def make_server() -> Server:
 async def serve(nursery: trio.Nursery, **options: Any) -> int:
     server = make_server()
     port: int = await nursery.start(
-        lambda task_status: server.serve_http("127.0.0.1", 0, options=HttpTransportOptions(**options),
-                                              task_status=task_status))
+        lambda task_status: server.serve_http(
+            "127.0.0.1", 0, options=HttpTransportOptions(**options), task_status=task_status
+        )
+    )
     return port
 
 
-async def raw(port: int, method: str, path: str, headers: dict[str, str] | None = None,
-              body: bytes = b"") -> tuple[int, dict[str, list[str]], bytes]:
+async def raw(
+    port: int, method: str, path: str, headers: dict[str, str] | None = None, body: bytes = b""
+) -> tuple[int, dict[str, list[str]], bytes]:
     """One request on its own connection; the status, the headers (lower-case names) and the body."""
     head = {"host": f"127.0.0.1:{port}", "connection": "close", **(headers or {})}
     if body:
@@ -60,8 +63,14 @@ async def raw(port: int, method: str, path: str, headers: dict[str, str] | None 
     return int(status_line.split()[1]), parsed, rest
 
 
-INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "page", "version": "1"}}}).encode()
+INITIALIZE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "page", "version": "1"}},
+    }
+).encode()
 POST_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
 
@@ -70,13 +79,22 @@ POST_HEADERS = {"content-type": "application/json", "accept": "application/json,
 
 async def test_preflight_from_an_allowed_origin_allows_the_mcp_headers(nursery: trio.Nursery) -> None:
     port = await serve(nursery, cors_origins=[APP])
-    status, headers, _ = await raw(port, "OPTIONS", "/mcp", {
-        "origin": APP, "access-control-request-method": "POST",
-        "access-control-request-headers": "content-type, authorization, mcp-session-id, mcp-protocol-version, "
-                                          "last-event-id, mcp-method, mcp-name, mcp-param-region"})
+    status, headers, _ = await raw(
+        port,
+        "OPTIONS",
+        "/mcp",
+        {
+            "origin": APP,
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "content-type, authorization, mcp-session-id, mcp-protocol-version, "
+            "last-event-id, mcp-method, mcp-name, mcp-param-region",
+        },
+    )
     assert status == 204
     assert headers["access-control-allow-origin"] == [APP]
-    assert "POST" in headers["access-control-allow-methods"][0] and "DELETE" in headers["access-control-allow-methods"][0]
+    assert (
+        "POST" in headers["access-control-allow-methods"][0] and "DELETE" in headers["access-control-allow-methods"][0]
+    )
     allowed = {name.strip() for name in headers["access-control-allow-headers"][0].split(",")}
     assert {"authorization", "mcp-session-id", "mcp-protocol-version", "mcp-param-region"} <= allowed
     assert headers["vary"] == ["origin"]
@@ -134,8 +152,12 @@ async def test_dns_rebinding_protection_is_unchanged_with_cors(nursery: trio.Nur
     assert status == 200
     status, _, _ = await raw(port, "POST", "/mcp", {**POST_HEADERS, "origin": "https://evil.example"}, INITIALIZE)
     assert status == 403
-    status, _, _ = await raw(port, "OPTIONS", "/mcp", {"host": "evil.example", "origin": "https://app.example",
-                                                       "access-control-request-method": "POST"})
+    status, _, _ = await raw(
+        port,
+        "OPTIONS",
+        "/mcp",
+        {"host": "evil.example", "origin": "https://app.example", "access-control-request-method": "POST"},
+    )
     assert status == 421
 
 

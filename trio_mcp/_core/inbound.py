@@ -183,15 +183,23 @@ def check(method: str, headers: HeaderView, body: bytes, rules: InboundRules) ->
 def _check_session_request(method: str, headers: HeaderView) -> Route | Rejection:
     session_id = headers.get("mcp-session-id")
     if session_id is None:
-        return Rejection(Refusal.METHOD_NOT_ALLOWED, f"Method Not Allowed: {method} needs an Mcp-Session-Id",
-                         headers=(("allow", "POST"),))
+        return Rejection(
+            Refusal.METHOD_NOT_ALLOWED,
+            f"Method Not Allowed: {method} needs an Mcp-Session-Id",
+            headers=(("allow", "POST"),),
+        )
     last_event_id = None
     if method == "GET":
         if "text/event-stream" not in (headers.get("accept") or "text/event-stream").lower():
             return Rejection(Refusal.NOT_ACCEPTABLE, "Accept must allow text/event-stream")
         last_event_id = headers.get("last-event-id")
-    return Route(era="session", method=method, session_id=session_id, last_event_id=last_event_id,
-                 version_header=headers.get("mcp-protocol-version"))
+    return Route(
+        era="session",
+        method=method,
+        session_id=session_id,
+        last_event_id=last_event_id,
+        version_header=headers.get("mcp-protocol-version"),
+    )
 
 
 def _check_post(headers: HeaderView, body: bytes, rules: InboundRules) -> Route | Rejection:
@@ -212,27 +220,43 @@ def _check_post(headers: HeaderView, body: bytes, rules: InboundRules) -> Route 
         # A stateless-only server names the versions it speaks, so a dual-era client knows to switch.
         params = message.get("params") if type(message) is dict else None
         requested = version_header or (params.get("protocolVersion") if type(params) is dict else None)
-        return Rejection(Refusal.STATELESS_ONLY,
-                         "Unsupported protocol version: this server speaks only the stateless revision",
-                         _id_of(message), {"supported": list(MODERN_VERSIONS), "requested": requested})
+        return Rejection(
+            Refusal.STATELESS_ONLY,
+            "Unsupported protocol version: this server speaks only the stateless revision",
+            _id_of(message),
+            {"supported": list(MODERN_VERSIONS), "requested": requested},
+        )
     return _check_session_post(headers, message, version_header)
 
 
-def _check_stateless(headers: HeaderView, message: Any, version_header: str | None, rules: InboundRules) -> Route | Rejection:
+def _check_stateless(
+    headers: HeaderView, message: Any, version_header: str | None, rules: InboundRules
+) -> Route | Rejection:
     if type(message) is not dict:
         return Rejection(Refusal.BATCH_NOT_ALLOWED, "Invalid Request: batches are not supported")
     event = classify(message)
     if type(event) is not Request:
         if "method" in message and "id" not in message:
             # No client notification is defined over HTTP in this revision: accepted and dropped.
-            return Route(era="stateless", method="POST", message=message, rpc_method=message.get("method"),
-                         version_header=version_header)
+            return Route(
+                era="stateless",
+                method="POST",
+                message=message,
+                rpc_method=message.get("method"),
+                version_header=version_header,
+            )
         return Rejection(Refusal.NOT_A_REQUEST, "Invalid Request: expected a request")
     mismatch = _header_mismatch(headers, event, version_header, rules.header_paths)
     if mismatch is not None:
         return Rejection(Refusal.HEADER_MISMATCH, f"Header mismatch: {mismatch}", event.id)
-    return Route(era="stateless", method="POST", message=message, rpc_method=event.method,
-                 request_ids=frozenset([event.id]), version_header=version_header)
+    return Route(
+        era="stateless",
+        method="POST",
+        message=message,
+        rpc_method=event.method,
+        request_ids=frozenset([event.id]),
+        version_header=version_header,
+    )
 
 
 def _header_mismatch(
@@ -291,8 +315,9 @@ def _param_header_mismatch(headers: HeaderView, params: Mapping[str, Any], heade
 
 def _check_session_post(headers: HeaderView, message: Any, version_header: str | None) -> Route | Rejection:
     if version_header is not None and version_header not in HANDSHAKE_VERSIONS:
-        return Rejection(Refusal.UNSUPPORTED_VERSION_HEADER, f"Unsupported MCP-Protocol-Version: {version_header!r}",
-                         _id_of(message))
+        return Rejection(
+            Refusal.UNSUPPORTED_VERSION_HEADER, f"Unsupported MCP-Protocol-Version: {version_header!r}", _id_of(message)
+        )
     session_id = headers.get("mcp-session-id")
     rpc_method = message.get("method") if type(message) is dict else None
     if session_id is None and rpc_method != "initialize":
@@ -301,9 +326,15 @@ def _check_session_post(headers: HeaderView, message: Any, version_header: str |
     request_ids = frozenset(
         item["id"] for item in items if type(item) is dict and "method" in item and is_request_id(item.get("id"))
     )
-    return Route(era="session", method="POST", message=message,
-                 rpc_method=rpc_method if isinstance(rpc_method, str) else None, request_ids=request_ids,
-                 session_id=session_id, version_header=version_header)
+    return Route(
+        era="session",
+        method="POST",
+        message=message,
+        rpc_method=rpc_method if isinstance(rpc_method, str) else None,
+        request_ids=request_ids,
+        session_id=session_id,
+        version_header=version_header,
+    )
 
 
 def _carries_meta_version(message: Any) -> bool:

@@ -8,10 +8,11 @@ space, or text that already looks like the sentinel) is sent as ``=?base64?<base
 from __future__ import annotations
 
 import base64
-import collections
 import binascii
+import collections
 import re
-from typing import Any, Final, Mapping
+from collections.abc import Mapping
+from typing import Any, Final
 
 __all__ = [
     "encode_header_value",
@@ -92,8 +93,19 @@ def header_matches(raw: str, expected: Any) -> bool:
 
 
 #: Keywords whose value is one subschema (``items`` may also be a list of them).
-_SUBSCHEMA: Final = ("additionalProperties", "unevaluatedProperties", "additionalItems", "unevaluatedItems",
-                     "items", "contains", "propertyNames", "not", "if", "then", "else")
+_SUBSCHEMA: Final = (
+    "additionalProperties",
+    "unevaluatedProperties",
+    "additionalItems",
+    "unevaluatedItems",
+    "items",
+    "contains",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+)
 #: Keywords whose value is a list of subschemas.
 _SUBSCHEMA_LISTS: Final = ("prefixItems", "allOf", "anyOf", "oneOf", "items")
 #: Keywords whose value maps names to subschemas (``properties`` is handled on its own: it alone is reachable).

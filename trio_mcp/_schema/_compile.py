@@ -118,8 +118,10 @@ class Compiler:
         if origin is typing.Annotated:
             fields = [meta for meta in tp.__metadata__ if isinstance(meta, Field)]
             if not header_ok and any(field.header is not None for field in fields):
-                raise TypeError(f"{where}: Field(header=...) is only allowed on a tool parameter itself "
-                                "(a top-level str, int or bool property), not inside another type")
+                raise TypeError(
+                    f"{where}: Field(header=...) is only allowed on a tool parameter itself "
+                    "(a top-level str, int or bool property), not inside another type"
+                )
             inner = self.compile(args[0], where)
             return AnnotatedNode(inner, fields) if fields else inner
         if origin in _UNION_TYPES:
@@ -145,30 +147,40 @@ class Compiler:
         if isinstance(origin, type) and attrs.has(origin):
             raise TypeError(f"{where}: generic attrs classes such as {type_name(tp)} are not supported")
         container = origin if origin is not None else tp
-        if container in (list, abc.Sequence, abc.MutableSequence, typing.Sequence, typing.MutableSequence,
-                         typing.List):
+        if container in (list, abc.Sequence, abc.MutableSequence, typing.Sequence, typing.MutableSequence, list):
             return ArrayNode(self._item(args, 0, where), list)
-        if container in (set, frozenset, abc.Set, abc.MutableSet, typing.AbstractSet, typing.MutableSet,
-                         typing.Set, typing.FrozenSet):
+        if container in (
+            set,
+            frozenset,
+            abc.Set,
+            abc.MutableSet,
+            typing.AbstractSet,
+            typing.MutableSet,
+            set,
+            frozenset,
+        ):
             item = self._item(args, 0, where)
             if not item.hashable:
-                raise TypeError(f"{where}: the items of {type_name(tp)} must be hashable "
-                                "(str, int, float, bool, enums, literals, tuples or frozen attrs classes); "
-                                "use list[...] instead")
-            kind = frozenset if container in (frozenset, typing.FrozenSet, abc.Set, typing.AbstractSet) else set
+                raise TypeError(
+                    f"{where}: the items of {type_name(tp)} must be hashable "
+                    "(str, int, float, bool, enums, literals, tuples or frozen attrs classes); "
+                    "use list[...] instead"
+                )
+            kind = frozenset if container in (frozenset, frozenset, abc.Set, typing.AbstractSet) else set
             return ArrayNode(item, kind)
-        if container in (tuple, typing.Tuple):
+        if container in (tuple, tuple):
             if origin is None or (len(args) == 2 and args[1] is Ellipsis):
                 return ArrayNode(self._item(args, 0, where), tuple)
             if args == ((),):  # typing.Tuple[()] on old Pythons
                 args = ()
             return TupleNode([self.compile(arg, where) for arg in args])
-        if container in (dict, abc.Mapping, abc.MutableMapping, typing.Mapping, typing.MutableMapping,
-                         typing.Dict):
+        if container in (dict, abc.Mapping, abc.MutableMapping, typing.Mapping, typing.MutableMapping, dict):
             key = self._item(args, 0, where) if args else StrNode()
             if not _string_like(key):
-                raise TypeError(f"{where}: {type_name(tp)} has keys that are not strings; JSON object keys are "
-                                "always strings (use str, a Literal of strings or a string-valued Enum)")
+                raise TypeError(
+                    f"{where}: {type_name(tp)} has keys that are not strings; JSON object keys are "
+                    "always strings (use str, a Literal of strings or a string-valued Enum)"
+                )
             return DictNode(key, self._item(args, 1, where), dict)
         raise TypeError(f"{where}: unsupported type {type_name(tp)}; supported are {_SUPPORTED}")
 
@@ -204,26 +216,38 @@ class Compiler:
                 init_name = getattr(attribute, "alias", None) or attribute.name.lstrip("_")
                 has_default = attribute.default is not attrs.NOTHING
                 default = attribute.default if has_default else NO_DEFAULT
-                fields.append(ObjectField(
-                    name=init_name, init_name=init_name, attribute=attribute.name,
-                    node=self.compile(annotation, field_where), required=not has_default,
-                    default=default, description=field_docs.get(attribute.name) or field_docs.get(init_name),
-                ))
+                fields.append(
+                    ObjectField(
+                        name=init_name,
+                        init_name=init_name,
+                        attribute=attribute.name,
+                        node=self.compile(annotation, field_where),
+                        required=not has_default,
+                        default=default,
+                        description=field_docs.get(attribute.name) or field_docs.get(init_name),
+                    )
+                )
         else:
             required_keys = getattr(cls, "__required_keys__", frozenset(hints))
             for name, annotation in hints.items():
                 annotation, required = strip_qualifiers(annotation)
                 field_where = f"item {name!r} of {cls.__qualname__} (used by {where})"
-                fields.append(ObjectField(
-                    name=name, init_name=name, attribute=name, node=self.compile(annotation, field_where),
-                    required=(name in required_keys) if required is None else required,
-                    description=field_docs.get(name),
-                ))
+                fields.append(
+                    ObjectField(
+                        name=name,
+                        init_name=name,
+                        attribute=name,
+                        node=self.compile(annotation, field_where),
+                        required=(name in required_keys) if required is None else required,
+                        description=field_docs.get(name),
+                    )
+                )
         node.set_fields(fields)
         return node
 
-    def _dataclass_fields(self, cls: Any, hints: dict[str, Any], field_docs: dict[str, str],
-                          where: str) -> list[ObjectField]:
+    def _dataclass_fields(
+        self, cls: Any, hints: dict[str, Any], field_docs: dict[str, str], where: str
+    ) -> list[ObjectField]:
         fields: list[ObjectField] = []
         for field in dataclasses.fields(cls):
             if not field.init:
@@ -231,11 +255,17 @@ class Compiler:
             field_where = f"field {field.name!r} of {cls.__qualname__} (used by {where})"
             has_default = field.default is not dataclasses.MISSING
             has_factory = field.default_factory is not dataclasses.MISSING
-            fields.append(ObjectField(
-                name=field.name, init_name=field.name, attribute=field.name,
-                node=self.compile(hints.get(field.name, Any), field_where), required=not (has_default or has_factory),
-                default=field.default if has_default else NO_DEFAULT, description=field_docs.get(field.name),
-            ))
+            fields.append(
+                ObjectField(
+                    name=field.name,
+                    init_name=field.name,
+                    attribute=field.name,
+                    node=self.compile(hints.get(field.name, Any), field_where),
+                    required=not (has_default or has_factory),
+                    default=field.default if has_default else NO_DEFAULT,
+                    description=field_docs.get(field.name),
+                )
+            )
         return fields
 
 

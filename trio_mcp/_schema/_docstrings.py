@@ -14,17 +14,34 @@ from typing import Any
 __all__ = ["parse_docstring", "class_doc"]
 
 _GOOGLE_PARAM_SECTIONS = frozenset(
-    {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments", "attributes",
-     "other parameters"}
+    {"args", "arguments", "parameters", "params", "keyword args", "keyword arguments", "attributes", "other parameters"}
 )
 _GOOGLE_OTHER_SECTIONS = frozenset(
-    {"returns", "return", "yields", "yield", "raises", "raise", "examples", "example", "notes", "note",
-     "see also", "warnings", "warning", "todo", "references", "methods"}
+    {
+        "returns",
+        "return",
+        "yields",
+        "yield",
+        "raises",
+        "raise",
+        "examples",
+        "example",
+        "notes",
+        "note",
+        "see also",
+        "warnings",
+        "warning",
+        "todo",
+        "references",
+        "methods",
+    }
 )
 _GOOGLE_HEADER = re.compile(r"^\s*([A-Za-z][A-Za-z ]*?)\s*:\s*$")
 _GOOGLE_ENTRY = re.compile(r"^\*{0,2}([A-Za-z_][A-Za-z0-9_]*)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-_REST_FIELD = re.compile(r"^\s*:(param|parameter|arg|argument|key|keyword|ivar|var|cvar)\s+(?:[^:]*\s)?\*{0,2}"
-                         r"([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*)$")
+_REST_FIELD = re.compile(
+    r"^\s*:(param|parameter|arg|argument|key|keyword|ivar|var|cvar)\s+(?:[^:]*\s)?\*{0,2}"
+    r"([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*)$"
+)
 _REST_ANY_FIELD = re.compile(r"^\s*:[A-Za-z]+[^:]*:")
 _NUMPY_UNDERLINE = re.compile(r"^\s*-{3,}\s*$")
 _NUMPY_ENTRY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?::.*)?$")

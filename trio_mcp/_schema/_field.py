@@ -50,8 +50,11 @@ class Field:
         self.extra_schema: dict[str, Any] = extra_schema
 
     def __repr__(self) -> str:
-        args = [f"{name}={getattr(self, name)!r}" for name in ("description", "title", "examples", "header")
-                if getattr(self, name) is not None]
+        args = [
+            f"{name}={getattr(self, name)!r}"
+            for name in ("description", "title", "examples", "header")
+            if getattr(self, name) is not None
+        ]
         args += [f"{key}={value!r}" for key, value in self.extra_schema.items()]
         return f"Field({', '.join(args)})"
 

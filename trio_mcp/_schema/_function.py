@@ -12,9 +12,9 @@ from typing import Any, Final
 
 import attrs
 
+from .._core.mcp_headers import HeaderRuleError, header_paths
 from ._compile import Compiler, resolve_hints
 from ._docstrings import parse_docstring
-from .._core.mcp_headers import HeaderRuleError, header_paths
 from ._field import JS_SAFE_INTEGER, Field
 from ._nodes import FAIL, NO_DEFAULT, AnnotatedNode, Node, Run, SchemaContext, dump_any, property_schema, suggest
 from ._util import Abort, Err, expected_message, render
@@ -201,18 +201,22 @@ def _check_header(where: str, header: str, schema: Mapping[str, Any], seen: dict
     """Enforce the x-mcp-header rules that depend on the property: its type, and unique names."""
     kind = schema.get("type")
     if kind not in _HEADER_TYPES:
-        raise TypeError(f"{where}: Field(header={header!r}) needs a str, int or bool parameter (x-mcp-header is only "
-                        f"allowed on string, integer and boolean properties; this one has type {kind!r}); for an "
-                        "optional header give the parameter a default instead of making it Optional")
+        raise TypeError(
+            f"{where}: Field(header={header!r}) needs a str, int or bool parameter (x-mcp-header is only "
+            f"allowed on string, integer and boolean properties; this one has type {kind!r}); for an "
+            "optional header give the parameter a default instead of making it Optional"
+        )
     if header.lower() in seen:
-        raise TypeError(f"{where}: x-mcp-header {header!r} is already used by parameter {seen[header.lower()]!r} "
-                        "(header names are case-insensitive)")
+        raise TypeError(
+            f"{where}: x-mcp-header {header!r} is already used by parameter {seen[header.lower()]!r} "
+            "(header names are case-insensitive)"
+        )
     seen[header.lower()] = owner
 
 
 def _check_object_schema(schema: Any, what: str) -> dict[str, Any]:
     if not isinstance(schema, dict) or schema.get("type") != "object":
-        raise TypeError(f"{what} must be a JSON Schema object with \"type\": \"object\" at the top")
+        raise TypeError(f'{what} must be a JSON Schema object with "type": "object" at the top')
     check_schema_bounded(schema)
     return copy.deepcopy(schema)
 
@@ -258,8 +262,10 @@ def describe_function(
             if explicit_input:
                 continue
             star = "*" if param.kind is param.VAR_POSITIONAL else "**"
-            raise TypeError(f"{where}: {star}{param.name} cannot be described by a JSON Schema; declare each "
-                            "argument as a named parameter (or pass input_schema=... and read them yourself)")
+            raise TypeError(
+                f"{where}: {star}{param.name} cannot be described by a JSON Schema; declare each "
+                "argument as a named parameter (or pass input_schema=... and read them yourself)"
+            )
         annotation: Any = Any
         if param.annotation is not _EMPTY:
             try:
@@ -323,8 +329,14 @@ def describe_function(
                 output_schema = out_ctx.finish(output_node.schema(out_ctx))
             else:
                 wraps_output = True
-                output_schema = out_ctx.finish({"type": "object", "properties": {"result": output_node.schema(out_ctx)},
-                                                "required": ["result"], "additionalProperties": False})
+                output_schema = out_ctx.finish(
+                    {
+                        "type": "object",
+                        "properties": {"result": output_node.schema(out_ctx)},
+                        "required": ["result"],
+                        "additionalProperties": False,
+                    }
+                )
 
     return FunctionSchema(
         input_schema=input_schema,

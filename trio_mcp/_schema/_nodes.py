@@ -28,6 +28,7 @@ from ._field import Field
 from ._util import MAX_DEPTH, Abort, Err, Path, merge_alternatives, mismatch, show
 from ._validator import validate_errors
 
+
 class _Fail:
     def __repr__(self) -> str:
         return "<conversion failed>"
@@ -103,9 +104,12 @@ class SchemaContext:
     def finish(self, root: dict[str, Any]) -> dict[str, Any]:
         """Inline a root that is only a reference (so the top has ``type``) and attach ``$defs``."""
         ref = root.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/") and set(root) <= {"$ref", "title", "description",
-                                                                                  "examples", "default"}:
-            name = ref[len("#/$defs/"):]
+        if (
+            isinstance(ref, str)
+            and ref.startswith("#/$defs/")
+            and set(root) <= {"$ref", "title", "description", "examples", "default"}
+        ):
+            name = ref[len("#/$defs/") :]
             body = json.loads(json.dumps(self.defs[name]))  # a copy: the definition may stay in $defs too
             root = {**body, **{key: value for key, value in root.items() if key != "$ref"}}
             if not _mentions(self.defs, ref):
@@ -403,8 +407,10 @@ class EnumNode(Node):
             raise TypeError(f"{where}: enum {cls.__qualname__} has no members")
         for member in self.members:
             if not (member.value is None or isinstance(member.value, (str, int, float, bool))):
-                raise TypeError(f"{where}: enum {cls.__qualname__} has the non-JSON value {member.value!r} "
-                                f"(member {member.name}); only str, int, float, bool and None values can be used")
+                raise TypeError(
+                    f"{where}: enum {cls.__qualname__} has the non-JSON value {member.value!r} "
+                    f"(member {member.name}); only str, int, float, bool and None values can be used"
+                )
         self.values = [member.value for member in self.members]
         self.expected = tuple(show(value) for value in self.values)
 
@@ -501,8 +507,13 @@ class TupleNode(Node):
         n = len(self.items)
         if not n:
             return {"type": "array", "maxItems": 0}
-        return {"type": "array", "prefixItems": [item.schema(ctx) for item in self.items], "items": False,
-                "minItems": n, "maxItems": n}
+        return {
+            "type": "array",
+            "prefixItems": [item.schema(ctx) for item in self.items],
+            "items": False,
+            "minItems": n,
+            "maxItems": n,
+        }
 
     def _walk(self, value: Any, path: Path, run: Run, dump: bool) -> Any:
         if not isinstance(value, (list, tuple)):
@@ -510,8 +521,10 @@ class TupleNode(Node):
         if len(value) != len(self.items):
             return run.fail(Err(path, f"expected {len(self.items)} items, got {len(value)}"))
         run.enter(path)
-        out = [(node.dump if dump else node.convert)(item, path + (index,), run)
-               for index, (node, item) in enumerate(zip(self.items, value))]
+        out = [
+            (node.dump if dump else node.convert)(item, path + (index,), run)
+            for index, (node, item) in enumerate(zip(self.items, value))
+        ]
         run.depth -= 1
         if any(item is FAIL for item in out):
             return FAIL
@@ -633,8 +646,9 @@ class ObjectNode(Node):
         schema: dict[str, Any] = {"type": "object"}
         if self.description:
             schema["description"] = self.description
-        schema["properties"] = {field.name: property_schema(field.node, ctx, field.default, field.description)
-                                for field in self.fields}
+        schema["properties"] = {
+            field.name: property_schema(field.node, ctx, field.default, field.description) for field in self.fields
+        }
         required = [field.name for field in self.fields if field.required]
         if required:
             schema["required"] = required
@@ -817,11 +831,16 @@ def dump_any(value: Any, path: Path, run: Run) -> Any:
                 items.sort(key=_canonical)
             return FAIL if any(item is FAIL for item in items) else items
         if isinstance(value, Mapping) or attrs.has(type(value)) or _is_dataclass_instance(value):
-            pairs = (value.items() if isinstance(value, Mapping) else
-                     ((field.name, getattr(value, field.name)) for field in dataclasses.fields(value))
-                     if _is_dataclass_instance(value) else
-                     ((getattr(field, "alias", None) or field.name, getattr(value, field.name))
-                      for field in attrs.fields(type(value))))
+            pairs = (
+                value.items()
+                if isinstance(value, Mapping)
+                else ((field.name, getattr(value, field.name)) for field in dataclasses.fields(value))
+                if _is_dataclass_instance(value)
+                else (
+                    (getattr(field, "alias", None) or field.name, getattr(value, field.name))
+                    for field in attrs.fields(type(value))
+                )
+            )
             out: dict[str, Any] = {}
             failed = False
             for key, item in pairs:
@@ -846,8 +865,9 @@ def _is_dataclass_instance(value: Any) -> bool:
     return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
 
-def property_schema(node: Node, ctx: SchemaContext, default: Any = NO_DEFAULT,
-                    description: str | None = None) -> dict[str, Any]:
+def property_schema(
+    node: Node, ctx: SchemaContext, default: Any = NO_DEFAULT, description: str | None = None
+) -> dict[str, Any]:
     """The schema of one property: the node's, plus a JSON ``default`` and a docstring description."""
     schema = node.schema(ctx)
     if description and "description" not in schema:

@@ -46,8 +46,9 @@ class PydanticNode(Node):
         for def_name, definition in {**nested, name: body}.items():
             known = ctx.defs.get(def_name)
             if known is not None and known != definition:
-                raise TypeError(f"{self.where}: two different types are both called {def_name!r} in one schema; "
-                                "rename one of them")
+                raise TypeError(
+                    f"{self.where}: two different types are both called {def_name!r} in one schema; rename one of them"
+                )
             ctx.defs[def_name] = definition
         return {"$ref": f"#/$defs/{name}"}
 

@@ -30,11 +30,32 @@ _MISSING: Final[Any] = object()
 _Step = Callable[[Any, Path, "list[Err]"], bool]
 _STRING_KEYWORDS: Final = frozenset({"minLength", "maxLength", "pattern"})
 _NUMBER_KEYWORDS: Final = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
-_OBJECT_KEYWORDS: Final = frozenset({"properties", "required", "patternProperties", "additionalProperties",
-                                     "propertyNames", "minProperties", "maxProperties", "dependentRequired",
-                                     "dependentSchemas"})
-_ARRAY_KEYWORDS: Final = frozenset({"prefixItems", "items", "additionalItems", "minItems", "maxItems",
-                                    "uniqueItems", "contains", "minContains", "maxContains"})
+_OBJECT_KEYWORDS: Final = frozenset(
+    {
+        "properties",
+        "required",
+        "patternProperties",
+        "additionalProperties",
+        "propertyNames",
+        "minProperties",
+        "maxProperties",
+        "dependentRequired",
+        "dependentSchemas",
+    }
+)
+_ARRAY_KEYWORDS: Final = frozenset(
+    {
+        "prefixItems",
+        "items",
+        "additionalItems",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "contains",
+        "minContains",
+        "maxContains",
+    }
+)
 _COMBINATOR_KEYWORDS: Final = frozenset({"allOf", "anyOf", "oneOf", "not", "if"})
 
 
@@ -344,7 +365,9 @@ class _Validator:
                 if trigger in instance and isinstance(names, list):
                     for name in names:
                         if isinstance(name, str) and name not in instance:
-                            errors.append(Err(path + (name,), f"required property missing (because {trigger!r} is present)"))
+                            errors.append(
+                                Err(path + (name,), f"required property missing (because {trigger!r} is present)")
+                            )
         patterns = schema.get("patternProperties")
         if not isinstance(patterns, Mapping):
             patterns = {}
@@ -384,7 +407,9 @@ class _Validator:
                 if trigger in instance:
                     errors.extend(self.check(instance, subschema, path))
 
-    def _array(self, instance: list[Any] | tuple[Any, ...], schema: Mapping[str, Any], path: Path, errors: list[Err]) -> None:
+    def _array(
+        self, instance: list[Any] | tuple[Any, ...], schema: Mapping[str, Any], path: Path, errors: list[Err]
+    ) -> None:
         prefix = schema.get("prefixItems")
         rest = schema.get("items", _MISSING)
         if isinstance(rest, list):  # draft-07 tuple form
@@ -436,8 +461,11 @@ class _Validator:
                     break
                 failures.append(found)
             else:
-                errors.extend(merge_alternatives(instance, path, failures, "anyOf") if failures else
-                              [Err(path, "anyOf has no alternatives")])
+                errors.extend(
+                    merge_alternatives(instance, path, failures, "anyOf")
+                    if failures
+                    else [Err(path, "anyOf has no alternatives")]
+                )
         one_of = schema.get("oneOf")
         if isinstance(one_of, list):
             failures = []
@@ -449,11 +477,17 @@ class _Validator:
                 else:
                     passed.append(index)
             if not passed:
-                errors.extend(merge_alternatives(instance, path, failures, "oneOf") if failures else
-                              [Err(path, "oneOf has no alternatives")])
+                errors.extend(
+                    merge_alternatives(instance, path, failures, "oneOf")
+                    if failures
+                    else [Err(path, "oneOf has no alternatives")]
+                )
             elif len(passed) > 1:
-                errors.append(Err(path, f"matches alternatives #{passed[0]} and #{passed[1]} of oneOf, "
-                                        "but must match exactly one"))
+                errors.append(
+                    Err(
+                        path, f"matches alternatives #{passed[0]} and #{passed[1]} of oneOf, but must match exactly one"
+                    )
+                )
         not_ = schema.get("not", _MISSING)
         if not_ is not _MISSING and not self.check(instance, not_, path):
             errors.append(Err(path, "must not match the schema under 'not'"))
@@ -478,8 +512,9 @@ def _count_values(instance: Any, cap: int) -> int:
     return count
 
 
-def validate_errors(instance: Any, schema: Any, path: Path = (), *, max_depth: int = MAX_DEPTH,
-                    max_steps: int | None = None) -> list[Err]:
+def validate_errors(
+    instance: Any, schema: Any, path: Path = (), *, max_depth: int = MAX_DEPTH, max_steps: int | None = None
+) -> list[Err]:
     """Like ``validate()``, but returns error records relative to ``path`` (for the converters)."""
     if max_steps is None:
         max_steps = DEFAULT_MAX_STEPS + STEPS_PER_VALUE * _count_values(instance, 10_000_000)

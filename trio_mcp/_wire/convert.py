@@ -255,7 +255,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 def _add_note(exc: BaseException, note: str) -> None:
     # ``BaseException.add_note`` is 3.11+; cattrs reads ``__notes__`` directly, so set it the portable way.
-    setattr(exc, "__notes__", [*getattr(exc, "__notes__", []), note])
+    setattr(exc, "__notes__", [*getattr(exc, "__notes__", []), note])  # noqa: B010 (typeshed lacks __notes__ on 3.10)
 
 
 def _list_structure_factory(t: Any) -> _Hook:
@@ -678,9 +678,7 @@ def _walk(exc: BaseException, path: str, out: list[str]) -> None:
     if isinstance(exc, ClassValidationError):
         names = _wire_names(exc.cl) if _is_wire_class(exc.cl) else {}
         for sub in exc.exceptions:
-            note = next(
-                (n for n in getattr(sub, "__notes__", ()) if isinstance(n, AttributeValidationNote)), None
-            )
+            note = next((n for n in getattr(sub, "__notes__", ()) if isinstance(n, AttributeValidationNote)), None)
             if note is None:
                 _walk(sub, path, out)
             else:
@@ -758,4 +756,3 @@ def params_from_wire(data: Any, cls: Any) -> Any:
         return from_wire(data, cls)
     except WireFormatError as exc:
         raise McpError(INVALID_PARAMS, f"Invalid params: {exc}", data={"errors": exc.errors}) from None
-

@@ -158,9 +158,7 @@ _SPECS: Final = (
     ),
     # resources
     _request("resources/list", "client", PaginatedRequestParams, ListResourcesResult, ALL_REVISIONS),
-    _request(
-        "resources/templates/list", "client", PaginatedRequestParams, ListResourceTemplatesResult, ALL_REVISIONS
-    ),
+    _request("resources/templates/list", "client", PaginatedRequestParams, ListResourceTemplatesResult, ALL_REVISIONS),
     _request(
         "resources/read",
         "client",

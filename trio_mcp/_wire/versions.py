@@ -20,4 +20,3 @@ LATEST_HANDSHAKE_VERSION: Final = V2025_11_25
 LATEST_VERSION: Final = V2026_07_28
 #: What a Streamable HTTP server assumes when ``MCP-Protocol-Version`` is missing.
 DEFAULT_NEGOTIATED_VERSION: Final = V2025_03_26
-

@@ -19,11 +19,11 @@ if TYPE_CHECKING:
     from ._extra import AuthExtraMissing
     from ._introspection import IntrospectionVerifier
     from ._jwt import ASYMMETRIC_ALGORITHMS, JwtVerifier
+    from ._loopback import loopback_authorization
     from ._metadata import parse_www_authenticate, protected_resource_metadata
     from ._resource_server import ResourceServerAuth
     from ._signing import DpopKey, client_assertion, jwk_thumbprint
     from ._store import FileTokenStore, MemoryTokenStore, TokenStore
-    from ._loopback import loopback_authorization
     from ._tokens import CallableVerifier, InvalidToken, Principal, TokenVerifier, VerifierUnavailable
 
 _LAZY = {

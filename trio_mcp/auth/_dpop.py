@@ -13,7 +13,8 @@ import hashlib
 import hmac
 import secrets
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ._extra import load_jwt
 from ._jwt import ASYMMETRIC_ALGORITHMS
@@ -96,8 +97,9 @@ class DpopVerifier:
             raise InvalidDpopProof("the DPoP proof's jwk is missing or holds a private key")
         try:
             key = jwt.PyJWK(jwk, algorithm)
-            claims: dict[str, Any] = jwt.decode(proof, key.key, algorithms=[algorithm],
-                                                options={"verify_exp": False, "verify_iat": False})
+            claims: dict[str, Any] = jwt.decode(
+                proof, key.key, algorithms=[algorithm], options={"verify_exp": False, "verify_iat": False}
+            )
         except jwt.PyJWTError:
             raise InvalidDpopProof("the DPoP proof's signature does not verify") from None
         self._check_claims(claims, method, url, access_token)
@@ -118,8 +120,10 @@ class DpopVerifier:
         if not isinstance(htu, str) or "?" in htu or "#" in htu or htu_of(htu) != htu_of(url):
             raise InvalidDpopProof("the DPoP proof's htu is not this request's URL")
         now = self._clock()
-        if not isinstance(iat, (int, float)) or isinstance(iat, bool) or not (
-            now - self.max_age <= iat <= now + self.leeway
+        if (
+            not isinstance(iat, (int, float))
+            or isinstance(iat, bool)
+            or not (now - self.max_age <= iat <= now + self.leeway)
         ):
             raise InvalidDpopProof("the DPoP proof's iat is outside the accepted window")
         ath = claims.get("ath")

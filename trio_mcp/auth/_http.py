@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Final, Sequence
+from collections.abc import Sequence
+from typing import Any, Final
 
 from ..transports._http_client import HttpClient, HttpError, HttpTimeouts
 
@@ -43,8 +44,11 @@ async def post(
     """POST ``body``: (status, the JSON body or None, the response headers); ``HttpFailure`` when no answer."""
     try:
         response = await http.request(
-            "POST", url, headers=[("content-type", content_type), ("accept", "application/json"), *headers],
-            body=body, timeouts=TIMEOUTS,
+            "POST",
+            url,
+            headers=[("content-type", content_type), ("accept", "application/json"), *headers],
+            body=body,
+            timeouts=TIMEOUTS,
         )
         async with response:
             raw = await response.read(BODY_LIMIT)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..transports._http_client import HttpClient
@@ -94,8 +95,9 @@ class IntrospectionVerifier:
             self._http = HttpClient()
         body = urlencode({"token": token, "token_type_hint": "access_token"}).encode()
         try:
-            status, document, _ = await post(self._http, self.endpoint, body, FORM,
-                                             [("authorization", self._authorization)])
+            status, document, _ = await post(
+                self._http, self.endpoint, body, FORM, [("authorization", self._authorization)]
+            )
         except HttpFailure as exc:
             raise VerifierUnavailable(f"introspection failed: {exc}") from None
         if status != 200 or not isinstance(document, dict):

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable, Final, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Final
 
 import trio
 
@@ -113,8 +114,13 @@ class JwtVerifier:
                 continue
             try:
                 claims = jwt.decode(
-                    token, key.key, algorithms=[algorithm], audience=self.audience, issuer=self.issuer,
-                    leeway=self.leeway, options={"require": ["exp", "iss", "aud"]},
+                    token,
+                    key.key,
+                    algorithms=[algorithm],
+                    audience=self.audience,
+                    issuer=self.issuer,
+                    leeway=self.leeway,
+                    options={"require": ["exp", "iss", "aud"]},
                 )
                 break
             except jwt.InvalidSignatureError:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 import webbrowser
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import AsyncIterator, Callable
 from urllib.parse import parse_qs, urlsplit
 
 import trio
@@ -23,8 +23,10 @@ __all__ = ["LoopbackRedirect", "loopback_authorization"]
 
 logger = logging.getLogger("trio_mcp.auth")
 
-_PAGE = (b"<!doctype html><meta charset=utf-8><title>Authorized</title>"
-         b"<p>Authorization finished. You can close this window.</p>")
+_PAGE = (
+    b"<!doctype html><meta charset=utf-8><title>Authorized</title>"
+    b"<p>Authorization finished. You can close this window.</p>"
+)
 
 
 class LoopbackRedirect:

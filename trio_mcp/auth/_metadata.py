@@ -8,7 +8,8 @@ challenges (RFC 6750 ``Bearer``, RFC 9449 ``DPoP``) both ways.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 __all__ = [
@@ -108,7 +109,7 @@ def parse_www_authenticate(header: str | None, schemes: Sequence[str] = ("bearer
     if match is None:
         return {}
     params: dict[str, str] = {"scheme": match.group(1).lower()}
-    rest = header[match.end():]
+    rest = header[match.end() :]
     position = 0
     while position < len(rest):
         found = _PARAM.match(rest, position)

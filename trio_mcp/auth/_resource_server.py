@@ -19,10 +19,11 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from typing import Any, Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
-from urllib.parse import urlsplit
 
 from ..transports._http_server import ClientDisconnected, Headers, RequestBodyError
 from ..transports.http.exchange import Request as HttpRequest  # h11 or ASGI
@@ -108,8 +109,14 @@ class ResourceServerAuth:
             await self._send_metadata(request, response, self._resource_url(request.headers, endpoint_path))
             return None
         scopes = functools.partial(self._message_scopes, request) if request.method == "POST" else None
-        outcome = await self.admit(request.method, request.path, request.headers, endpoint_path=endpoint_path,
-                                   peer=request.peer, message_scopes=scopes)
+        outcome = await self.admit(
+            request.method,
+            request.path,
+            request.headers,
+            endpoint_path=endpoint_path,
+            peer=request.peer,
+            message_scopes=scopes,
+        )
         if isinstance(outcome, Refusal):
             await response.send(outcome.status, outcome.headers, outcome.body)
             return None
@@ -161,10 +168,15 @@ class ResourceServerAuth:
             needed |= await message_scopes()
         missing = needed - principal.scopes
         if missing:
-            return self._refusal(where, f"insufficient scope (needs {' '.join(sorted(missing))})", 403,
-                                 metadata_url, error="insufficient_scope",
-                                 scope=" ".join(sorted(needed | principal.scopes)),
-                                 description=f"requires scope {' '.join(sorted(missing))}")
+            return self._refusal(
+                where,
+                f"insufficient scope (needs {' '.join(sorted(missing))})",
+                403,
+                metadata_url,
+                error="insufficient_scope",
+                scope=" ".join(sorted(needed | principal.scopes)),
+                description=f"requires scope {' '.join(sorted(missing))}",
+            )
         return principal
 
     # -- checks ----------------------------------------------------------------------------------------
@@ -183,8 +195,9 @@ class ResourceServerAuth:
             raise InvalidToken("this server does not accept DPoP tokens")
         if len(headers.get_all("dpop")) > 1:
             raise InvalidDpopProof("the request carries more than one DPoP proof")
-        self.dpop.check(headers.get("dpop"), method=method, url=_with_path(url, path), access_token=token,
-                        principal=principal)
+        self.dpop.check(
+            headers.get("dpop"), method=method, url=_with_path(url, path), access_token=token, principal=principal
+        )
 
     async def _message_scopes(self, request: HttpRequest) -> set[str]:
         """The scopes the JSON-RPC request in the body needs (a body the transport will refuse needs none)."""
@@ -208,23 +221,44 @@ class ResourceServerAuth:
             await response.send(405, (("allow", "GET"),))
             return
         document = protected_resource_metadata(
-            resource, self.authorization_servers, scopes_supported=self.scopes_supported,
+            resource,
+            self.authorization_servers,
+            scopes_supported=self.scopes_supported,
             dpop_algorithms=self.dpop.algorithms if self.dpop is not None else None,
-            dpop_bound_only=self.dpop_required, resource_name=self.resource_name,
+            dpop_bound_only=self.dpop_required,
+            resource_name=self.resource_name,
         )
         body = json.dumps(document).encode()
-        await response.send(200, (("content-type", "application/json"), ("cache-control", "max-age=3600"),
-                                  ("access-control-allow-origin", "*")), body if request.method == "GET" else b"")
+        await response.send(
+            200,
+            (
+                ("content-type", "application/json"),
+                ("cache-control", "max-age=3600"),
+                ("access-control-allow-origin", "*"),
+            ),
+            body if request.method == "GET" else b"",
+        )
 
     def _refusal(
-        self, where: str, reason: str, status: int, metadata_url: str, *, error: str | None,
-        scope: str | None = None, description: str | None = None,
+        self,
+        where: str,
+        reason: str,
+        status: int,
+        metadata_url: str,
+        *,
+        error: str | None,
+        scope: str | None = None,
+        description: str | None = None,
     ) -> Refusal:
         logger.warning("refused %s: %s", where, reason)
         if scope is None and self.required_scopes:
             scope = " ".join(sorted(self.required_scopes))
-        params = [("resource_metadata", metadata_url), ("scope", scope), ("error", error),
-                  ("error_description", description if error else None)]
+        params = [
+            ("resource_metadata", metadata_url),
+            ("scope", scope),
+            ("error", error),
+            ("error_description", description if error else None),
+        ]
         headers = [*_JSON, ("www-authenticate", challenge("Bearer", params))]
         if self.dpop is not None:
             algs = " ".join(self.dpop.algorithms)
@@ -236,8 +270,12 @@ class ResourceServerAuth:
         assert self.dpop is not None
         logger.warning("refused %s: %s", where, exc)
         error = "use_dpop_nonce" if exc.use_nonce else "invalid_dpop_proof"
-        params = [("resource_metadata", metadata_url), ("error", error), ("error_description", str(exc)),
-                  ("algs", " ".join(self.dpop.algorithms))]
+        params = [
+            ("resource_metadata", metadata_url),
+            ("error", error),
+            ("error_description", str(exc)),
+            ("algs", " ".join(self.dpop.algorithms)),
+        ]
         headers = [*_JSON, ("www-authenticate", challenge("DPoP", params))]
         if self.dpop.require_nonce:
             headers.append(("dpop-nonce", self.dpop.nonce()))

@@ -6,7 +6,8 @@ Pure bookkeeping for ``Server`` (``@server.tool(scopes=[...])``); the HTTP side 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from ..errors import INVALID_REQUEST, McpError
 

@@ -11,7 +11,8 @@ import hashlib
 import json
 import secrets
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ._extra import load_jwt
@@ -70,22 +71,28 @@ class DpopKey:
     def private_key_pem(self) -> bytes:
         from cryptography.hazmat.primitives import serialization
 
-        return bytes(self._key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        ))
+        return bytes(
+            self._key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
 
     def proof(self, method: str, url: str, *, access_token: str | None = None, nonce: str | None = None) -> str:
         """A DPoP proof JWT for one request (``htm``, ``htu``, a fresh ``jti``, ``iat``; ``ath`` with a token)."""
         jwt = load_jwt("DPoP")
         claims: dict[str, Any] = {
-            "jti": secrets.token_urlsafe(24), "htm": method.upper(), "htu": htu_of(url), "iat": int(time.time()),
+            "jti": secrets.token_urlsafe(24),
+            "htm": method.upper(),
+            "htu": htu_of(url),
+            "iat": int(time.time()),
         }
         if access_token is not None:
             claims["ath"] = access_token_hash(access_token)
         if nonce is not None:
             claims["nonce"] = nonce
-        return str(jwt.encode(claims, self._key, algorithm=self.algorithm,
-                              headers={"typ": "dpop+jwt", "jwk": self.public_jwk}))
+        return str(
+            jwt.encode(claims, self._key, algorithm=self.algorithm, headers={"typ": "dpop+jwt", "jwk": self.public_jwk})
+        )
 
 
 def client_assertion(
@@ -95,7 +102,13 @@ def client_assertion(
     authorization server, short-lived, with a unique ``jti``."""
     jwt = load_jwt("private_key_jwt client authentication")
     now = int(time.time())
-    claims = {"iss": client_id, "sub": client_id, "aud": audience, "iat": now, "exp": now + lifetime,
-              "jti": secrets.token_urlsafe(24)}
+    claims = {
+        "iss": client_id,
+        "sub": client_id,
+        "aud": audience,
+        "iat": now,
+        "exp": now + lifetime,
+        "jti": secrets.token_urlsafe(24),
+    }
     key = private_key_pem.encode() if isinstance(private_key_pem, str) else private_key_pem
     return str(jwt.encode(claims, key, algorithm=algorithm))

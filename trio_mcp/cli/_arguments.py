@@ -9,7 +9,8 @@ that is a JSON object (``'{"a": 1}'``) gives many arguments at once; ``key=value
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ._exit import USAGE, CliError
 

@@ -52,8 +52,11 @@ async def _list(client: Client, args: argparse.Namespace) -> int:
             for line in schema_summary(item.input_schema):
                 print(f"    {line}")
         for argument in getattr(item, "arguments", None) or []:
-            print(f"    {argument.name}" + (" (required)" if argument.required else "")
-                  + (f" — {argument.description}" if argument.description else ""))
+            print(
+                f"    {argument.name}"
+                + (" (required)" if argument.required else "")
+                + (f" — {argument.description}" if argument.description else "")
+            )
     return OK
 
 
@@ -110,10 +113,19 @@ async def _info(client: Client, args: argparse.Namespace) -> int:
     capabilities = to_wire(client.server_capabilities)
     info = to_wire(client.server_info)
     if args.json:
-        emit_json({"era": _era(client), "protocolVersion": client.protocol_version, "serverInfo": info,
-                   "capabilities": capabilities, "instructions": client.instructions})
+        emit_json(
+            {
+                "era": _era(client),
+                "protocolVersion": client.protocol_version,
+                "serverInfo": info,
+                "capabilities": capabilities,
+                "instructions": client.instructions,
+            }
+        )
         return OK
-    print(f"server:       {info.get('name')} {info.get('version')}" + (f" ({info['title']})" if info.get("title") else ""))
+    print(
+        f"server:       {info.get('name')} {info.get('version')}" + (f" ({info['title']})" if info.get("title") else "")
+    )
     print(f"era:          {_era(client)}")
     print(f"revision:     {client.protocol_version}")
     offered = []

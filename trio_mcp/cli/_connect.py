@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from typing import Any
 
 import trio
 
@@ -55,8 +56,10 @@ async def _open(args: argparse.Namespace, options: dict[str, Any]) -> AsyncItera
         async with open_stdio_client(args.server_command, stderr=stderr, **options) as client:
             yield client
     else:
-        raise CliError("which server? give --url URL, or the command that starts it after '--' "
-                       "(e.g. trio-mcp list tools -- python server.py)")
+        raise CliError(
+            "which server? give --url URL, or the command that starts it after '--' "
+            "(e.g. trio-mcp list tools -- python server.py)"
+        )
 
 
 @asynccontextmanager

@@ -41,9 +41,18 @@ class Finding:
 
 
 def _initialize_body(version: str = _LATEST) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "trio-mcp-doctor", "version": "1"}},
-    }).encode()
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "trio-mcp-doctor", "version": "1"},
+            },
+        }
+    ).encode()
 
 
 class _Probe:
@@ -55,8 +64,16 @@ class _Probe:
         self.headers = headers
         self.timeout = timeout
 
-    async def send(self, method: str, *, url: str | None = None, headers: dict[str, str] | None = None,
-                   body: bytes = b"", keep_auth: bool = True, read: bool = True) -> tuple[ClientResponse, bytes]:
+    async def send(
+        self,
+        method: str,
+        *,
+        url: str | None = None,
+        headers: dict[str, str] | None = None,
+        body: bytes = b"",
+        keep_auth: bool = True,
+        read: bool = True,
+    ) -> tuple[ClientResponse, bytes]:
         merged = {k: v for k, v in self.headers.items() if keep_auth or k.lower() != "authorization"}
         merged.update(headers or {})
         if body:
@@ -106,8 +123,14 @@ async def _revisions(probe: _Probe) -> list[Finding]:
         except (TrioMcpError, OSError, ValueError, trio.TooSlowError):
             pass
     if not spoken:
-        return [Finding("revisions", "fail", "no protocol revision could be spoken with this endpoint",
-                        "check the URL (it is usually .../mcp) and that the server is an MCP server")]
+        return [
+            Finding(
+                "revisions",
+                "fail",
+                "no protocol revision could be spoken with this endpoint",
+                "check the URL (it is usually .../mcp) and that the server is an MCP server",
+            )
+        ]
     eras = []
     if any(v in HANDSHAKE_VERSIONS for v in spoken):
         eras.append("session (initialize)")
@@ -115,12 +138,24 @@ async def _revisions(probe: _Probe) -> list[Finding]:
         eras.append("stateless (2026-07-28)")
     findings = [Finding("revisions", "ok", f"speaks {', '.join(spoken)}; eras: {', '.join(eras)}")]
     if _LATEST not in spoken:
-        findings.append(Finding("revisions", "warn", f"does not speak {_LATEST}, the newest session revision",
-                                "upgrade the server's MCP SDK; clients negotiate down, but lose newer features"))
+        findings.append(
+            Finding(
+                "revisions",
+                "warn",
+                f"does not speak {_LATEST}, the newest session revision",
+                "upgrade the server's MCP SDK; clients negotiate down, but lose newer features",
+            )
+        )
     if not any(v in MODERN_VERSIONS for v in spoken):
-        findings.append(Finding("revisions", "info", "does not speak the stateless 2026-07-28 revision",
-                                "newer clients fall back to initialize; serving 2026-07-28 lets requests go to "
-                                "any replica without sticky sessions"))
+        findings.append(
+            Finding(
+                "revisions",
+                "info",
+                "does not speak the stateless 2026-07-28 revision",
+                "newer clients fall back to initialize; serving 2026-07-28 lets requests go to "
+                "any replica without sticky sessions",
+            )
+        )
     return findings
 
 
@@ -138,54 +173,86 @@ async def _host_and_origin(probe: _Probe) -> list[Finding]:
     if response.status in (400, 403):
         findings.append(Finding("origin", "ok", f"a foreign Origin is refused ({response.status})"))
     else:
-        findings.append(Finding("origin", "fail", f"a request with Origin {_FOREIGN_ORIGIN} got {response.status}",
-                                "validate Origin (the spec requires it): a web page can otherwise drive the server "
-                                "from a user's browser (DNS rebinding); in trio_mcp list the origins you trust in "
-                                "HttpTransportOptions"))
+        findings.append(
+            Finding(
+                "origin",
+                "fail",
+                f"a request with Origin {_FOREIGN_ORIGIN} got {response.status}",
+                "validate Origin (the spec requires it): a web page can otherwise drive the server "
+                "from a user's browser (DNS rebinding); in trio_mcp list the origins you trust in "
+                "HttpTransportOptions",
+            )
+        )
     response, _ = await probe.post(_initialize_body(), Host="doctor-probe.invalid")
     host = urlsplit(probe.url).hostname or ""
     local = host in ("localhost", "127.0.0.1", "::1")
     if response.status in (400, 403, 404, 421):
         findings.append(Finding("host", "ok", f"a foreign Host header is refused ({response.status})"))
     else:
-        findings.append(Finding("host", "fail" if local else "warn",
-                                f"a request with Host: doctor-probe.invalid got {response.status}",
-                                "check the Host header against the names the server is reached by (DNS rebinding "
-                                "protection; required for servers on localhost); behind a proxy, the proxy may do it"))
+        findings.append(
+            Finding(
+                "host",
+                "fail" if local else "warn",
+                f"a request with Host: doctor-probe.invalid got {response.status}",
+                "check the Host header against the names the server is reached by (DNS rebinding "
+                "protection; required for servers on localhost); behind a proxy, the proxy may do it",
+            )
+        )
     return findings
 
 
 async def _cors(probe: _Probe) -> list[Finding]:
     origin = "https://browser-client.example"
-    response, _ = await probe.send("OPTIONS", headers={
-        "Origin": origin, "Access-Control-Request-Method": "POST",
-        "Access-Control-Request-Headers": "content-type, mcp-protocol-version, mcp-session-id, authorization",
-    })
+    response, _ = await probe.send(
+        "OPTIONS",
+        headers={
+            "Origin": origin,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type, mcp-protocol-version, mcp-session-id, authorization",
+        },
+    )
     allowed = response.headers.get("access-control-allow-origin")
     if not allowed:
-        return [Finding("cors", "not offered", f"no CORS preflight answer for Origin {origin} ({response.status})",
-                        "only needed for browser-based clients on other origins; to allow them answer OPTIONS with "
-                        "Access-Control-Allow-Origin/-Methods/-Headers (Content-Type, Mcp-Protocol-Version, "
-                        "Mcp-Session-Id, Authorization, Last-Event-ID) and expose Mcp-Session-Id")]
+        return [
+            Finding(
+                "cors",
+                "not offered",
+                f"no CORS preflight answer for Origin {origin} ({response.status})",
+                "only needed for browser-based clients on other origins; to allow them answer OPTIONS with "
+                "Access-Control-Allow-Origin/-Methods/-Headers (Content-Type, Mcp-Protocol-Version, "
+                "Mcp-Session-Id, Authorization, Last-Event-ID) and expose Mcp-Session-Id",
+            )
+        ]
     wanted = {"content-type", "mcp-protocol-version", "mcp-session-id"}
     listed = {h.strip().lower() for h in (response.headers.get("access-control-allow-headers") or "").split(",")}
     missing = sorted(wanted - listed) if "*" not in listed else []
-    findings = [Finding("cors", "warn" if missing else "ok",
-                        f"preflight allows origin {allowed}" + (f" but not headers {', '.join(missing)}" if missing else ""),
-                        "add them to Access-Control-Allow-Headers" if missing else "")]
+    findings = [
+        Finding(
+            "cors",
+            "warn" if missing else "ok",
+            f"preflight allows origin {allowed}" + (f" but not headers {', '.join(missing)}" if missing else ""),
+            "add them to Access-Control-Allow-Headers" if missing else "",
+        )
+    ]
     return findings
 
 
 async def _authorization(probe: _Probe) -> list[Finding]:
     response, _ = await probe.send("POST", headers={"Accept": _ACCEPT}, body=_initialize_body(), keep_auth=False)
     parts = urlsplit(probe.url)
-    well_known = urlunsplit((parts.scheme, parts.netloc, "/.well-known/oauth-protected-resource" +
-                             parts.path.rstrip("/"), "", ""))
+    well_known = urlunsplit(
+        (parts.scheme, parts.netloc, "/.well-known/oauth-protected-resource" + parts.path.rstrip("/"), "", "")
+    )
     if response.status != 401:
-        return [Finding("authorization", "not offered",
-                        f"a request without credentials is answered ({response.status}): the server is not protected",
-                        "to protect it, answer 401 with WWW-Authenticate: Bearer resource_metadata=\"...\" and "
-                        "serve Protected Resource Metadata (RFC 9728) naming your authorization server")]
+        return [
+            Finding(
+                "authorization",
+                "not offered",
+                f"a request without credentials is answered ({response.status}): the server is not protected",
+                'to protect it, answer 401 with WWW-Authenticate: Bearer resource_metadata="..." and '
+                "serve Protected Resource Metadata (RFC 9728) naming your authorization server",
+            )
+        ]
     challenge = response.headers.get("www-authenticate") or ""
     findings = []
     metadata_url = well_known
@@ -193,24 +260,40 @@ async def _authorization(probe: _Probe) -> list[Finding]:
         metadata_url = challenge.split("resource_metadata=", 1)[1].split(",")[0].strip().strip('"')
         findings.append(Finding("authorization", "ok", "401 challenge names its resource metadata"))
     else:
-        findings.append(Finding("authorization", "warn", f"401 challenge without resource_metadata: {challenge!r}",
-                                "add resource_metadata=\"<url>\" to WWW-Authenticate so hosts find the metadata "
-                                "without guessing (they fall back to the well-known URL)"))
+        findings.append(
+            Finding(
+                "authorization",
+                "warn",
+                f"401 challenge without resource_metadata: {challenge!r}",
+                'add resource_metadata="<url>" to WWW-Authenticate so hosts find the metadata '
+                "without guessing (they fall back to the well-known URL)",
+            )
+        )
     try:
         meta_response, body = await probe.send("GET", url=metadata_url, keep_auth=False)
         metadata = json.loads(body) if meta_response.status == 200 else None
     except (ValueError, HttpError, trio.TooSlowError):
         metadata = None
     if not isinstance(metadata, dict) or not metadata.get("authorization_servers"):
-        findings.append(Finding("authorization", "fail", f"no usable Protected Resource Metadata at {metadata_url}",
-                                "serve a JSON document with 'resource' (this URL) and 'authorization_servers' there"))
+        findings.append(
+            Finding(
+                "authorization",
+                "fail",
+                f"no usable Protected Resource Metadata at {metadata_url}",
+                "serve a JSON document with 'resource' (this URL) and 'authorization_servers' there",
+            )
+        )
     else:
         resource = metadata.get("resource")
         ok = resource in (probe.url, probe.url.rstrip("/"))
-        findings.append(Finding("authorization", "ok" if ok else "warn",
-                                f"Protected Resource Metadata lists {metadata['authorization_servers']}, "
-                                f"resource {resource!r}",
-                                "" if ok else "'resource' must be this endpoint's URL, or clients refuse the tokens"))
+        findings.append(
+            Finding(
+                "authorization",
+                "ok" if ok else "warn",
+                f"Protected Resource Metadata lists {metadata['authorization_servers']}, resource {resource!r}",
+                "" if ok else "'resource' must be this endpoint's URL, or clients refuse the tokens",
+            )
+        )
     return findings
 
 
@@ -220,9 +303,15 @@ async def _sessions(probe: _Probe) -> list[Finding]:
         return [Finding("sessions", "info", f"initialize answered {response.status}: no session to check")]
     session = response.headers.get("mcp-session-id")
     if not session:
-        return [Finding("sessions", "warn", "initialize succeeded without an Mcp-Session-Id header",
-                        "fine for a sessionless server; otherwise a proxy is dropping the header (pass "
-                        "Mcp-Session-Id through, and expose it for browsers)")]
+        return [
+            Finding(
+                "sessions",
+                "warn",
+                "initialize succeeded without an Mcp-Session-Id header",
+                "fine for a sessionless server; otherwise a proxy is dropping the header (pass "
+                "Mcp-Session-Id through, and expose it for browsers)",
+            )
+        ]
     findings = [Finding("sessions", "ok", "initialize returned an Mcp-Session-Id")]
     common = {"Mcp-Session-Id": session, "Mcp-Protocol-Version": _LATEST}
     try:
@@ -232,9 +321,15 @@ async def _sessions(probe: _Probe) -> list[Finding]:
         if unknown.status == 404:
             findings.append(Finding("session expiry", "ok", "an unknown session gets 404, so clients re-initialize"))
         else:
-            findings.append(Finding("session expiry", "fail", f"an unknown session gets {unknown.status}, not 404",
-                                    "answer 404 for unknown or expired sessions: that is the only signal clients "
-                                    "use to start a new session; anything else strands them"))
+            findings.append(
+                Finding(
+                    "session expiry",
+                    "fail",
+                    f"an unknown session gets {unknown.status}, not 404",
+                    "answer 404 for unknown or expired sessions: that is the only signal clients "
+                    "use to start a new session; anything else strands them",
+                )
+            )
         findings.extend(await _stream(probe, common))
     finally:
         with trio.move_on_after(probe.timeout):
@@ -246,8 +341,14 @@ async def _stream(probe: _Probe, common: dict[str, str]) -> list[Finding]:
     response, _ = await probe.send("GET", headers={"Accept": "text/event-stream", **common}, read=False)
     async with response:
         if response.status == 405:
-            return [Finding("resumption", "not offered", "no standalone GET stream (405)",
-                            "only needed for server-initiated messages outside a request")]
+            return [
+                Finding(
+                    "resumption",
+                    "not offered",
+                    "no standalone GET stream (405)",
+                    "only needed for server-initiated messages outside a request",
+                )
+            ]
         if response.status != 200:
             return [Finding("resumption", "warn", f"GET stream answered {response.status}")]
         findings = _stream_headers(response)
@@ -260,18 +361,31 @@ async def _stream(probe: _Probe, common: dict[str, str]) -> list[Finding]:
                 first += chunk
     event_ids = [line[3:].strip() for line in first.decode("utf-8", "replace").splitlines() if line.startswith("id:")]
     if not event_ids:
-        findings.append(Finding("resumption", "warn", "the GET stream's first event carries no id",
-                                "send a priming event with an id (an event store) so a client whose stream drops "
-                                "can resume with Last-Event-ID instead of losing messages"))
+        findings.append(
+            Finding(
+                "resumption",
+                "warn",
+                "the GET stream's first event carries no id",
+                "send a priming event with an id (an event store) so a client whose stream drops "
+                "can resume with Last-Event-ID instead of losing messages",
+            )
+        )
         return findings
-    resumed, _ = await probe.send("GET", headers={"Accept": "text/event-stream", "Last-Event-ID": event_ids[0],
-                                                  **common}, read=False)
+    resumed, _ = await probe.send(
+        "GET", headers={"Accept": "text/event-stream", "Last-Event-ID": event_ids[0], **common}, read=False
+    )
     await resumed.aclose()
     if resumed.status == 200:
         findings.append(Finding("resumption", "ok", "streams carry event ids and Last-Event-ID is accepted"))
     else:
-        findings.append(Finding("resumption", "fail", f"resuming with Last-Event-ID got {resumed.status}",
-                                "keep events in an event store long enough for clients to reconnect"))
+        findings.append(
+            Finding(
+                "resumption",
+                "fail",
+                f"resuming with Last-Event-ID got {resumed.status}",
+                "keep events in an event store long enough for clients to reconnect",
+            )
+        )
     return findings
 
 
@@ -279,18 +393,41 @@ def _stream_headers(response: ClientResponse) -> list[Finding]:
     findings = []
     kind = response.headers.get("content-type") or ""
     if not kind.startswith("text/event-stream"):
-        findings.append(Finding("proxy headers", "fail", f"the GET stream has Content-Type {kind!r}",
-                                "a proxy rewrote the stream's Content-Type; serve it as text/event-stream"))
+        findings.append(
+            Finding(
+                "proxy headers",
+                "fail",
+                f"the GET stream has Content-Type {kind!r}",
+                "a proxy rewrote the stream's Content-Type; serve it as text/event-stream",
+            )
+        )
     if response.headers.get("content-encoding"):
-        findings.append(Finding("proxy headers", "warn",
-                                f"the event stream is compressed ({response.headers.get('content-encoding')})",
-                                "compression buffers events: exclude text/event-stream from gzip in the proxy"))
+        findings.append(
+            Finding(
+                "proxy headers",
+                "warn",
+                f"the event stream is compressed ({response.headers.get('content-encoding')})",
+                "compression buffers events: exclude text/event-stream from gzip in the proxy",
+            )
+        )
     if "no-cache" not in (response.headers.get("cache-control") or ""):
-        findings.append(Finding("proxy headers", "warn", "the event stream lacks Cache-Control: no-cache",
-                                "a proxy stripped it or the server never sent it; caches may hold events back"))
+        findings.append(
+            Finding(
+                "proxy headers",
+                "warn",
+                "the event stream lacks Cache-Control: no-cache",
+                "a proxy stripped it or the server never sent it; caches may hold events back",
+            )
+        )
     if (response.headers.get("x-accel-buffering") or "").lower() != "no":
-        findings.append(Finding("proxy headers", "info", "no X-Accel-Buffering: no on the event stream",
-                                "behind nginx, turn proxy_buffering off for the MCP location, or events arrive late"))
+        findings.append(
+            Finding(
+                "proxy headers",
+                "info",
+                "no X-Accel-Buffering: no on the event stream",
+                "behind nginx, turn proxy_buffering off for the MCP location, or events arrive late",
+            )
+        )
     if not findings:
         findings.append(Finding("proxy headers", "ok", "the event stream keeps its streaming headers"))
     return findings
@@ -315,8 +452,14 @@ async def doctor_command(args: argparse.Namespace) -> int:
             try:
                 findings.extend(await check(probe))
             except (HttpError, OSError, trio.TooSlowError, ValueError) as exc:
-                findings.append(Finding(check.__name__.strip("_"), "fail", f"the probe failed: {exc!r}",
-                                        "the endpoint broke off an ordinary request; check the server's logs"))
+                findings.append(
+                    Finding(
+                        check.__name__.strip("_"),
+                        "fail",
+                        f"the probe failed: {exc!r}",
+                        "the endpoint broke off an ordinary request; check the server's logs",
+                    )
+                )
     if args.json:
         print(json.dumps([attrs.asdict(finding) for finding in findings], indent=2))
     else:

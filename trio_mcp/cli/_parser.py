@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Sequence
+from collections.abc import Sequence
 
 from .._version import __version__
 from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
@@ -28,61 +28,114 @@ def _client_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_argument_group("server")
     group.add_argument("--url", help="the server's MCP endpoint (http://, https://, ws://)")
-    group.add_argument("--header", "-H", action="append", default=[], metavar="'NAME: VALUE'",
-                       help="an HTTP header for --url servers (repeatable), e.g. 'Authorization: Bearer ...'")
-    group.add_argument("--protocol-version", choices=HANDSHAKE_VERSIONS + MODERN_VERSIONS, default=None,
-                       help="speak this revision instead of probing for the newest the server speaks")
-    group.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
-                       help="how long each request may wait for its answer (default 60)")
-    group.add_argument("--connect-timeout", type=float, default=30.0, metavar="SECONDS",
-                       help="how long to wait for the connection and handshake (default 30)")
-    group.add_argument("--log-level", choices=_LOG_LEVELS, default=None,
-                       help="ask the server for log messages at this level and above (shown on stderr; a server's "
-                       "own default applies otherwise)")
+    group.add_argument(
+        "--header",
+        "-H",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an HTTP header for --url servers (repeatable), e.g. 'Authorization: Bearer ...'",
+    )
+    group.add_argument(
+        "--protocol-version",
+        choices=HANDSHAKE_VERSIONS + MODERN_VERSIONS,
+        default=None,
+        help="speak this revision instead of probing for the newest the server speaks",
+    )
+    group.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long each request may wait for its answer (default 60)",
+    )
+    group.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long to wait for the connection and handshake (default 30)",
+    )
+    group.add_argument(
+        "--log-level",
+        choices=_LOG_LEVELS,
+        default=None,
+        help="ask the server for log messages at this level and above (shown on stderr; a server's "
+        "own default applies otherwise)",
+    )
     group.add_argument("--json", action="store_true", help="print the result as JSON, for scripts")
     group.add_argument("--verbose", "-v", action="store_true", help="show a stdio server's stderr as it runs")
     return common
 
 
 def _serve_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--transport", "-t", choices=("stdio", "http", "sse", "ws"), default="stdio",
-                        help="stdio (default); http serves Streamable HTTP on /mcp and HTTP+SSE on /sse; sse is the "
-                        "same listener, announcing /sse; ws is WebSocket (outside the MCP specification)")
+    parser.add_argument(
+        "--transport",
+        "-t",
+        choices=("stdio", "http", "sse", "ws"),
+        default="stdio",
+        help="stdio (default); http serves Streamable HTTP on /mcp and HTTP+SSE on /sse; sse is the "
+        "same listener, announcing /sse; ws is WebSocket (outside the MCP specification)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", "-p", type=int, default=8000, help="port to bind (default 8000; 0 picks a free one)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line (every subcommand)."""
-    parser = argparse.ArgumentParser(prog="trio-mcp", description=_DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="trio-mcp", description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--version", action="version", version=f"trio-mcp {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     common = _client_options()
 
     def client_command(name: str, help: str) -> argparse.ArgumentParser:
-        return commands.add_parser(name, help=help, description=f"{help}\n\n{_TARGET_HELP}", parents=[common],
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+        return commands.add_parser(
+            name,
+            help=help,
+            description=f"{help}\n\n{_TARGET_HELP}",
+            parents=[common],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
 
-    run = commands.add_parser("run", help="serve a trio_mcp Server found in a file or module",
-                              description="Serve the Server object found in a file or module. TARGET is "
-                              "path/to/file.py or package.module, optionally followed by :NAME (default: the "
-                              "object called server, mcp or app, else the only Server there).")
+    run = commands.add_parser(
+        "run",
+        help="serve a trio_mcp Server found in a file or module",
+        description="Serve the Server object found in a file or module. TARGET is "
+        "path/to/file.py or package.module, optionally followed by :NAME (default: the "
+        "object called server, mcp or app, else the only Server there).",
+    )
     run.add_argument("target", metavar="TARGET", help="path/to/file.py[:NAME] or module[:NAME]")
     _serve_options(run)
-    run.add_argument("--reload", action="store_true",
-                     help="restart the server when a .py file under the target's folder changes (development)")
-    run.add_argument("--workers", "-w", type=int, default=1, metavar="N",
-                     help="serve HTTP from N worker processes sharing the port, restarted when they die; "
-                     "SIGTERM or Ctrl-C drains them (default 1: this process serves)")
-    run.add_argument("--drain-timeout", type=float, default=10.0, metavar="SECONDS",
-                     help="with --workers: how long in-flight requests get after SIGTERM or Ctrl-C (default 10)")
+    run.add_argument(
+        "--reload",
+        action="store_true",
+        help="restart the server when a .py file under the target's folder changes (development)",
+    )
+    run.add_argument(
+        "--workers",
+        "-w",
+        type=int,
+        default=1,
+        metavar="N",
+        help="serve HTTP from N worker processes sharing the port, restarted when they die; "
+        "SIGTERM or Ctrl-C drains them (default 1: this process serves)",
+    )
+    run.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="with --workers: how long in-flight requests get after SIGTERM or Ctrl-C (default 10)",
+    )
 
     listing = client_command("list", "list a server's tools, resources, resource templates or prompts")
     listing.add_argument("what", choices=("tools", "resources", "templates", "prompts"))
 
-    call = client_command("call", "call a tool; arguments are key=value words (converted by the tool's input "
-                          "schema) or one JSON object")
+    call = client_command(
+        "call", "call a tool; arguments are key=value words (converted by the tool's input schema) or one JSON object"
+    )
     call.add_argument("tool", metavar="TOOL")
     call.add_argument("arguments", nargs="*", metavar="key=value", help="an argument, or a JSON object of them")
 
@@ -95,16 +148,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     client_command("info", "show the server's era, protocol revision, capabilities, identity and instructions")
 
-    proxy = client_command("proxy", "serve any MCP server as a trio_mcp server: an era bridge (e.g. a stdio "
-                           "server as a stateless HTTP endpoint), forwarding progress, logs and cancellation")
+    proxy = client_command(
+        "proxy",
+        "serve any MCP server as a trio_mcp server: an era bridge (e.g. a stdio "
+        "server as a stateless HTTP endpoint), forwarding progress, logs and cancellation",
+    )
     _serve_options(proxy)
     proxy.add_argument("--name", help="the name the proxy gives itself (default: the upstream server's)")
 
-    doctor = commands.add_parser("doctor", help="check an HTTP deployment for what breaks clients, and say how to "
-                                 "fix each finding")
+    doctor = commands.add_parser(
+        "doctor", help="check an HTTP deployment for what breaks clients, and say how to fix each finding"
+    )
     doctor.add_argument("url", metavar="URL", help="the server's MCP endpoint, e.g. https://example.com/mcp")
-    doctor.add_argument("--header", "-H", action="append", default=[], metavar="'NAME: VALUE'",
-                        help="an HTTP header to send with every probe (repeatable)")
+    doctor.add_argument(
+        "--header",
+        "-H",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an HTTP header to send with every probe (repeatable)",
+    )
     doctor.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per probe (default 10)")
     doctor.add_argument("--json", action="store_true", help="print the findings as JSON")
     return parser
@@ -119,7 +182,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     server_command: list[str] = []
     if "--" in words:
         at = words.index("--")
-        words, server_command = words[:at], words[at + 1:]
+        words, server_command = words[:at], words[at + 1 :]
     parser = build_parser()
     args = parser.parse_args(words)
     if server_command and args.command in ("run", "doctor"):

@@ -30,8 +30,12 @@ async def _proxy(args: argparse.Namespace) -> int:
             else:
                 port = await nursery.start(server.serve_http, args.host, args.port)
                 where = f"http://{args.host}:{port}/{'sse' if args.transport == 'sse' else 'mcp'}"
-            print(f"trio-mcp: proxying {upstream.server_info.name} ({upstream.protocol_version}) on {where} "
-                  "(Ctrl-C to stop)", file=sys.stderr, flush=True)
+            print(
+                f"trio-mcp: proxying {upstream.server_info.name} ({upstream.protocol_version}) on {where} "
+                "(Ctrl-C to stop)",
+                file=sys.stderr,
+                flush=True,
+            )
             await trio.sleep_forever()
 
 

@@ -7,8 +7,8 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import trio
 
@@ -109,8 +109,9 @@ async def _serve_with_workers(args: argparse.Namespace) -> int:
     server = load_server(args.target)
     spec, folder = import_spec(args.target, server)
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [folder, os.environ.get("PYTHONPATH")]))
-    settings = WorkerSettings(server=spec, workers=args.workers, host=args.host, port=args.port,
-                              drain_timeout=args.drain_timeout)
+    settings = WorkerSettings(
+        server=spec, workers=args.workers, host=args.host, port=args.port, drain_timeout=args.drain_timeout
+    )
     status = OK
 
     async def supervise(task_status: trio.TaskStatus[int]) -> None:
@@ -119,8 +120,10 @@ async def _serve_with_workers(args: argparse.Namespace) -> int:
 
     async with trio.open_nursery() as nursery:
         port = await nursery.start(supervise)
-        _say(f"serving {server.info.name} {server.info.version} on http://{_authority(args.host, port)}/mcp "
-             f"from {args.workers} workers (Ctrl-C or SIGTERM drains them)")
+        _say(
+            f"serving {server.info.name} {server.info.version} on http://{_authority(args.host, port)}/mcp "
+            f"from {args.workers} workers (Ctrl-C or SIGTERM drains them)"
+        )
     return status
 
 
@@ -130,8 +133,7 @@ def _check_workers(args: argparse.Namespace) -> None:
     if args.drain_timeout <= 0:
         raise CliError(f"--drain-timeout must be positive, not {args.drain_timeout}", USAGE)
     if args.workers > 1 and (args.transport != "http" or args.reload):
-        raise CliError("--workers needs --transport http and no --reload (worker processes share one HTTP port)",
-                       USAGE)
+        raise CliError("--workers needs --transport http and no --reload (worker processes share one HTTP port)", USAGE)
 
 
 async def run_command(args: argparse.Namespace, argv: list[str]) -> int:
@@ -141,7 +143,10 @@ async def run_command(args: argparse.Namespace, argv: list[str]) -> int:
         return await _serve_with_workers(args)
     if args.reload:
         if args.transport == "stdio":
-            raise CliError("--reload needs a network transport (--transport http, sse or ws): a stdio server's "
-                           "client would lose its session on every restart", USAGE)
+            raise CliError(
+                "--reload needs a network transport (--transport http, sse or ws): a stdio server's "
+                "client would lose its session on every restart",
+                USAGE,
+            )
         return await until_interrupted(lambda: _reload_loop(args, argv))
     return await until_interrupted(lambda: _serve(args))

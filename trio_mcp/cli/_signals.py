@@ -9,8 +9,8 @@ shut it down in order. A second Ctrl-C then cancels the enclosing scope and stop
 from __future__ import annotations
 
 import signal
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import AsyncIterator, Awaitable, Callable, Iterator
 
 import trio
 

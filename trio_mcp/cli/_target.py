@@ -51,7 +51,9 @@ def _import_module(name: str) -> ModuleType:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         if exc.name is not None and name.startswith(exc.name):
-            raise CliError(f"no module named {name!r} (is it installed, or did you mean a path to a .py file?)") from None
+            raise CliError(
+                f"no module named {name!r} (is it installed, or did you mean a path to a .py file?)"
+            ) from None
         raise
 
 

@@ -4,11 +4,11 @@ from typing import TYPE_CHECKING, Any
 
 from ._callbacks import report_progress
 from ._client import Client
-from ._options import ClientOptions, ElicitationHandler, ProgressHandler, RootsHandler, SamplingHandler
 from ._connect import connect_client, open_client
 from ._elicitation import fill_elicitation_defaults
 from ._group import ClientGroup
 from ._listen import ChangeNotification, Subscription
+from ._options import ClientOptions, ElicitationHandler, ProgressHandler, RootsHandler, SamplingHandler
 from ._pages import DEFAULT_MAX_PAGES
 from ._renewal import SessionLost
 from ._stdio import connect_stdio_client, open_stdio_client

@@ -8,7 +8,8 @@ so the checks (was it declared? was the URL mode or sampling with tools declared
 from __future__ import annotations
 
 import contextvars
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import attrs
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Awaitable, Callable, Final, Literal, Sequence, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 import attrs
 import trio
@@ -189,11 +190,20 @@ class Client:
         """
         check_client_options(
             {
-                "client_info": client_info, "protocol_version": protocol_version, "probe_timeout": probe_timeout,
-                "request_timeout": request_timeout, "roots": roots, "sampling": sampling,
-                "sampling_tools": sampling_tools, "elicitation": elicitation, "elicitation_url": elicitation_url,
-                "on_log": on_log, "on_resource_updated": on_resource_updated, "on_list_changed": on_list_changed,
-                "max_pages": max_pages, "host_tasks": host_tasks,
+                "client_info": client_info,
+                "protocol_version": protocol_version,
+                "probe_timeout": probe_timeout,
+                "request_timeout": request_timeout,
+                "roots": roots,
+                "sampling": sampling,
+                "sampling_tools": sampling_tools,
+                "elicitation": elicitation,
+                "elicitation_url": elicitation_url,
+                "on_log": on_log,
+                "on_resource_updated": on_resource_updated,
+                "on_list_changed": on_list_changed,
+                "max_pages": max_pages,
+                "host_tasks": host_tasks,
             }
         )
         self.max_pages = max_pages
@@ -695,7 +705,9 @@ class Client:
                     raise StructuredContentError(name, errors, result)
         return result
 
-    async def call_tool_as_task(self, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> CallToolResult:
+    async def call_tool_as_task(
+        self, name: str, arguments: dict[str, Any] | None = None, **options: Any
+    ) -> CallToolResult:
         """Call a tool as a task and wait for its result; cancelling the call cancels the task on the server.
         See ``trio_mcp.client.call_tool_as_task`` (docs/tasks.md) for ``ttl``, ``on_status``, ``poll_interval``."""
         from ._tasks import call_tool_as_task
@@ -727,7 +739,9 @@ class Client:
             page = await self.list_resource_templates(cursor)
             return page.resource_templates, page.next_cursor
 
-        return ItemPages("resources/templates/list", fetch, max_pages=self.max_pages if max_pages is None else max_pages)
+        return ItemPages(
+            "resources/templates/list", fetch, max_pages=self.max_pages if max_pages is None else max_pages
+        )
 
     async def read_resource(self, uri: str, *, timeout: float | None = DEFAULT_TIMEOUT) -> ReadResourceResult:
         """Read one resource; a missing one raises ``McpError`` (-32002, or -32602 on 2026-07-28)."""
@@ -830,8 +844,11 @@ class Client:
 
     async def _listen_modern(self, nursery: trio.Nursery, subscription: Subscription) -> None:
         wanted: dict[str, Any] = {}
-        for flag, key in ((subscription.tools, "toolsListChanged"), (subscription.prompts, "promptsListChanged"),
-                          (subscription.resources, "resourcesListChanged")):
+        for flag, key in (
+            (subscription.tools, "toolsListChanged"),
+            (subscription.prompts, "promptsListChanged"),
+            (subscription.resources, "resourcesListChanged"),
+        ):
             if flag:
                 wanted[key] = True
         if subscription.resource_uris:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, AsyncIterator
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -18,7 +19,9 @@ if TYPE_CHECKING:
 __all__ = ["open_client", "connect_client"]
 
 
-async def connect_client(nursery: trio.Nursery, stream: MessageStream, **client_options: Unpack[ClientOptions]) -> Client:
+async def connect_client(
+    nursery: trio.Nursery, stream: MessageStream, **client_options: Unpack[ClientOptions]
+) -> Client:
     """Run a ``Client`` over ``stream`` with its tasks in ``nursery``, and return it once initialized.
 
     For transports built by hand (an in-memory pair, a custom pipe). Call ``await client.aclose()`` when

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .._schema import validate
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -234,8 +235,13 @@ class ClientGroup:
         """
         client, tool = self._route(qualified_name)
         return await client.call_tool(
-            tool, arguments, timeout=timeout, on_progress=on_progress, max_total_timeout=max_total_timeout,
-            meta=meta, validate_output=validate_output,
+            tool,
+            arguments,
+            timeout=timeout,
+            on_progress=on_progress,
+            max_total_timeout=max_total_timeout,
+            meta=meta,
+            validate_output=validate_output,
         )
 
     async def call_tool_as_task(

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from typing import Any, Callable, Final, Mapping, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Protocol
 
 from .._core.lifecycle import Lifecycle
 from .._session import InboundRequest
@@ -53,7 +54,6 @@ def _change_of(method: str, params: dict[str, Any] | None) -> ChangeNotification
     if kind in ("tools", "prompts", "resources"):
         return ChangeNotification(kind)  # type: ignore[arg-type]
     return None
-
 
 
 class ClientInbound:

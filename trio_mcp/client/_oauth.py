@@ -45,13 +45,15 @@ import json
 import logging
 import secrets
 import time
-from typing import Any, Awaitable, Callable, Final, Literal, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Final, Literal
 from urllib.parse import parse_qs, quote, urlencode, urljoin, urlsplit
 
 import attrs
 import trio
 
 from ..auth._errors import OAuthError
+from ..auth._extra import AuthExtraMissing, load_jwt
 from ..auth._http import FORM, TIMEOUTS, HttpFailure, get_json, post
 from ..auth._metadata import (
     authorization_server_metadata_urls,
@@ -59,7 +61,6 @@ from ..auth._metadata import (
     parse_www_authenticate,
     protected_resource_metadata_urls,
 )
-from ..auth._extra import AuthExtraMissing, load_jwt
 from ..auth._signing import CLIENT_ASSERTION_TYPE, DpopKey, client_assertion
 from ..auth._store import MemoryTokenStore, TokenStore
 from ..transports._http_client import HttpClient, HttpError
@@ -368,8 +369,14 @@ class OAuthClientProvider:
         self.redirect_uri = redirect_uri
         self.client_name = client_name
         self.preregistered = (
-            ClientCredentials(client_id, client_secret, "private_key_jwt" if private_key_pem else None, client_issuer,
-                              private_key_pem, signing_algorithm)
+            ClientCredentials(
+                client_id,
+                client_secret,
+                "private_key_jwt" if private_key_pem else None,
+                client_issuer,
+                private_key_pem,
+                signing_algorithm,
+            )
             if client_id is not None
             else None
         )
@@ -409,8 +416,11 @@ class OAuthClientProvider:
         if url is not None and self._url is None:  # the stream's first request goes to its URL (the store's key)
             self._url = url.split("#")[0]
         token = await self._token()
-        if token is not None and token.refresh_token and self._http is not None and token.expired(
-            margin=self.refresh_margin
+        if (
+            token is not None
+            and token.refresh_token
+            and self._http is not None
+            and token.expired(margin=self.refresh_margin)
         ):
             await self._refresh_once(self._http, token)
             token = await self._token()
@@ -547,7 +557,9 @@ class OAuthClientProvider:
             scopes = list(self.scopes)
         else:
             scopes = select_scopes(
-                challenge.get("scope"), prm.scopes_supported if prm else None, server.scopes_supported,
+                challenge.get("scope"),
+                prm.scopes_supported if prm else None,
+                server.scopes_supported,
                 want_refresh=self.offline_access and self.grant == "authorization_code",
             )
         if step_up and server.issuer == self._issuer:
@@ -582,7 +594,9 @@ class OAuthClientProvider:
                 servers = _strings(document.get("authorization_servers")) or ()
                 resource = document.get("resource")
                 return ProtectedResource(
-                    resource if isinstance(resource, str) else None, servers, _strings(document.get("scopes_supported")),
+                    resource if isinstance(resource, str) else None,
+                    servers,
+                    _strings(document.get("scopes_supported")),
                     _strings(document.get("dpop_signing_alg_values_supported")),
                 )
         return None
@@ -606,9 +620,7 @@ class OAuthClientProvider:
                 recorded = document.get("issuer")
                 same_origin = isinstance(recorded, str) and origin_of(recorded) == origin
                 return self._server_from(document, recorded if same_origin and isinstance(recorded, str) else origin)
-        return AuthorizationServer(
-            None, f"{origin}/authorize", f"{origin}/token", f"{origin}/register", None, None
-        )
+        return AuthorizationServer(None, f"{origin}/authorize", f"{origin}/token", f"{origin}/register", None, None)
 
     @staticmethod
     def _server_from(document: Mapping[str, Any], issuer: str) -> AuthorizationServer:
@@ -638,7 +650,9 @@ class OAuthClientProvider:
     async def _client_for(self, http: HttpClient, server: AuthorizationServer) -> ClientCredentials:
         key = server.issuer or server.token_endpoint
         pre = self.preregistered
-        if pre is not None and (pre.issuer is None or server.issuer is None or pre.issuer.rstrip("/") == key.rstrip("/")):
+        if pre is not None and (
+            pre.issuer is None or server.issuer is None or pre.issuer.rstrip("/") == key.rstrip("/")
+        ):
             return pre
         record = await self.token_store.get_client(key)
         stored = ClientCredentials.from_record(record) if record is not None else None
@@ -655,8 +669,10 @@ class OAuthClientProvider:
     async def _register(self, http: HttpClient, server: AuthorizationServer, key: str) -> ClientCredentials:
         assert server.registration_endpoint is not None
         supported = server.token_endpoint_auth_methods_supported
-        method = next((m for m in ("client_secret_basic", "client_secret_post", "none") if supported and m in supported),
-                      "client_secret_basic")
+        method = next(
+            (m for m in ("client_secret_basic", "client_secret_post", "none") if supported and m in supported),
+            "client_secret_basic",
+        )
         grants = ["authorization_code"]
         if self.offline_access:
             grants.append("refresh_token")
@@ -790,7 +806,9 @@ class OAuthClientProvider:
         elif method == "private_key_jwt" and client.private_key_pem is not None:
             form["client_assertion_type"] = CLIENT_ASSERTION_TYPE
             form["client_assertion"] = client_assertion(
-                client.private_key_pem, client_id=client.client_id, audience=server.issuer or server.token_endpoint,
+                client.private_key_pem,
+                client_id=client.client_id,
+                audience=server.issuer or server.token_endpoint,
                 algorithm=client.signing_algorithm,
             )
         return []
@@ -812,8 +830,9 @@ class OAuthClientProvider:
             fields = dict(form)
             headers = self._client_authentication(server, client, fields)
             if key is not None:
-                headers.append(("dpop", key.proof("POST", server.token_endpoint,
-                                                  nonce=self._nonces.get(endpoint_origin))))
+                headers.append(
+                    ("dpop", key.proof("POST", server.token_endpoint, nonce=self._nonces.get(endpoint_origin)))
+                )
             try:
                 status, document, answer_headers = await post(
                     http, server.token_endpoint, urlencode(fields).encode(), FORM, headers

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Awaitable, Callable, Final, Mapping, Sequence, TypedDict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Final, TypedDict
 
 from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ..types import (

@@ -9,7 +9,8 @@ server already gave (the same one twice, or an older one again) and more than ``
 from __future__ import annotations
 
 from collections import deque
-from typing import Awaitable, Callable, Generic, Sequence, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Generic, TypeVar
 
 from ..errors import RemoteProtocolError
 

@@ -9,8 +9,9 @@ POST, the 2024-11-05 HTTP+SSE transport.
 from __future__ import annotations
 
 import ssl
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, AsyncIterator, Mapping, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import urlsplit
 
 import trio
@@ -212,7 +213,12 @@ async def _stateless(
         return client.tool_header_paths(name) if client is not None else None
 
     stream = await StatelessHttpStream.connect(
-        nursery, url, http=http, headers=headers, header_paths_for=header_paths_for, protocol_version=version,
+        nursery,
+        url,
+        http=http,
+        headers=headers,
+        header_paths_for=header_paths_for,
+        protocol_version=version,
         auth=auth,
     )
     client = Client(stream, protocol_version=version, **options)
@@ -221,7 +227,11 @@ async def _stateless(
 
 
 async def _sse(
-    nursery: trio.Nursery, url: str, headers: dict[str, str], http: HttpClient, options: dict[str, Any],
+    nursery: trio.Nursery,
+    url: str,
+    headers: dict[str, str],
+    http: HttpClient,
+    options: dict[str, Any],
     auth: HttpAuth | None = None,
 ) -> Client:
     stream = await SseClientStream.connect(nursery, url, http=http, headers=headers, auth=auth)

@@ -8,7 +8,8 @@ server, or its method only reads (or sets state to the same value again). Anythi
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable, Final
+from collections.abc import Awaitable, Callable
+from typing import Final
 
 from ..errors import ConnectionClosed
 from ..transports._base import MessageStream

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import trio
 

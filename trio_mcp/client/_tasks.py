@@ -15,7 +15,8 @@ import logging
 import secrets
 import time
 import weakref
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Final
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Final
 
 import trio
 
@@ -126,8 +127,9 @@ async def resume_task(
     return await _follow_or_cancel(client, task_id, await get_task(client, task_id), on_status, poll_interval)
 
 
-async def _follow_or_cancel(client: Client, task_id: str, task: dict[str, Any], on_status: TaskStatusHandler | None,
-                            poll_interval: float | None) -> CallToolResult:
+async def _follow_or_cancel(
+    client: Client, task_id: str, task: dict[str, Any], on_status: TaskStatusHandler | None, poll_interval: float | None
+) -> CallToolResult:
     try:
         return await _follow(client, task_id, task, on_status, poll_interval)
     except trio.Cancelled:
@@ -199,8 +201,9 @@ async def _pause(client: Client, task_id: str, seconds: float) -> None:
         watched.pop(task_id, None)
 
 
-async def _follow(client: Client, task_id: str, task: dict[str, Any], on_status: TaskStatusHandler | None,
-                  poll_interval: float | None) -> CallToolResult:
+async def _follow(
+    client: Client, task_id: str, task: dict[str, Any], on_status: TaskStatusHandler | None, poll_interval: float | None
+) -> CallToolResult:
     modern = client.era == "modern"
     answered: set[str] = set()
     seen: tuple[Any, Any] | None = None
@@ -333,10 +336,18 @@ class TaskHost:
     def _start(self, request: Any, answer: Callable[[Any], Awaitable[Any]], ttl: Any) -> dict[str, Any]:
         assert self.nursery is not None
         now = time.time()
-        asked = ttl / 1000 if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and ttl > 0 else MAX_HOSTED_TTL
+        asked = (
+            ttl / 1000 if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and ttl > 0 else MAX_HOSTED_TTL
+        )
         record = TaskRecord(
-            task_id=secrets.token_urlsafe(24), owner="server", form="core", instance="client", created_at=now,
-            last_updated_at=now, ttl_ms=round(min(asked, MAX_HOSTED_TTL) * 1000), poll_interval_ms=500,
+            task_id=secrets.token_urlsafe(24),
+            owner="server",
+            form="core",
+            instance="client",
+            created_at=now,
+            last_updated_at=now,
+            ttl_ms=round(min(asked, MAX_HOSTED_TTL) * 1000),
+            poll_interval_ms=500,
         )
         hosted = self._tasks[record.task_id] = _Hosted(record)
         self.nursery.start_soon(self._run, hosted, request, answer)
@@ -355,8 +366,15 @@ class TaskHost:
                 self._settle(hosted, TaskEvent.COMPLETED, result=result)
         self._settle(hosted, TaskEvent.CANCELLED, message="the client closed")  # a no-op unless cancelled
 
-    def _settle(self, hosted: _Hosted, event: TaskEvent, *, result: Any = None, error: dict[str, Any] | None = None,
-                message: str | None = None) -> None:
+    def _settle(
+        self,
+        hosted: _Hosted,
+        event: TaskEvent,
+        *,
+        result: Any = None,
+        error: dict[str, Any] | None = None,
+        message: str | None = None,
+    ) -> None:
         record = hosted.record
         status = apply(record.status, event)
         if status is None:

@@ -19,7 +19,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .._core.mcp_headers import HeaderRuleError, header_paths
 from .._schema import check_schema_bounded
@@ -27,6 +28,7 @@ from ..errors import RemoteProtocolError
 from ..types import CallToolResult, Tool
 
 __all__ = ["StructuredContentError", "tool_problem", "header_problem"]
+
 
 class StructuredContentError(RemoteProtocolError):
     """A tool's ``structuredContent`` broke the ``outputSchema`` it declared (the server's fault).

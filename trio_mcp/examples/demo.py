@@ -21,8 +21,9 @@ async def main(round_trips: int) -> None:
     command = [sys.executable, "-m", "trio_mcp.examples.bookshop"]
     print(f"$ {' '.join(command)}")
     async with trio_mcp.open_stdio_client(command) as client:
-        print(f"connected to {client.server_info.name} {client.server_info.version}, "
-              f"protocol {client.protocol_version}")
+        print(
+            f"connected to {client.server_info.name} {client.server_info.version}, protocol {client.protocol_version}"
+        )
         print(f"instructions: {client.instructions}")
         tools = await client.list_tools()
         for tool in tools.tools:
@@ -47,8 +48,10 @@ async def main(round_trips: int) -> None:
             for n in range(round_trips):
                 await client.call_tool("echo", {"text": str(n)})
             elapsed = time.perf_counter() - started
-            print(f"{round_trips} sequential echo calls: {round_trips / elapsed:,.0f} round trips/s "
-                  f"({elapsed / round_trips * 1e6:,.0f} µs each)")
+            print(
+                f"{round_trips} sequential echo calls: {round_trips / elapsed:,.0f} round trips/s "
+                f"({elapsed / round_trips * 1e6:,.0f} µs each)"
+            )
     print("server shut down cleanly")
 
 

@@ -53,16 +53,18 @@ async def ask_the_user(params: ElicitRequestParams) -> ElicitResult:
 async def ask_the_model(params: CreateMessageRequestParams) -> CreateMessageResult:
     prompt = params.messages[0].content
     print(f"  the server asks the model: {prompt.text if isinstance(prompt, TextContent) else prompt!r}")
-    return CreateMessageResult(role="assistant", content=TextContent(text="museums, then the river"),
-                               model="example-model")
+    return CreateMessageResult(
+        role="assistant", content=TextContent(text="museums, then the river"), model="example-model"
+    )
 
 
 async def main() -> None:
     command = [sys.executable, "-m", "trio_mcp.examples.elicitation_sampling", "serve"]
     for version in ("2025-11-25", "2026-07-28"):
         print(f"protocol {version}:")
-        async with trio_mcp.open_stdio_client(command, protocol_version=version, elicitation=ask_the_user,
-                                              sampling=ask_the_model) as client:
+        async with trio_mcp.open_stdio_client(
+            command, protocol_version=version, elicitation=ask_the_user, sampling=ask_the_model
+        ) as client:
             result = await client.call_tool("plan_trip", {"destination": "Lisbon"})
             block = result.content[0]
             print(f"  result: {block.text if isinstance(block, TextContent) else block}")

@@ -39,8 +39,9 @@ async def authenticate(token: str) -> str | None:
 async def main() -> None:
     options = HttpTransportOptions(authenticate=authenticate)
     async with trio.open_nursery() as nursery:
-        port = await nursery.start(lambda task_status: server.serve_http("127.0.0.1", 0, options=options,
-                                                                         task_status=task_status))
+        port = await nursery.start(
+            lambda task_status: server.serve_http("127.0.0.1", 0, options=options, task_status=task_status)
+        )
         url = f"http://127.0.0.1:{port}/mcp"
         for user in ("alice", "bob"):
             headers = {"Authorization": f"Bearer {TOKENS[user]}"}

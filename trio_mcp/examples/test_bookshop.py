@@ -56,8 +56,9 @@ async def test_cancelled_import_is_rolled_back(mcp_client: Client, autojump_cloc
 
 
 @pytest.mark.parametrize("mcp_server", [importer])
-async def test_a_day_long_import_times_out_in_virtual_time(mcp_client: Client,
-                                                           autojump_clock: trio.testing.MockClock) -> None:
+async def test_a_day_long_import_times_out_in_virtual_time(
+    mcp_client: Client, autojump_clock: trio.testing.MockClock
+) -> None:
     journal.clear()
     with pytest.raises(RequestTimeout):
         await mcp_client.call_tool("import_rows", {"batches": 432_000}, timeout=3600, max_total_timeout=3600)

@@ -31,8 +31,7 @@ async def main() -> None:
         port = await nursery.start(server.serve_websocket, "127.0.0.1", 0)
         async with trio_mcp.open_websocket_client(f"ws://127.0.0.1:{port}/") as client:
             print(f"connected over WebSocket, protocol {client.protocol_version}")
-            result = await client.call_tool("countdown", {"start": 3},
-                                            on_progress=lambda p: print(f"  {p.message}..."))
+            result = await client.call_tool("countdown", {"start": 3}, on_progress=lambda p: print(f"  {p.message}..."))
             block = result.content[0]
             print(block.text if isinstance(block, TextContent) else block)
         nursery.cancel_scope.cancel()

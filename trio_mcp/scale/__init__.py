@@ -10,8 +10,14 @@ if TYPE_CHECKING:
     from .fanout import RedisFanout
     from .redis import RedisClient, RedisCommandError, RedisError, RedisUnavailable
 
-_REDIS = {"RedisClient": "redis", "RedisError": "redis", "RedisUnavailable": "redis",
-          "RedisCommandError": "redis", "RedisEventStore": "event_store", "RedisFanout": "fanout"}
+_REDIS = {
+    "RedisClient": "redis",
+    "RedisError": "redis",
+    "RedisUnavailable": "redis",
+    "RedisCommandError": "redis",
+    "RedisEventStore": "event_store",
+    "RedisFanout": "fanout",
+}
 
 
 def __getattr__(name: str) -> Any:

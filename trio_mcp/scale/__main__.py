@@ -31,16 +31,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--options", default=None, help="HttpTransportOptions as package.module:attribute")
     parser.add_argument("--drain-timeout", type=float, default=10.0)
-    parser.add_argument("--worker-timeout", type=float, default=30.0,
-                        help="kill and replace a worker whose event loop is blocked this long")
+    parser.add_argument(
+        "--worker-timeout",
+        type=float,
+        default=30.0,
+        help="kill and replace a worker whose event loop is blocked this long",
+    )
     parser.add_argument("--max-restarts", type=int, default=5)
     parser.add_argument("--restart-window", type=float, default=60.0)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         settings = WorkerSettings(
-            server=args.server, workers=args.workers, host=args.host, port=args.port, options=args.options,
-            drain_timeout=args.drain_timeout, worker_timeout=args.worker_timeout, max_restarts=args.max_restarts,
+            server=args.server,
+            workers=args.workers,
+            host=args.host,
+            port=args.port,
+            options=args.options,
+            drain_timeout=args.drain_timeout,
+            worker_timeout=args.worker_timeout,
+            max_restarts=args.max_restarts,
             restart_window=args.restart_window,
         )
     except (TypeError, ValueError) as exc:

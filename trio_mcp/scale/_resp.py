@@ -7,7 +7,8 @@ and nowhere else; without it the error names the extra to install.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, Sequence, Union
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final, Union
 
 if TYPE_CHECKING:
     import hiredis

@@ -45,8 +45,10 @@ async def _serve(args: argparse.Namespace) -> None:
     if not isinstance(options, HttpTransportOptions):
         raise TypeError(f"{args.options} is a {type(options).__name__}, not an HttpTransportOptions")
     if args.workers > 1 and options.sessions:
-        logger.warning("handshake-era sessions live in the worker that created them: a client connection that "
-                       "reaches another worker gets 404 (serve them with one worker, or sessions=False)")
+        logger.warning(
+            "handshake-era sessions live in the worker that created them: a client connection that "
+            "reaches another worker gets 404 (serve them with one worker, or sessions=False)"
+        )
     drain = Drain()
     options = attrs.evolve(options, drain=drain)
     sock = socket.socket(fileno=args.listen_fd)

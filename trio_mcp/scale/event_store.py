@@ -39,7 +39,11 @@ class RedisEventStore:
         max_events_per_stream: int = 1000,
         ttl: float = 3600.0,
     ) -> None:
-        if isinstance(max_events_per_stream, bool) or not isinstance(max_events_per_stream, int) or max_events_per_stream < 1:
+        if (
+            isinstance(max_events_per_stream, bool)
+            or not isinstance(max_events_per_stream, int)
+            or max_events_per_stream < 1
+        ):
             raise ValueError(f"max_events_per_stream must be a whole number, 1 or more, not {max_events_per_stream!r}")
         if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not (ttl >= 1 and math.isfinite(ttl)):
             raise ValueError(f"ttl must be at least 1 second, not {ttl!r}")

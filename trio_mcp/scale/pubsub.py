@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import collections
 import math
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Final
+from typing import Any, Final
 
 import trio
 
@@ -83,8 +84,14 @@ class Subscription:
             assert self._connection is not None
             try:
                 await self._receive(self._connection)
-            except (_Failed, OSError, trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError,
-                    RespProtocolError):
+            except (
+                _Failed,
+                OSError,
+                trio.BrokenResourceError,
+                trio.ClosedResourceError,
+                trio.TooSlowError,
+                RespProtocolError,
+            ):
                 await trio.aclose_forcefully(self._connection.stream)
                 self._connection = None
         return self._messages.popleft()
@@ -113,8 +120,10 @@ async def subscribe(client: RedisClient, *channels: str, health_interval: float 
     if Redis cannot be reached within the client's retries). Closed on exit."""
     if not channels:
         raise ValueError("subscribe needs at least one channel")
-    if isinstance(health_interval, bool) or not isinstance(health_interval, (int, float)) or not (
-        health_interval > 0 and math.isfinite(health_interval)
+    if (
+        isinstance(health_interval, bool)
+        or not isinstance(health_interval, (int, float))
+        or not (health_interval > 0 and math.isfinite(health_interval))
     ):
         raise ValueError(f"health_interval must be a positive number of seconds, not {health_interval!r}")
     subscription = Subscription(client, channels, float(health_interval))

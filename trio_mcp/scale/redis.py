@@ -22,7 +22,8 @@ from __future__ import annotations
 import math
 import select
 import ssl
-from typing import Any, Final, Sequence
+from collections.abc import Sequence
+from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
 import trio
@@ -200,8 +201,9 @@ class RedisClient:
             with trio.move_on_after(self.command_timeout) as waiting:
                 await self._slots.acquire()
             if waiting.cancelled_caught:
-                raise _Failed(f"no connection became free within {self.command_timeout:g} s", sent=False,
-                              timed_out=True) from None
+                raise _Failed(
+                    f"no connection became free within {self.command_timeout:g} s", sent=False, timed_out=True
+                ) from None
         try:
             connection = await self._checkout()
             done = False

@@ -98,10 +98,26 @@ class _Supervisor:
 
     def _argv(self, supervisor_fd: int, heartbeat_fd: int) -> list[str]:
         s = self.settings
-        argv = [sys.executable, "-m", "trio_mcp.scale._worker", s.server, "--listen-fd", str(self.sock.fileno()),
-                "--supervisor-fd", str(supervisor_fd), "--heartbeat-fd", str(heartbeat_fd),
-                "--heartbeat-interval", str(s.worker_timeout / _HEARTBEATS_PER_TIMEOUT), "--host", s.host,
-                "--drain", str(s.drain_timeout), "--workers", str(s.workers)]
+        argv = [
+            sys.executable,
+            "-m",
+            "trio_mcp.scale._worker",
+            s.server,
+            "--listen-fd",
+            str(self.sock.fileno()),
+            "--supervisor-fd",
+            str(supervisor_fd),
+            "--heartbeat-fd",
+            str(heartbeat_fd),
+            "--heartbeat-interval",
+            str(s.worker_timeout / _HEARTBEATS_PER_TIMEOUT),
+            "--host",
+            s.host,
+            "--drain",
+            str(s.drain_timeout),
+            "--workers",
+            str(s.workers),
+        ]
         return argv + (["--options", s.options] if s.options else [])
 
     async def run_slot(self, index: int) -> None:
@@ -112,7 +128,8 @@ class _Supervisor:
             beat_read, beat_write = os.pipe()  # the worker's event loop writes a byte now and then
             try:
                 process = await trio.lowlevel.open_process(
-                    self._argv(read_end, beat_write), pass_fds=(self.sock.fileno(), read_end, beat_write),
+                    self._argv(read_end, beat_write),
+                    pass_fds=(self.sock.fileno(), read_end, beat_write),
                     env=self.env,
                 )
             except BaseException:
@@ -141,15 +158,22 @@ class _Supervisor:
             now = trio.current_time()
             self.deaths = [t for t in self.deaths if now - t < self.settings.restart_window] + [now]
             if len(self.deaths) > self.settings.max_restarts:
-                logger.error("worker %d (pid %d) exited with %s: %d deaths within %g s, giving up",
-                             index, process.pid, process.returncode, len(self.deaths), self.settings.restart_window)
+                logger.error(
+                    "worker %d (pid %d) exited with %s: %d deaths within %g s, giving up",
+                    index,
+                    process.pid,
+                    process.returncode,
+                    len(self.deaths),
+                    self.settings.restart_window,
+                )
                 self.crash_loop = True
                 self.stopping.set()
                 return
             failures = failures + 1 if now - started < _STABLE_SECONDS else 1
             delay = min(_MAX_BACKOFF, _FIRST_BACKOFF * 2 ** (failures - 1))
-            logger.warning("worker %d (pid %d) exited with %s; restarting in %g s",
-                           index, process.pid, process.returncode, delay)
+            logger.warning(
+                "worker %d (pid %d) exited with %s; restarting in %g s", index, process.pid, process.returncode, delay
+            )
             with trio.move_on_after(delay):
                 await self.stopping.wait()
 
@@ -159,8 +183,12 @@ class _Supervisor:
             with trio.move_on_after(self.settings.worker_timeout) as timer:
                 beat = await heartbeats.receive_some(_READ_SIZE)
             if timer.cancelled_caught:
-                logger.error("worker %d (pid %d) sent no heartbeat for %g s (its event loop is blocked); killing it",
-                             index, process.pid, self.settings.worker_timeout)
+                logger.error(
+                    "worker %d (pid %d) sent no heartbeat for %g s (its event loop is blocked); killing it",
+                    index,
+                    process.pid,
+                    self.settings.worker_timeout,
+                )
                 process.kill()
                 return
             if not beat:

@@ -6,20 +6,21 @@ import collections
 import contextlib
 import inspect
 import logging
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Final, Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Final
 
 import trio
 
 from .._core.jsonrpc import RequestId
 from .._core.lifecycle import HandshakeEvent, Lifecycle, Phase
+from .._failures import Fate, failure_text, fate_of, report_failure
 from .._pagination import InvalidCursor, paginate
 from .._schema import ArgumentError
 from .._session import InboundRequest, Session
+from .._util import first_leaf
 from .._wire.convert import from_wire, params_from_wire, to_wire
 from .._wire.features import Feature, has
 from .._wire.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION
-from .._failures import Fate, failure_text, fate_of, report_failure
-from .._util import first_leaf
 from ..errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -83,6 +84,7 @@ class _Listener:
             or (kind == "prompts" and honoured.prompts_list_changed)
             or (kind == "resources" and honoured.resources_list_changed)
         )
+
 
 logger = logging.getLogger("trio_mcp.server")
 
@@ -225,8 +227,9 @@ class ServerConnection:
             return exc
         what = f"the handler for {method}"
         error_id = report_failure(logger, what, exc)
-        return McpError(INTERNAL_ERROR, "Internal error: " + failure_text(what, exc, error_id,
-                                                                           expose=self.server.expose_errors))
+        return McpError(
+            INTERNAL_ERROR, "Internal error: " + failure_text(what, exc, error_id, expose=self.server.expose_errors)
+        )
 
     async def release_logs(self, request: InboundRequest) -> None:
         """Send the log records queued for ``request`` by the stdlib bridge, in order."""
@@ -271,7 +274,9 @@ class ServerConnection:
                 if refusal is not None:
                     raise refusal from None
                 if first_leaf(exc, InputRequired) is not None:
-                    raise McpError(INTERNAL_ERROR, f"Internal error: {method} cannot ask the client for input") from None
+                    raise McpError(
+                        INTERNAL_ERROR, f"Internal error: {method} cannot ask the client for input"
+                    ) from None
                 raise
             result = {
                 "resultType": RESULT_INPUT_REQUIRED,
@@ -461,7 +466,9 @@ class ServerConnection:
         except HandlerCancelled as exc:
             return error_result(f"Tool {tool.name} {exc}")
 
-    async def run_tool(self, tool: ToolDefinition, arguments: dict[str, Any] | None, context: Context) -> dict[str, Any]:
+    async def run_tool(
+        self, tool: ToolDefinition, arguments: dict[str, Any] | None, context: Context
+    ) -> dict[str, Any]:
         """Run a tool (inline, or as a task) and return its finished ``CallToolResult``: whatever the handler
         raises becomes an ``isError`` result, except a protocol error and the cancellation of a scope around it."""
         token = current_context.set(context)
@@ -555,8 +562,9 @@ class ServerConnection:
             if prompt is None:
                 raise McpError(INVALID_PARAMS, f"Invalid params: unknown prompt {ref.name!r}")
             if params.argument.name not in prompt.argument_names:
-                raise McpError(INVALID_PARAMS, f"Invalid params: prompt {ref.name!r} has no argument "
-                               f"{params.argument.name!r}")
+                raise McpError(
+                    INVALID_PARAMS, f"Invalid params: prompt {ref.name!r} has no argument {params.argument.name!r}"
+                )
         elif ref.uri not in self.server.templates:
             raise McpError(INVALID_PARAMS, f"Invalid params: no resource template {ref.uri!r}")
         handler = self.server.completion_handler

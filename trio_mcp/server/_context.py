@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import trio
 
@@ -65,7 +66,9 @@ class Context:
 
     __slots__ = ("_request", "_connection", "_modern", "_asked", "_scope")
 
-    def __init__(self, request: InboundRequest, connection: ServerConnection, modern: ModernRequest | None = None) -> None:
+    def __init__(
+        self, request: InboundRequest, connection: ServerConnection, modern: ModernRequest | None = None
+    ) -> None:
         self._request = request
         self._connection = connection
         self._modern = modern
@@ -237,7 +240,9 @@ class Context:
         self._require(sampling is not None, "sampling", {"sampling": {}})
         if tools is not None or tool_choice is not None:
             self._require(
-                has(self.protocol_version, Feature.SAMPLING_TOOLS) and sampling is not None and sampling.tools is not None,
+                has(self.protocol_version, Feature.SAMPLING_TOOLS)
+                and sampling is not None
+                and sampling.tools is not None,
                 "sampling.tools",
                 {"sampling": {"tools": {}}},
             )
@@ -285,8 +290,9 @@ class Context:
         if result.action == "accept" and result.content is not None:
             problems = validate(result.content, requested)
             if problems:
-                raise McpError(INVALID_PARAMS, "elicitation answer does not match the requested schema: "
-                               + "; ".join(problems))
+                raise McpError(
+                    INVALID_PARAMS, "elicitation answer does not match the requested schema: " + "; ".join(problems)
+                )
         return result
 
     async def elicit_url(
@@ -304,7 +310,9 @@ class Context:
         """
         elicitation = self.client_capabilities.elicitation
         self._require(
-            has(self.protocol_version, Feature.URL_ELICITATION) and elicitation is not None and elicitation.url is not None,
+            has(self.protocol_version, Feature.URL_ELICITATION)
+            and elicitation is not None
+            and elicitation.url is not None,
             "elicitation.url",
             {"elicitation": {"url": {}}},
         )

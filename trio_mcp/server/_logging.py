@@ -21,6 +21,7 @@ _STDLIB_TO_MCP: Final = (
     (logging.INFO, "info"),
 )
 
+
 class RequestLogTarget(Protocol):
     """Where a stdlib record emitted while a request is served goes (the request's ``Context``)."""
 

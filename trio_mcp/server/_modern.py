@@ -70,7 +70,9 @@ def modern_meta(params: dict[str, Any] | None) -> ModernRequest:
     """
     meta = params.get("_meta") if params else None
     if type(meta) is not dict:
-        raise McpError(INVALID_PARAMS, "Invalid params: _meta with the protocol version and client capabilities is required")
+        raise McpError(
+            INVALID_PARAMS, "Invalid params: _meta with the protocol version and client capabilities is required"
+        )
     version = meta.get(META_PROTOCOL_VERSION)
     if not isinstance(version, str):
         raise McpError(INVALID_PARAMS, f"Invalid params: _meta[{META_PROTOCOL_VERSION!r}] is required")

@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from typing import TYPE_CHECKING, Any, Callable, Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -70,6 +71,7 @@ def _rebind(fn: Callable[..., Any], is_async: bool, injected: tuple[str, ...], s
         return kwargs
 
     if is_async:
+
         @functools.wraps(fn)
         async def call_async(**kwargs: Any) -> Any:
             return await fn(**rewrite(kwargs))
@@ -107,11 +109,16 @@ class Mount:
         """Copy everything in; a name the parent already has is an error here (later, a logged skip)."""
         clashes = [self.name(n) for n in self.child.tools if self.name(n) in self.parent.tools]
         clashes += [self.name(n) for n in self.child.prompts if self.name(n) in self.parent.prompts]
-        clashes += [uri for uri in (*self.child.resources, *self.child.templates)
-                    if uri in self.parent.resources or uri in self.parent.templates]
+        clashes += [
+            uri
+            for uri in (*self.child.resources, *self.child.templates)
+            if uri in self.parent.resources or uri in self.parent.templates
+        ]
         if clashes:
-            raise ValueError(f"cannot mount {self.child.info.name!r} as {self.prefix!r}: the parent already has "
-                             + ", ".join(repr(c) for c in clashes))
+            raise ValueError(
+                f"cannot mount {self.child.info.name!r} as {self.prefix!r}: the parent already has "
+                + ", ".join(repr(c) for c in clashes)
+            )
         for kind in self.added:
             self.list_changed(kind)
 

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
 from .._schema import FunctionSchema, describe_function
 from .._wire.convert import WireFormatError, from_wire, to_wire
+from .._wire.features import content_for_revision, project
 from ..types import GetPromptResult, Icon, PromptMessage, TextContent
 from ._calls import coerce_strings, invoke, is_async_callable, returns_content
 from ._context import Context, is_context
-from .._wire.features import content_for_revision, project
 from ._tools import CONTENT_TYPES
 
 __all__ = ["PromptDefinition", "make_prompt"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
@@ -121,8 +122,10 @@ def contents_to_wire(value: Any, uri: str, mime_type: str | None) -> list[dict[s
     """
     if isinstance(value, (TextResourceContents, BlobResourceContents)):
         return [to_wire(value)]
-    if isinstance(value, list) and value and all(
-        isinstance(item, (TextResourceContents, BlobResourceContents)) for item in value
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(item, (TextResourceContents, BlobResourceContents)) for item in value)
     ):
         return [to_wire(item) for item in value]
     item: dict[str, Any] = {"uri": uri}

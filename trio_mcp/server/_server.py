@@ -4,19 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from contextlib import asynccontextmanager
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    AsyncContextManager,
-    AsyncIterator,
-    Callable,
-    Literal,
-    Mapping,
-    NoReturn,
-    Sequence,
-    TypeVar,
-)
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
 
 import attrs
 import trio
@@ -27,10 +17,12 @@ from .._util import collapse_exception_groups
 from .._wire.convert import to_wire
 from .._wire.features import Feature, has, project
 from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
-from ..types import META_SERVER_INFO, RESULT_COMPLETE
+from ..auth._scopes import ScopeTable
 from ..transports._base import MessageStream, StreamControl
 from ..transports.stdio import stdio_server_stream
 from ..types import (
+    META_SERVER_INFO,
+    RESULT_COMPLETE,
     Annotations,
     Icon,
     Implementation,
@@ -49,7 +41,6 @@ from ._prompts import PromptDefinition, make_prompt
 from ._resources import ResourceDefinition, make_resource
 from ._tasks import TaskManager, task_capabilities
 from ._tools import ToolDefinition, make_tool
-from ..auth._scopes import ScopeTable
 
 if TYPE_CHECKING:
     import ssl
@@ -72,7 +63,7 @@ D = TypeVar("D", ToolDefinition, ResourceDefinition, PromptDefinition)
 CompletionHandler = Callable[..., Any]
 """``(ref, argument, context) -> list[str] | Completion | None``, sync or async; see ``Server.completion``."""
 
-Lifespan = Callable[["Server"], AsyncContextManager[Any]]
+Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 """An ``@asynccontextmanager`` taking the server; what it yields is ``Context.lifespan_state``."""
 
 

@@ -22,8 +22,9 @@ import logging
 import math
 import secrets
 import time
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Final, Iterable, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import trio
 
@@ -208,8 +209,9 @@ class TaskManager:
 
     # -- starting a task from tools/call ----------------------------------------------------------
 
-    def wants_task(self, connection: ServerConnection, request: InboundRequest, modern: ModernRequest | None,
-                   tool: ToolDefinition) -> dict[str, Any] | None:
+    def wants_task(
+        self, connection: ServerConnection, request: InboundRequest, modern: ModernRequest | None, tool: ToolDefinition
+    ) -> dict[str, Any] | None:
         """Whether this ``tools/call`` runs as a task: its ``task`` params ({} if none given) or None.
 
         Raises the refusal the wire form prescribes when the tool and the request disagree.
@@ -313,8 +315,9 @@ class TaskManager:
         live.created = True
         live.decided.set()
 
-    async def _run(self, live: _LiveTask, tool: ToolDefinition, arguments: dict[str, Any] | None,
-                   context: TaskContext) -> None:
+    async def _run(
+        self, live: _LiveTask, tool: ToolDefinition, arguments: dict[str, Any] | None, context: TaskContext
+    ) -> None:
         event = TaskEvent.FAILED
         result: dict[str, Any] | None = None
         error: dict[str, Any] | None = None
@@ -345,8 +348,11 @@ class TaskManager:
         finally:
             if not live.created:
                 if live.prelude == (None, None):
-                    live.prelude = (result, None) if result is not None else (
-                        None, McpError(INTERNAL_ERROR, "Internal error: the tool call was cancelled"))
+                    live.prelude = (
+                        (result, None)
+                        if result is not None
+                        else (None, McpError(INTERNAL_ERROR, "Internal error: the tool call was cancelled"))
+                    )
                 self._live.pop(live.record.task_id, None)
                 live.decided.set()
             else:
@@ -373,8 +379,15 @@ class TaskManager:
         changed.set()
         return True
 
-    async def _finish(self, live: _LiveTask, event: TaskEvent, *, result: dict[str, Any] | None,
-                      error: dict[str, Any] | None, message: str | None) -> None:
+    async def _finish(
+        self,
+        live: _LiveTask,
+        event: TaskEvent,
+        *,
+        result: dict[str, Any] | None,
+        error: dict[str, Any] | None,
+        message: str | None,
+    ) -> None:
         if not self._change(live, event, message):
             await self._save(live, notify=False)  # it ended earlier (cancelled): store that final state
             return
@@ -411,8 +424,9 @@ class TaskManager:
             for connection in list(live.connection.server.connections):
                 connection.task_changed(live.record.task_id, detailed)
 
-    def listen_filter(self, connection: ServerConnection, modern: ModernRequest | None,
-                      wanted: list[str] | None) -> list[str] | None:
+    def listen_filter(
+        self, connection: ServerConnection, modern: ModernRequest | None, wanted: list[str] | None
+    ) -> list[str] | None:
         """The ``taskIds`` a ``subscriptions/listen`` stream gets ``notifications/tasks`` for: those of the
         requested tasks that belong to the caller and still run. Asking without the extension is -32021."""
         if not wanted:
@@ -425,8 +439,11 @@ class TaskManager:
             )
         owner = _owner_key(connection.principal)
         honoured = [
-            task_id for task_id in dict.fromkeys(wanted)
-            if (live := self._live.get(task_id)) is not None and live.created and live.record.owner == owner
+            task_id
+            for task_id in dict.fromkeys(wanted)
+            if (live := self._live.get(task_id)) is not None
+            and live.created
+            and live.record.owner == owner
             and live.record.form == "extension"
         ]
         return honoured or None
@@ -484,7 +501,9 @@ class TaskManager:
 
     # -- the tasks/* methods ----------------------------------------------------------------------
 
-    async def find(self, connection: ServerConnection, modern: ModernRequest | None, task_id: Any) -> _LiveTask | TaskRecord:
+    async def find(
+        self, connection: ServerConnection, modern: ModernRequest | None, task_id: Any
+    ) -> _LiveTask | TaskRecord:
         """The caller's task (live, or its record); anyone else's, an expired or an unknown one is -32602."""
         if type(task_id) is not str:
             raise McpError(INVALID_PARAMS, "Invalid params: taskId must be a string")
@@ -492,8 +511,13 @@ class TaskManager:
         session = self.session_key(connection) if modern is None else None
         live = self._live.get(task_id)
         record = live.record if live is not None else await self.store.load(task_id)
-        if record is None or record.owner != _owner_key(connection.principal) or record.session != session \
-                or record.form != form or (live is not None and not live.created):
+        if (
+            record is None
+            or record.owner != _owner_key(connection.principal)
+            or record.session != session
+            or record.form != form
+            or (live is not None and not live.created)
+        ):
             raise _not_found(task_id)
         expires = record.expires_at()
         if expires is not None and expires <= self._now():
@@ -600,13 +624,19 @@ async def _tasks_result(connection: ServerConnection, request: InboundRequest, m
 async def _tasks_list(connection: ServerConnection, request: InboundRequest, modern: ModernRequest | None) -> Any:
     manager = _manager(connection, modern)
     session = manager.session_key(connection)
-    records = [r for r in await manager.store.records(_owner_key(connection.principal))
-               if r.session == session and r.form == "core"]
+    records = [
+        r
+        for r in await manager.store.records(_owner_key(connection.principal))
+        if r.session == session and r.form == "core"
+    ]
     cursor = (request.params or {}).get("cursor")
     try:
         page, next_cursor = paginate(
-            [task_wire(r) for r in records], cursor, page_size=connection.server.page_size or 100,
-            scope="tasks/list", codec=connection.server.cursors,
+            [task_wire(r) for r in records],
+            cursor,
+            page_size=connection.server.page_size or 100,
+            scope="tasks/list",
+            codec=connection.server.cursors,
         )
     except InvalidCursor as exc:
         raise McpError(INVALID_PARAMS, f"Invalid params: bad cursor ({exc})") from None
@@ -664,8 +694,14 @@ class TaskContext(Context):
 
     __slots__ = ("_live", "_manager", "_last_progress")
 
-    def __init__(self, request: InboundRequest, connection: ServerConnection, modern: ModernRequest | None,
-                 live: _LiveTask, manager: TaskManager) -> None:
+    def __init__(
+        self,
+        request: InboundRequest,
+        connection: ServerConnection,
+        modern: ModernRequest | None,
+        live: _LiveTask,
+        manager: TaskManager,
+    ) -> None:
         super().__init__(request, connection, modern)
         self._live = live
         self._manager = manager
@@ -753,4 +789,3 @@ class TaskContext(Context):
         if refusal is not None:
             raise McpError(INVALID_REQUEST, refusal)
         return await self._manager.ask_core(live, method, embedded["params"], timeout)
-

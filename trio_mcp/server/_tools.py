@@ -9,7 +9,8 @@ import logging
 import re
 import types
 import typing
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
@@ -238,4 +239,3 @@ def argument_error_result(tool: ToolDefinition, error: ArgumentError) -> dict[st
     """An ``isError`` result that tells the model exactly which arguments were wrong."""
     lines = "\n".join(f"- {problem}" for problem in error.errors)
     return error_result(f"Invalid arguments for tool {tool.name}:\n{lines}")
-

@@ -15,20 +15,20 @@ stream, automatic retries (a POST is never resent on another connection behind t
 
 from __future__ import annotations
 
-import sys
 import select
 import ssl
+import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Iterator
 from urllib.parse import urlsplit
 
 import attrs
 import h11
 import trio
 
-from ._http_types import Headers, HeadersLike, _encode_headers, _has_header
 from .._util import first_leaf
+from ._http_types import Headers, HeadersLike, _encode_headers, _has_header
 
 if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
@@ -252,9 +252,7 @@ class _Pool:
             with _io("connect", timeouts.connect):
                 stream = await trio.open_tcp_stream(host, port)
                 if scheme == "https":
-                    stream = trio.SSLStream(
-                        stream, self._client._ssl(), server_hostname=host, https_compatible=True
-                    )
+                    stream = trio.SSLStream(stream, self._client._ssl(), server_hostname=host, https_compatible=True)
                     await stream.do_handshake()
         except BaseException:
             if stream is not None:
@@ -539,4 +537,3 @@ class HttpClient:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
-

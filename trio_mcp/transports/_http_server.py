@@ -28,12 +28,13 @@ another; bytes the client sends early are kept, not lost), and trailers.
 from __future__ import annotations
 
 import errno
-import math
-import weakref
 import logging
+import math
 import sys
+import weakref
+from collections.abc import Awaitable, Callable, Sequence
 from http import HTTPStatus
-from typing import Any, Awaitable, Callable, NoReturn, Sequence, TypeVar
+from typing import Any, NoReturn, TypeVar
 from urllib.parse import parse_qs
 
 import h11
@@ -625,16 +626,16 @@ class _Connection:
                 if not response.started:
                     await self._send_error(body_errors[0].status, str(body_errors[0]))
                 return
-            logger.error("HTTP handler failed on %s %s from %s", request.method, request.target, self.peer, exc_info=exc)
+            logger.error(
+                "HTTP handler failed on %s %s from %s", request.method, request.target, self.peer, exc_info=exc
+            )
             if not response.started:
                 await self._send_error(500, "internal server error", close=False)
             return
         if not response.started:
             if response.disconnected.is_set():
                 return  # the client left and the handler gave up: nothing to answer, nothing wrong
-            logger.error(
-                "HTTP handler returned without responding to %s %s; sent 500", request.method, request.target
-            )
+            logger.error("HTTP handler returned without responding to %s %s; sent 500", request.method, request.target)
             await self._send_error(500, "internal server error: the handler did not respond", close=False)
         elif not response.finished:
             try:
@@ -861,4 +862,3 @@ async def serve_http(
     await serve_http_listeners(
         handler, listeners, limits=limits, handler_nursery=handler_nursery, drain=drain, task_status=task_status
     )
-

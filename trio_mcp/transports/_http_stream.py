@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Awaitable, Callable, Concatenate, Final, Mapping, ParamSpec, Protocol, Sequence, TypeVar
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Concatenate, Final, ParamSpec, Protocol, TypeVar
 
 import trio
 
@@ -53,12 +54,19 @@ _CONNECT_BACKOFF: Final = 0.2
 _BUSY_MAX_WAIT: Final = 5
 _BUSY_RETRIES: Final = 3
 _META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
-_NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
-                 "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
+_NAMED: Final = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 #: Error codes only a 2026-07-28 server sends in an HTTP 4xx body.
 _MODERN_CODES: Final = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})
 _SSE: Final = "text/event-stream"
 _JSON: Final = "application/json"
+
 
 class HttpAuth(Protocol):
     """What a stream asks of an authorization provider (``trio_mcp.client._oauth.OAuthClientProvider``).
@@ -238,7 +246,9 @@ class _HttpMessageStream:
         self.headers: dict[str, str] = {name.lower(): value for name, value in (headers or {}).items()}
         self.timeouts = timeouts
         self._short = HttpTimeouts(
-            connect=timeouts.connect, read_idle=min(timeouts.read_idle, _SHORT_READ), write=timeouts.write,
+            connect=timeouts.connect,
+            read_idle=min(timeouts.read_idle, _SHORT_READ),
+            write=timeouts.write,
             pool_acquire=timeouts.pool_acquire,
         )
         self._own_http = http is None
@@ -258,7 +268,12 @@ class _HttpMessageStream:
 
     @classmethod
     async def connect(
-        cls: Callable[Concatenate[str, _P], _S], nursery: trio.Nursery, url: str, /, *args: _P.args, **options: _P.kwargs
+        cls: Callable[Concatenate[str, _P], _S],
+        nursery: trio.Nursery,
+        url: str,
+        /,
+        *args: _P.args,
+        **options: _P.kwargs,
     ) -> _S:
         """A stream to ``url`` whose tasks live in ``nursery`` (nothing is sent until the first message);
         ``options`` are those of the class's constructor."""
@@ -436,7 +451,9 @@ class _HttpMessageStream:
             if attempt:
                 await trio.sleep(_CONNECT_BACKOFF * 2 ** (attempt - 1))
             try:
-                return await self.http.request(method, url, headers=headers, body=body, timeouts=timeouts or self.timeouts)
+                return await self.http.request(
+                    method, url, headers=headers, body=body, timeouts=timeouts or self.timeouts
+                )
             except HttpConnectError as exc:
                 failure = exc
             except HttpTimeout as exc:
@@ -523,12 +540,16 @@ class _HttpMessageStream:
         content_type = _content_type(response)
         body = await _excerpt(response)
         embedded = _jsonrpc_error(body) if not 200 <= response.status < 300 else None
-        if embedded is not None and len(call.pending) == 1 and (
-            (modern_bodies and response.status in (400, 404)) or _is_modern_error(embedded, response.status)
+        if (
+            embedded is not None
+            and len(call.pending) == 1
+            and ((modern_bodies and response.status in (400, 404)) or _is_modern_error(embedded, response.status))
         ):
             await self._fail(call, lambda rid, method: _with_id(embedded, rid))
             return
-        await self._fail(call, lambda rid, method: _status_error(rid, method, response, body, content_type=content_type))
+        await self._fail(
+            call, lambda rid, method: _status_error(rid, method, response, body, content_type=content_type)
+        )
 
     async def _read_json(self, call: _Call, response: ClientResponse) -> None:
         """Feed a JSON answer; requests it does not answer fail."""
@@ -542,10 +563,15 @@ class _HttpMessageStream:
             await response.aclose()
         message = decode(raw)
         if type(message) is not dict and type(message) is not list:
-            await self._fail(call, lambda rid, method: _status_error(
-                rid, method, response, raw[:_EXCERPT_BYTES], content_type=_JSON))
+            await self._fail(
+                call, lambda rid, method: _status_error(rid, method, response, raw[:_EXCERPT_BYTES], content_type=_JSON)
+            )
             return
         self._answered(call, message)
         await self._feed(message)
-        await self._fail(call, lambda rid, method: _failure(
-            rid, method, "the server's JSON answer did not contain the response", response.status))
+        await self._fail(
+            call,
+            lambda rid, method: _failure(
+                rid, method, "the server's JSON answer did not contain the response", response.status
+            ),
+        )

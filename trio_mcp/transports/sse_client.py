@@ -9,7 +9,8 @@ There is no resumption in this transport: when the SSE stream ends, the session 
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Concatenate, Final, Mapping, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, Concatenate, Final, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import trio
@@ -20,12 +21,12 @@ from ..errors import ConnectionClosed, McpError, RemoteProtocolError
 from ._base import connection_lost
 from ._http_client import ClientResponse, HttpClient, HttpError, HttpTimeout, HttpTimeouts
 from ._http_stream import (
+    _P,
     DEFAULT_TIMEOUTS,
     HttpAuth,
     _content_type,
     _excerpt,
     _HttpMessageStream,
-    _P,
     _status_error,
     _text,
 )
@@ -71,15 +72,21 @@ class SseClientStream(_HttpMessageStream):
             headers go on the GET and on every POST).
         endpoint_timeout: seconds to wait for the ``endpoint`` event.
         """
-        super().__init__(url, http=http, headers=headers, timeouts=timeouts, connect_attempts=connect_attempts,
-                         auth=auth)
+        super().__init__(
+            url, http=http, headers=headers, timeouts=timeouts, connect_attempts=connect_attempts, auth=auth
+        )
         self.endpoint_timeout = endpoint_timeout
         #: Where messages are POSTed, from the server's ``endpoint`` event.
         self.endpoint_url: str | None = None
 
     @classmethod
     async def connect(
-        cls: Callable[Concatenate[str, _P], _T], nursery: trio.Nursery, url: str, /, *args: _P.args, **options: _P.kwargs
+        cls: Callable[Concatenate[str, _P], _T],
+        nursery: trio.Nursery,
+        url: str,
+        /,
+        *args: _P.args,
+        **options: _P.kwargs,
     ) -> _T:
         """Open the SSE stream and wait for the ``endpoint`` event; the reader task then lives in ``nursery``.
 
@@ -130,8 +137,9 @@ class SseClientStream(_HttpMessageStream):
                         chunk = await response.receive_some()
                         events = decoder.receive_data(chunk) if chunk else decoder.receive_eof()
                     except (HttpError, SSEProtocolError) as exc:
-                        raise ConnectionClosed("HTTP+SSE: the stream broke before the endpoint event",
-                                               detail=str(exc)) from None
+                        raise ConnectionClosed(
+                            "HTTP+SSE: the stream broke before the endpoint event", detail=str(exc)
+                        ) from None
                     for index, event in enumerate(events):
                         if event.event == "endpoint":
                             self._set_endpoint(event.data.strip())
@@ -203,8 +211,9 @@ class SseClientStream(_HttpMessageStream):
         headers = dict(self.headers)
         headers["content-type"] = "application/json"
         try:
-            response = await self._http("POST", self.endpoint_url, list(headers.items()), encode(message),
-                                        timeouts=self._short)
+            response = await self._http(
+                "POST", self.endpoint_url, list(headers.items()), encode(message), timeouts=self._short
+            )
         except HttpError as exc:
             for request_id, method in requests.items():
                 self._feed_soon(connection_lost(request_id, method, f"the POST failed: {exc}"))

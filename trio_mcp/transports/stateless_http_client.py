@@ -4,7 +4,8 @@ response, which is how HTTP cancels in that revision."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .._core.jsonrpc import RequestId, encode, is_request_id
 from .._core.mcp_headers import encode_header_value
@@ -89,8 +90,12 @@ class StatelessHttpStream(_HttpMessageStream):
                 if value is None:
                     continue  # null or absent: the header is left out
                 if not isinstance(value, (str, int, bool)):
-                    logger.warning("tool %r: argument for Mcp-Param-%s is a %s, not a scalar; header left out",
-                                   name, header, type(value).__name__)
+                    logger.warning(
+                        "tool %r: argument for Mcp-Param-%s is a %s, not a scalar; header left out",
+                        name,
+                        header,
+                        type(value).__name__,
+                    )
                     continue
                 headers[f"mcp-param-{header.lower()}"] = encode_header_value(value)
         return list(headers.items())
@@ -136,9 +141,12 @@ class StatelessHttpStream(_HttpMessageStream):
                 content_type = _content_type(response)
                 if response.status == 200 and content_type == _SSE:
                     problem = await self._pump(response, SSEDecoder(), call)
-                    detail = (f"unreadable SSE stream: {problem}" if problem else
-                              "the server ended the SSE stream before the response; a stateless request cannot "
-                              "be resumed, re-issue it with a new id")
+                    detail = (
+                        f"unreadable SSE stream: {problem}"
+                        if problem
+                        else "the server ended the SSE stream before the response; a stateless request cannot "
+                        "be resumed, re-issue it with a new id"
+                    )
                     await self._fail(call, lambda rid, method: connection_lost(rid, method, detail))
                 elif response.status == 200 and content_type == _JSON:
                     await self._read_json(call, response)

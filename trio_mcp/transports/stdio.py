@@ -15,8 +15,9 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Awaitable, Callable, Literal, Mapping, Sequence, Union
+from typing import Any, Literal, Union
 
 import trio
 
@@ -387,9 +388,7 @@ class StdioProcess:
             pass
 
 
-def check_stdio_options(
-    command: object, *, env: object = None, cwd: object = None, stderr: object = "forward"
-) -> None:
+def check_stdio_options(command: object, *, env: object = None, cwd: object = None, stderr: object = "forward") -> None:
     """Raise ``TypeError``/``ValueError`` naming the first invalid option of a stdio client, before spawning."""
     if isinstance(command, (str, bytes)):
         raise TypeError("command must be a sequence of arguments, not a string (no shell is used)")

@@ -21,7 +21,8 @@ Every task runs in a nursery the stream opens inside the nursery it is given (``
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import trio
 
@@ -189,7 +190,9 @@ class StreamableHttpSessionStream(_HttpMessageStream):
 
     # -- internals -------------------------------------------------------------------------------------------
 
-    def _headers(self, accept: str | None = None, *, post: bool = False, last_event_id: str | None = None) -> list[tuple[str, str]]:
+    def _headers(
+        self, accept: str | None = None, *, post: bool = False, last_event_id: str | None = None
+    ) -> list[tuple[str, str]]:
         headers = dict(self.headers)
         if accept is not None:
             headers["accept"] = accept
@@ -221,10 +224,12 @@ class StreamableHttpSessionStream(_HttpMessageStream):
 
     def _expire(self) -> None:
         self.session_expired = True
-        self._shutdown(ConnectionClosed(
-            "the server ended the HTTP session (404 Not Found)",
-            detail=f"session {(self.session_id or '')[:12]}...; start a new session with initialize",
-        ))
+        self._shutdown(
+            ConnectionClosed(
+                "the server ended the HTTP session (404 Not Found)",
+                detail=f"session {(self.session_id or '')[:12]}...; start a new session with initialize",
+            )
+        )
 
     async def _initialize(self, call: _Call, body: bytes) -> None:
         """POST ``initialize`` in the caller's task up to the response head, so a refusal can be raised."""
@@ -302,22 +307,36 @@ class StreamableHttpSessionStream(_HttpMessageStream):
             if not call.pending:
                 return
             if problem is not None:
-                await self._fail(call, lambda rid, method: _failure(rid, method, f"unreadable SSE stream: {problem}", 200))
+                await self._fail(
+                    call,
+                    lambda rid, method: _failure(rid, method, f"unreadable SSE stream: {problem}", 200),  # noqa: B023 (called at once)
+                )
                 return
             if decoder.last_event_id != before:
                 failures = 0
             while True:
                 event_id = decoder.last_event_id
                 if not event_id:
-                    await self._fail(call, lambda rid, method: connection_lost(
-                        rid, method, "the server ended the SSE stream before the response, "
-                        "with no event id to resume from"))
+                    await self._fail(
+                        call,
+                        lambda rid, method: connection_lost(
+                            rid,
+                            method,
+                            "the server ended the SSE stream before the response, with no event id to resume from",
+                        ),
+                    )
                     return
                 failures += 1
                 if failures > self.max_reconnect_attempts:
-                    await self._fail(call, lambda rid, method: connection_lost(
-                        rid, method, f"the SSE stream broke and {self.max_reconnect_attempts} attempts to resume "
-                        f"it (Last-Event-ID {event_id}) brought nothing new"))
+                    await self._fail(
+                        call,
+                        lambda rid, method: connection_lost(
+                            rid,
+                            method,
+                            f"the SSE stream broke and {self.max_reconnect_attempts} attempts to resume "
+                            f"it (Last-Event-ID {event_id}) brought nothing new",  # noqa: B023 (called at once)
+                        ),
+                    )  # noqa: B023 (called before the loop moves on)
                     return
                 await trio.sleep(decoder.retry / 1000 if decoder.retry is not None else self.default_retry)
                 try:
@@ -394,8 +413,13 @@ class StreamableHttpSessionStream(_HttpMessageStream):
                 if response.status != 200 or _content_type(response) != _SSE:
                     excerpt = await _excerpt(response, 300)
                     level = logging.INFO if response.status in (400, 404, 405) else logging.WARNING
-                    logger.log(level, "no standalone SSE stream from %s (HTTP %d %s); carrying on without it",
-                               self.url, response.status, _text(excerpt))
+                    logger.log(
+                        level,
+                        "no standalone SSE stream from %s (HTTP %d %s); carrying on without it",
+                        self.url,
+                        response.status,
+                        _text(excerpt),
+                    )
                     return
                 self.standalone_connected.set()
                 self.standalone_settled.set()
@@ -420,4 +444,3 @@ class StreamableHttpSessionStream(_HttpMessageStream):
             delay = min(base * 2 ** min(failures - 1, 32), max(base, self.max_reconnect_delay))
             logger.debug("reconnecting the standalone SSE stream in %.3g s", delay)
             await trio.sleep(delay)
-

@@ -34,7 +34,8 @@ import functools
 import logging
 import math
 import ssl
-from typing import Any, Awaitable, Callable, Final, Mapping, NoReturn, Protocol, Sequence, cast
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Final, NoReturn, Protocol, cast
 from urllib.parse import urlsplit
 
 import trio
@@ -406,7 +407,9 @@ class _WebSocketServer:
             if refused is not None:
                 status, headers, body = refused
                 with trio.move_on_after(self.close_timeout):
-                    await request.reject(status, extra_headers=[(n.encode(), v.encode()) for n, v in headers], body=body)
+                    await request.reject(
+                        status, extra_headers=[(n.encode(), v.encode()) for n, v in headers], body=body
+                    )
                 return
         websocket: WebSocketConnection | None = None
         with trio.move_on_after(self.handshake_timeout):

@@ -122,9 +122,7 @@ class UnknownContent(WireType):
 
 
 #: Content of tool results and prompt messages.
-ContentBlock: TypeAlias = (
-    TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource | UnknownContent
-)
+ContentBlock: TypeAlias = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource | UnknownContent
 #: Content of sampling messages.
 SamplingContent: TypeAlias = (
     TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent | UnknownContent

@@ -234,5 +234,3 @@ class ExtTaskNotificationParams(NotificationParams):
     input_requests: "InputRequests | None" = None
     result: dict[str, Any] | None = None
     error: ErrorObject | None = None
-
-

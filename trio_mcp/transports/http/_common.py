@@ -53,7 +53,12 @@ class ConnectFunction(Protocol):
     """
 
     def __call__(
-        self, stream: MessageStream, *, modern_only: bool = ..., principal: Any = ..., control: StreamControl | None = ...
+        self,
+        stream: MessageStream,
+        *,
+        modern_only: bool = ...,
+        principal: Any = ...,
+        control: StreamControl | None = ...,
     ) -> Awaitable[None]: ...
 
 
@@ -161,8 +166,15 @@ async def refuse(response: HttpResponse, rejection: Rejection) -> None:
         except ClientDisconnected:
             pass
         return
-    await send_error(response, rejection.status, rejection.request_id, rejection.code, rejection.detail,
-                     headers=rejection.headers, data=rejection.data)
+    await send_error(
+        response,
+        rejection.status,
+        rejection.request_id,
+        rejection.code,
+        rejection.detail,
+        headers=rejection.headers,
+        data=rejection.data,
+    )
 
 
 async def read_body(request: HttpRequest, response: HttpResponse) -> bytes | None:

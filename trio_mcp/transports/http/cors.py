@@ -23,10 +23,19 @@ from .exchange import Request, Response
 __all__ = ["ALLOWED_HEADERS", "EXPOSED_HEADERS", "Cors", "CorsResponse", "normal_origin"]
 
 #: Request headers a page may send to the MCP endpoints (``Mcp-Param-*`` too, by prefix).
-ALLOWED_HEADERS: Final = frozenset({
-    "accept", "authorization", "content-type", "dpop", "last-event-id", "mcp-method", "mcp-name",
-    "mcp-protocol-version", "mcp-session-id",
-})
+ALLOWED_HEADERS: Final = frozenset(
+    {
+        "accept",
+        "authorization",
+        "content-type",
+        "dpop",
+        "last-event-id",
+        "mcp-method",
+        "mcp-name",
+        "mcp-protocol-version",
+        "mcp-session-id",
+    }
+)
 _ALLOWED_PREFIX: Final = "mcp-param-"
 #: Response headers a page may read.
 EXPOSED_HEADERS: Final = "mcp-session-id, mcp-protocol-version, www-authenticate"
@@ -59,8 +68,10 @@ def validate_origins(origins: Sequence[str]) -> tuple[str, ...]:
     for origin in origins:
         normal = normal_origin(origin) if isinstance(origin, str) else None
         if normal is None:
-            raise ValueError(f"cors_origins: {origin!r} is not an origin such as 'https://app.example' "
-                             "(scheme and host, an optional port, nothing else; no wildcard)")
+            raise ValueError(
+                f"cors_origins: {origin!r} is not an origin such as 'https://app.example' "
+                "(scheme and host, an optional port, nothing else; no wildcard)"
+            )
         checked.append(normal)
     return tuple(checked)
 
@@ -83,25 +94,36 @@ class Cors:
 
     @staticmethod
     def is_preflight(request: Request) -> bool:
-        return request.method == "OPTIONS" and "origin" in request.headers and (
-            "access-control-request-method" in request.headers)
+        return (
+            request.method == "OPTIONS"
+            and "origin" in request.headers
+            and ("access-control-request-method" in request.headers)
+        )
 
     async def preflight(self, request: Request, response: Response) -> None:
         """Answer a preflight: 204 with what may be sent, or 403 for an origin (or a header) not allowed."""
         origin = self.allowed(request.headers)
-        asked = [name.strip().lower() for name in (request.headers.get("access-control-request-headers") or "").split(",")]
+        asked = [
+            name.strip().lower() for name in (request.headers.get("access-control-request-headers") or "").split(",")
+        ]
         asked = [name for name in asked if name]
         if origin is None or not all(name in ALLOWED_HEADERS or name.startswith(_ALLOWED_PREFIX) for name in asked):
-            await response.send(403, (("content-type", "text/plain"), ("vary", "origin")),
-                                b"CORS preflight refused: origin or headers not allowed\n")
+            await response.send(
+                403,
+                (("content-type", "text/plain"), ("vary", "origin")),
+                b"CORS preflight refused: origin or headers not allowed\n",
+            )
             return
-        await response.send(204, (
-            ("access-control-allow-origin", origin),
-            ("access-control-allow-methods", _METHODS),
-            ("access-control-allow-headers", ", ".join(asked) if asked else "content-type"),
-            ("access-control-max-age", _MAX_AGE),
-            ("vary", "origin"),
-        ))
+        await response.send(
+            204,
+            (
+                ("access-control-allow-origin", origin),
+                ("access-control-allow-methods", _METHODS),
+                ("access-control-allow-headers", ", ".join(asked) if asked else "content-type"),
+                ("access-control-max-age", _MAX_AGE),
+                ("vary", "origin"),
+            ),
+        )
 
 
 class CorsResponse:

@@ -22,6 +22,7 @@ __all__ = ["LOCAL_NAMES", "Guard", "Refused", "RequestGuard", "is_loopback", "pa
 #: The names a local server answers to, as ``parse_host`` returns them.
 LOCAL_NAMES: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 
+
 def is_loopback(bound_host: str) -> bool:
     """Whether a server bound to ``bound_host`` is reachable from this machine only."""
     return bound_host in ("localhost", "::1") or bound_host.startswith("127.")
@@ -136,6 +137,7 @@ class Guard:
         scheme, _, token = (authorization or "").partition(" ")
         principal = await self.authenticate(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
         if principal is None:
-            return None, Refused(401, "Unauthorized: a valid bearer token is required",
-                                 (("www-authenticate", 'Bearer realm="mcp"'),))
+            return None, Refused(
+                401, "Unauthorized: a valid bearer token is required", (("www-authenticate", 'Bearer realm="mcp"'),)
+            )
         return principal, None

@@ -47,9 +47,13 @@ class StreamableHttpApp:
         self._connect = connect
         self._rules = InboundRules(stateless=options.stateless, sessions=options.sessions, header_paths=header_paths)
         # An origin allowed to call from a browser is an allowed Origin too.
-        origins = (*(LOCAL_NAMES if options.allowed_origins is None else options.allowed_origins), *options.cors_origins)
-        self._guard = Guard.for_server(bound_host, allowed_hosts=options.allowed_hosts,
-                                       allowed_origins=origins, authenticate=options.authenticate)
+        origins = (
+            *(LOCAL_NAMES if options.allowed_origins is None else options.allowed_origins),
+            *options.cors_origins,
+        )
+        self._guard = Guard.for_server(
+            bound_host, allowed_hosts=options.allowed_hosts, allowed_origins=origins, authenticate=options.authenticate
+        )
         self._cors = Cors(options.cors_origins)
         self._nursery = nursery
         self.sessions = SessionEndpoint(connect, nursery, options)
@@ -57,16 +61,22 @@ class StreamableHttpApp:
         taken = {options.path, options.sse_path, options.messages_path, options.liveness_path, options.readiness_path}
         clash = sorted(path for path in taken & set(options.routes) if path)
         if clash:
-            raise ValueError(f"routes: {clash} are served by the server itself (MCP endpoints or probes; a probe "
-                             "path can be set to None)")
+            raise ValueError(
+                f"routes: {clash} are served by the server itself (MCP endpoints or probes; a probe "
+                "path can be set to None)"
+            )
 
     def handles(self, path: str) -> bool:
         """Whether ``path`` is one of this app's endpoints (for serving several apps on one listener)."""
         options = self.options
         if options.auth is not None and path in options.auth.metadata_paths(options.path):
             return True
-        return (path == options.path or (self._legacy and path in (options.sse_path, options.messages_path))
-                or path in options.routes or path in (options.liveness_path, options.readiness_path))
+        return (
+            path == options.path
+            or (self._legacy and path in (options.sse_path, options.messages_path))
+            or path in options.routes
+            or path in (options.liveness_path, options.readiness_path)
+        )
 
     async def reaper(self) -> NoReturn:
         """Reap idle sessions periodically (runs for the life of the app)."""
@@ -128,8 +138,14 @@ class StreamableHttpApp:
         if isinstance(route, Rejection):
             await refuse(response, route)
         elif route.era == "stateless":
-            await serve_stateless(self._connect, request, response, route, nursery=self._nursery,
-                                  keepalive=self.options.keepalive_interval)
+            await serve_stateless(
+                self._connect,
+                request,
+                response,
+                route,
+                nursery=self._nursery,
+                keepalive=self.options.keepalive_interval,
+            )
         elif route.method == "POST":
             await self.sessions.post(request, response, route)
         elif route.method == "GET":
@@ -154,8 +170,9 @@ async def serve_streamable_http(
     function owns: cancelling it cancels them all at once and returns promptly. For a graceful stop, give
     ``options.drain`` a ``Drain`` and await it first. A port that cannot be bound raises the ``OSError``.
     """
-    await serve_mounts({"": (connect, header_paths, options)}, host, port, ssl_context=ssl_context,
-                       task_status=task_status)
+    await serve_mounts(
+        {"": (connect, header_paths, options)}, host, port, ssl_context=ssl_context, task_status=task_status
+    )
 
 
 async def _probe(request: Request, response: Response, *, ready: bool) -> None:
@@ -190,8 +207,8 @@ async def serve_mounts(
     """
     first_options = next(iter(mounts.values()))[2]
     # Bound before any nursery opens, so that a port in use raises the OSError itself.
-    bound_listeners: list[Any] = list(listeners) if listeners is not None else await trio.open_tcp_listeners(
-        port, host=host
+    bound_listeners: list[Any] = (
+        list(listeners) if listeners is not None else await trio.open_tcp_listeners(port, host=host)
     )
     if ssl_context is not None:
         bound_listeners = [trio.SSLListener(item, ssl_context, https_compatible=True) for item in bound_listeners]
@@ -219,8 +236,11 @@ async def serve_mounts(
                     return
             await response.send(404, (("content-type", "text/plain"),), b"not found\n")
 
-        bound = await nursery.start(functools.partial(
-            serve_http_listeners, route, bound_listeners, limits=first_options.limits, drain=first_options.drain))
+        bound = await nursery.start(
+            functools.partial(
+                serve_http_listeners, route, bound_listeners, limits=first_options.limits, drain=first_options.drain
+            )
+        )
         first = bound[0]
         socket_listener = first.transport_listener if isinstance(first, trio.SSLListener) else first
         assert isinstance(socket_listener, trio.SocketListener)

@@ -263,13 +263,17 @@ class SessionEndpoint:
         else:
             found = self.find(route.session_id)
             if found is None:
-                await refuse(response, Rejection(Refusal.SESSION_NOT_FOUND, "Session not found",
-                                                 _single_id(message)))
+                await refuse(response, Rejection(Refusal.SESSION_NOT_FOUND, "Session not found", _single_id(message)))
                 return
             session = found
         if type(message) is list and session.version != V2025_03_26:
-            await refuse(response, Rejection(
-                Refusal.BATCH_NOT_ALLOWED, "Invalid Request: JSON-RPC batches exist only in protocol revision 2025-03-26"))
+            await refuse(
+                response,
+                Rejection(
+                    Refusal.BATCH_NOT_ALLOWED,
+                    "Invalid Request: JSON-RPC batches exist only in protocol revision 2025-03-26",
+                ),
+            )
             return
         session.touch()
         if not route.request_ids:
@@ -307,13 +311,15 @@ class SessionEndpoint:
             replay = await store.replay(session.id, last_event_id) if store is not None else None
             resumed = session.streams.get(replay[0]) if replay is not None else None
             if resumed is None:
-                await refuse(response, Rejection(Refusal.UNKNOWN_LAST_EVENT_ID,
-                                                 f"Unknown Last-Event-ID {last_event_id!r}"))
+                await refuse(
+                    response, Rejection(Refusal.UNKNOWN_LAST_EVENT_ID, f"Unknown Last-Event-ID {last_event_id!r}")
+                )
                 return
             stream = resumed
         elif session.standalone.writer is not None:
-            await refuse(response, Rejection(Refusal.STREAM_ALREADY_OPEN,
-                                             "A GET stream is already open for this session"))
+            await refuse(
+                response, Rejection(Refusal.STREAM_ALREADY_OPEN, "A GET stream is already open for this session")
+            )
             return
         await response.start(200, [*SSE_HEADERS, ("mcp-session-id", session.id)])
         writer = SseWriter(response)
@@ -367,11 +373,20 @@ class SessionEndpoint:
         if len(self.sessions) >= self.options.max_sessions:
             self.reap_idle()
         if len(self.sessions) >= self.options.max_sessions:
-            await refuse(response, Rejection(Refusal.TOO_MANY_SESSIONS, "Too many sessions; try again later",
-                                             headers=(("retry-after", "5"),)))
+            await refuse(
+                response,
+                Rejection(
+                    Refusal.TOO_MANY_SESSIONS, "Too many sessions; try again later", headers=(("retry-after", "5"),)
+                ),
+            )
             return None
-        session = HttpSession(secrets.token_urlsafe(32), self.options, sse_only=sse_only,
-                              principal=request_principal.get(), on_end=self._forget)
+        session = HttpSession(
+            secrets.token_urlsafe(32),
+            self.options,
+            sse_only=sse_only,
+            principal=request_principal.get(),
+            on_end=self._forget,
+        )
         self.sessions[session.id] = session
         self._nursery.start_soon(self._run_session, session)
         return session

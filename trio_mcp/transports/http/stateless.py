@@ -33,7 +33,9 @@ __all__ = ["serve_stateless"]
 class _Exchange:
     """The ``MessageStream`` of one stateless POST: one request in, its notifications and answer out."""
 
-    def __init__(self, response: HttpResponse, message: dict[str, Any], nursery: trio.Nursery, keepalive: float) -> None:
+    def __init__(
+        self, response: HttpResponse, message: dict[str, Any], nursery: trio.Nursery, keepalive: float
+    ) -> None:
         self._response = response
         self._message: dict[str, Any] | None = message
         self._nursery = nursery
