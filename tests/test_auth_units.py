@@ -3,6 +3,7 @@ of the legacy HTTP+SSE endpoints, DPoP proof checks, and what happens without th
 
 from __future__ import annotations
 
+import base64
 import builtins
 import json
 import os
@@ -276,3 +277,21 @@ async def test_an_unreachable_authorization_server_is_503_not_401(caplog: pytest
                 assert "www-authenticate" not in response.headers
                 nursery.cancel_scope.cancel()
     assert "could not check the token" in caplog.text and token not in caplog.text
+
+
+def test_dpop_keys_with_short_coordinates_still_verify() -> None:
+    """A P-256 coordinate below 2**248 (about one key in a hundred) keeps its leading zero byte in the JWK,
+    so every key's proofs verify, not only most keys'."""
+    verifier = DpopVerifier()
+    url = "http://127.0.0.1:1/mcp"
+    short = 0
+    for _ in range(2000):
+        key = DpopKey()
+        coordinates = [base64.urlsafe_b64decode(key.public_jwk[name] + "==") for name in ("x", "y")]
+        assert [len(value) for value in coordinates] == [32, 32]
+        if any(value[0] == 0 for value in coordinates):
+            short += 1
+            principal = Principal("alice", key_thumbprint=key.thumbprint)
+            proof = key.proof("POST", url, access_token="tok")
+            verifier.check(proof, method="POST", url=url, access_token="tok", principal=principal)
+    assert short > 0, "no key with a short coordinate in 2,000 tries (expected about 16)"

@@ -57,7 +57,6 @@ class DpopKey:
         load_jwt("DPoP")
         from cryptography.hazmat.primitives.asymmetric import ec
         from cryptography.hazmat.primitives.serialization import load_pem_private_key
-        from jwt.algorithms import ECAlgorithm
 
         if private_key_pem is None:
             self._key: Any = ec.generate_private_key(ec.SECP256R1())
@@ -65,7 +64,15 @@ class DpopKey:
             self._key = load_pem_private_key(private_key_pem, password=None)
             if not isinstance(self._key, ec.EllipticCurvePrivateKey) or self._key.curve.name != "secp256r1":
                 raise ValueError("a DPoP key must be an EC P-256 private key")
-        self.public_jwk: dict[str, Any] = dict(ECAlgorithm.to_jwk(self._key.public_key(), as_dict=True))
+        numbers = self._key.public_key().public_numbers()
+        # RFC 7518 §6.2.1.2: x and y are the full 32 bytes, leading zeros kept (some PyJWT releases strip them,
+        # and a verifier then refuses about one key in a hundred).
+        self.public_jwk: dict[str, Any] = {
+            "kty": "EC",
+            "crv": "P-256",
+            "x": _b64(numbers.x.to_bytes(32, "big")),
+            "y": _b64(numbers.y.to_bytes(32, "big")),
+        }
         self.thumbprint = jwk_thumbprint(self.public_jwk)
 
     def private_key_pem(self) -> bytes:
