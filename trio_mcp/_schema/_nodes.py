@@ -25,7 +25,7 @@ import attrs
 
 from ._docstrings import class_doc, parse_docstring
 from ._field import Field
-from ._util import MAX_DEPTH, Abort, Err, Path, merge_alternatives, mismatch, show
+from ._util import MAX_DEPTH, Abort, Err, Path, json_kind, merge_alternatives, mismatch, show
 from ._validator import validate_errors
 
 
@@ -338,18 +338,6 @@ class FormatNode(Node):
         return run.fail(mismatch(path, (self.cls.__name__,), value))
 
 
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    return "string"
-
-
 def _json_equal(a: Any, b: Any) -> bool:
     """Equality as JSON sees it for scalars: ``1 == 1.0`` but ``True != 1``."""
     if isinstance(a, bool) or isinstance(b, bool):
@@ -362,7 +350,7 @@ def _json_equal(a: Any, b: Any) -> bool:
 
 
 def _choices_schema(values: Sequence[Any]) -> dict[str, Any]:
-    kinds = list(dict.fromkeys(_json_kind(value) for value in values))
+    kinds = list(dict.fromkeys(json_kind(value) for value in values))
     if "integer" in kinds and "number" in kinds:
         kinds.remove("integer")
     schema: dict[str, Any] = {"type": kinds[0] if len(kinds) == 1 else kinds}

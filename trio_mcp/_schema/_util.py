@@ -156,3 +156,20 @@ def render(errors: Iterable[Err], root: str, prefixed: bool = True, limit: int =
     if extra:
         out.append(f"... and {extra} more error{'s' if extra != 1 else ''}")
     return out
+
+
+def json_kind(value: Any) -> str:
+    """The JSON Schema type name of a decoded JSON value (``True`` is a boolean, not an integer)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "string"

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._schema._util import json_kind
 from ._exit import USAGE, CliError
 
 __all__ = ["tool_arguments", "string_arguments"]
@@ -73,25 +74,9 @@ def _convert(key: str, text: str, schema: Mapping[str, Any]) -> Any:
         if not kinds or "string" in kinds:
             return text
         raise CliError(f"{key}={text}: expected JSON ({' or '.join(kinds)})", USAGE) from None
-    if isinstance(value, str) or (kinds and "string" in kinds and _json_kind(value) not in kinds):
+    if isinstance(value, str) or (kinds and "string" in kinds and json_kind(value) not in kinds):
         return text  # a string property given a word that happens to be JSON keeps the word as typed
     return value
-
-
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "string"
 
 
 def _object_word(word: str) -> dict[str, Any] | None:
