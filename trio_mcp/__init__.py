@@ -6,8 +6,9 @@ onto trio cancel scopes. Start with ``Server`` (and its ``@server.tool()`` decor
 """
 
 import logging as _logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import lazy_attributes
 from ._schema import Field
 from ._version import __version__
 from .client import (
@@ -52,14 +53,8 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Network transports load on first use, so that a stdio server or client starts fast."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+# Network transports load on first use, so that a stdio server or client starts fast.
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 _logging.getLogger("trio_mcp").addHandler(_logging.NullHandler())

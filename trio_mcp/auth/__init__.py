@@ -11,8 +11,9 @@ Names load on first use, so that a server importing the scope table pulls in not
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from ._dpop import DpopVerifier, InvalidDpopProof
@@ -27,35 +28,31 @@ if TYPE_CHECKING:
     from ._tokens import CallableVerifier, InvalidToken, Principal, TokenVerifier, VerifierUnavailable
 
 _LAZY = {
-    "DpopVerifier": "_dpop",
-    "InvalidDpopProof": "_dpop",
-    "AuthExtraMissing": "_extra",
-    "IntrospectionVerifier": "_introspection",
-    "ASYMMETRIC_ALGORITHMS": "_jwt",
-    "JwtVerifier": "_jwt",
-    "parse_www_authenticate": "_metadata",
-    "protected_resource_metadata": "_metadata",
-    "ResourceServerAuth": "_resource_server",
-    "DpopKey": "_signing",
-    "client_assertion": "_signing",
-    "jwk_thumbprint": "_signing",
-    "FileTokenStore": "_store",
-    "MemoryTokenStore": "_store",
-    "TokenStore": "_store",
-    "loopback_authorization": "_loopback",
-    "CallableVerifier": "_tokens",
-    "InvalidToken": "_tokens",
-    "Principal": "_tokens",
-    "TokenVerifier": "_tokens",
-    "VerifierUnavailable": "_tokens",
+    "DpopVerifier": "._dpop",
+    "InvalidDpopProof": "._dpop",
+    "AuthExtraMissing": "._extra",
+    "IntrospectionVerifier": "._introspection",
+    "ASYMMETRIC_ALGORITHMS": "._jwt",
+    "JwtVerifier": "._jwt",
+    "parse_www_authenticate": "._metadata",
+    "protected_resource_metadata": "._metadata",
+    "ResourceServerAuth": "._resource_server",
+    "DpopKey": "._signing",
+    "client_assertion": "._signing",
+    "jwk_thumbprint": "._signing",
+    "FileTokenStore": "._store",
+    "MemoryTokenStore": "._store",
+    "TokenStore": "._store",
+    "loopback_authorization": "._loopback",
+    "CallableVerifier": "._tokens",
+    "InvalidToken": "._tokens",
+    "Principal": "._tokens",
+    "TokenVerifier": "._tokens",
+    "VerifierUnavailable": "._tokens",
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

@@ -1,8 +1,9 @@
 """Running past one process: worker processes on one machine, and (with ``trio-mcp[redis]``) Redis for the
 state several processes or machines share. See docs/deploying-and-scaling.md."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_attributes
 from .workers import WorkerSettings, run_workers, supervise_workers
 
 if TYPE_CHECKING:
@@ -11,23 +12,17 @@ if TYPE_CHECKING:
     from .redis import RedisClient, RedisCommandError, RedisError, RedisUnavailable
 
 _REDIS = {
-    "RedisClient": "redis",
-    "RedisError": "redis",
-    "RedisUnavailable": "redis",
-    "RedisCommandError": "redis",
-    "RedisEventStore": "event_store",
-    "RedisFanout": "fanout",
+    "RedisClient": ".redis",
+    "RedisError": ".redis",
+    "RedisUnavailable": ".redis",
+    "RedisCommandError": ".redis",
+    "RedisEventStore": ".event_store",
+    "RedisFanout": ".fanout",
 }
 
 
-def __getattr__(name: str) -> Any:
-    """The Redis pieces load on first use (they need the ``redis`` extra only when used)."""
-    module = _REDIS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+# The Redis pieces load on first use (they need the ``redis`` extra only when used).
+__getattr__ = lazy_attributes(__name__, _REDIS)
 
 
 __all__ = [
