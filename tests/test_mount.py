@@ -3,16 +3,17 @@ lifespan nested and its handlers seeing their own server."""
 
 from __future__ import annotations
 
+import functools
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
 import pytest
 import trio
 
-from trio_mcp import Context, Server
+from trio_mcp import Context, Server, open_http_client
 from trio_mcp.client import Client
 from trio_mcp.testing import open_in_memory
-from trio_mcp.types import TextContent
+from trio_mcp.types import CompletionArgument, PromptReference, ResourceTemplateReference, Root, TextContent
 
 events: list[str] = []
 
@@ -161,3 +162,176 @@ def test_mount_refuses_clashes_bad_prefixes_and_cycles() -> None:
         weather.mount("app", app)
     with pytest.raises(ValueError, match="cycle"):
         app.mount("self", app)
+
+
+def build_completing() -> tuple[Server, Server, list[tuple[str, Any]], list[list[str]]]:
+    """A parent with a child that completes its own prompt and template and watches the client's roots."""
+    seen_refs: list[tuple[str, Any]] = []
+    seen_roots: list[list[str]] = []
+    docs = Server("docs")
+
+    @docs.prompt()
+    def summarize(topic: str) -> str:
+        return f"Summarize {topic}."
+
+    @docs.resource("docs://page/{slug}")
+    def page(slug: str) -> str:
+        return slug
+
+    @docs.completion()
+    def complete_docs(ref: Any, argument: CompletionArgument, context: Any) -> list[str]:
+        seen_refs.append(("docs", ref))
+        return [v for v in ("intro", "install", "api") if v.startswith(argument.value)]
+
+    @docs.on_roots_changed()
+    def docs_roots(roots: list[Root]) -> None:
+        seen_roots.append(["docs", *(root.uri for root in roots)])
+
+    app = Server("app")
+
+    @app.prompt()
+    def greet(name: str) -> str:
+        return f"Hello {name}."
+
+    @app.completion()
+    def complete_app(ref: Any, argument: CompletionArgument, context: Any) -> list[str]:
+        seen_refs.append(("app", ref))
+        return ["Ada", "Alan"]
+
+    @app.on_roots_changed()
+    async def app_roots(roots: list[Root]) -> None:
+        seen_roots.append(["app", *(root.uri for root in roots)])
+
+    app.mount("docs", docs)
+    return app, docs, seen_refs, seen_roots
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+async def test_a_mounted_servers_completion_handler_completes_its_prompts_and_templates(
+    nursery: trio.Nursery, version: str
+) -> None:
+    app, _, seen_refs, _ = build_completing()
+    port = await nursery.start(functools.partial(app.serve_http, "127.0.0.1", 0))
+    with trio.fail_after(10):
+        async with open_http_client(f"http://127.0.0.1:{port}/mcp", protocol_version=version) as client:
+            assert client.server_capabilities.completions is not None
+            prompt = await client.complete(
+                PromptReference(name="docs_summarize"), CompletionArgument(name="topic", value="in")
+            )
+            assert prompt.completion.values == ["intro", "install"]
+            template = await client.complete(
+                ResourceTemplateReference(uri="docs://page/{slug}"), CompletionArgument(name="slug", value="a")
+            )
+            assert template.completion.values == ["api"]
+            own = await client.complete(PromptReference(name="greet"), CompletionArgument(name="name", value="A"))
+            assert own.completion.values == ["Ada", "Alan"]
+    # the child saw its own names, never the parent's prefixed ones
+    assert seen_refs == [
+        ("docs", PromptReference(name="summarize")),
+        ("docs", ResourceTemplateReference(uri="docs://page/{slug}")),
+        ("app", PromptReference(name="greet")),
+    ]
+
+
+async def test_a_parent_without_a_completion_handler_offers_its_childs(nursery: trio.Nursery) -> None:
+    app, docs, _, _ = build_completing()
+    app.completion_handler = None
+    port = await nursery.start(functools.partial(app.serve_http, "127.0.0.1", 0))
+    with trio.fail_after(10):
+        async with open_http_client(f"http://127.0.0.1:{port}/mcp", protocol_version="2025-11-25") as client:
+            assert client.server_capabilities.completions is not None
+            answer = await client.complete(
+                PromptReference(name="docs_summarize"), CompletionArgument(name="topic", value="a")
+            )
+            assert answer.completion.values == ["api"]
+            nothing = await client.complete(PromptReference(name="greet"), CompletionArgument(name="name", value="A"))
+            assert nothing.completion.values == []
+
+
+async def test_roots_changes_reach_the_parent_and_every_mounted_server(nursery: trio.Nursery) -> None:
+    app, _, _, seen_roots = build_completing()
+    port = await nursery.start(functools.partial(app.serve_http, "127.0.0.1", 0))
+    current = [Root(uri="file:///a")]
+
+    async def roots() -> list[Root]:
+        return current
+
+    with trio.fail_after(10):
+        async with open_http_client(
+            f"http://127.0.0.1:{port}/mcp", protocol_version="2025-11-25", roots=roots
+        ) as client:
+            current = [Root(uri="file:///a"), Root(uri="file:///b")]
+            await client.notify_roots_changed()
+            while len(seen_roots) < 2:
+                await client.ping()  # each round trip lets the server's roots/list exchange progress
+    assert sorted(seen_roots) == [["app", "file:///a", "file:///b"], ["docs", "file:///a", "file:///b"]]
+
+
+def notes_server(name: str) -> Server:
+    notes = Server(name)
+
+    @notes.resource("notes://index")
+    def index() -> str:
+        return f"index of {name}"
+
+    @notes.resource("notes://note/{key}")
+    def note(key: str) -> str:
+        return f"{name}:{key}"
+
+    @notes.completion()
+    def keys(ref: Any, argument: CompletionArgument, context: Any) -> list[str]:
+        assert ref == ResourceTemplateReference(uri="notes://note/{key}")  # the child's own template
+        return [f"{name}-key"]
+
+    return notes
+
+
+async def test_prefixed_uris_let_two_servers_with_the_same_uris_be_mounted(nursery: trio.Nursery) -> None:
+    app, work, home = Server("app"), notes_server("work"), notes_server("home")
+    with pytest.raises(ValueError, match="notes://index"):
+        app.mount("work", work)
+        app.mount("home", home)  # the same URIs, unprefixed
+    app = Server("app")
+    app.mount("work", work, prefix_uris=True)
+    app.mount("home", home, prefix_uris=True)
+    updated: list[str] = []
+    got_update = trio.Event()
+
+    def on_resource_updated(uri: str) -> None:
+        updated.append(uri)
+        got_update.set()
+
+    port = await nursery.start(functools.partial(app.serve_http, "127.0.0.1", 0))
+    with trio.fail_after(10):
+        async with open_http_client(
+            f"http://127.0.0.1:{port}/mcp", protocol_version="2025-11-25", on_resource_updated=on_resource_updated
+        ) as client:
+            assert [r.uri async for r in client.iter_resources()] == ["notes://work/index", "notes://home/index"]
+            templates = [t.uri_template async for t in client.iter_resource_templates()]
+            assert templates == ["notes://work/note/{key}", "notes://home/note/{key}"]
+            index = await client.read_resource("notes://home/index")
+            assert index.contents[0].text == "index of home"  # type: ignore[union-attr]
+            assert index.contents[0].uri == "notes://home/index"
+            note = await client.read_resource("notes://work/note/42")
+            assert note.contents[0].text == "work:42"  # type: ignore[union-attr]
+            completed = await client.complete(
+                ResourceTemplateReference(uri="notes://home/note/{key}"), CompletionArgument(name="key", value="")
+            )
+            assert completed.completion.values == ["home-key"]
+
+            await client.subscribe_resource("notes://work/note/7")
+            home.notify_resource_updated("notes://note/7")  # not subscribed under home's prefix
+            work.notify_resource_updated("notes://note/7")
+            await got_update.wait()
+            assert updated == ["notes://work/note/7"]
+
+
+def test_prefixing_needs_a_scheme() -> None:
+    child = Server("child")
+
+    @child.resource("plain-name")
+    def plain() -> str:
+        return ""
+
+    with pytest.raises(ValueError, match="no scheme://"):
+        Server("app").mount("child", child, prefix_uris=True)

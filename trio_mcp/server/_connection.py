@@ -289,7 +289,7 @@ class ServerConnection:
 
     async def handle_notification(self, method: str, params: dict[str, Any] | None) -> None:
         if method == "notifications/roots/list_changed":
-            if self.server.roots_changed_handler is not None and self._nursery is not None:
+            if self.server.roots_changed_handlers() and self._nursery is not None:
                 self._nursery.start_soon(self._roots_changed)
             return
         if method == "notifications/initialized":
@@ -300,20 +300,28 @@ class ServerConnection:
                 logger.warning("client sent notifications/initialized in phase %s; ignored", self.lifecycle.phase.value)
 
     async def _roots_changed(self) -> None:
-        """Fetch the client's new roots and hand them to the server's ``on_roots_changed`` handler."""
-        handler = self.server.roots_changed_handler
-        if handler is None or self.client_capabilities.roots is None:
+        """Fetch the client's new roots once and hand them to every ``on_roots_changed`` handler (the server's and
+        its mounted servers'); one handler's failure is its own."""
+        handlers = self.server.roots_changed_handlers()
+        if not handlers or self.client_capabilities.roots is None:
             return
         try:
             raw = await self.session.request("roots/list", None, timeout=60.0)
             roots = from_wire(raw, ListRootsResult).roots
-            result = handler(roots)
-            if inspect.isawaitable(result):
-                await result
         except BaseException as exc:
             if fate_of(exc) is Fate.PROPAGATE:
                 raise
-            report_failure(logger, "the on_roots_changed handler (or the client's roots/list answer)", exc)
+            report_failure(logger, "the client's roots/list answer", exc)
+            return
+        for handler in handlers:
+            try:
+                result = handler(list(roots))
+                if inspect.isawaitable(result):
+                    await result
+            except BaseException as exc:
+                if fate_of(exc) is Fate.PROPAGATE:
+                    raise
+                report_failure(logger, "an on_roots_changed handler", exc)
 
     # -- lifecycle and utilities ------------------------------------------------------------------
 
@@ -567,8 +575,10 @@ class ServerConnection:
                 )
         elif ref.uri not in self.server.templates:
             raise McpError(INVALID_PARAMS, f"Invalid params: no resource template {ref.uri!r}")
-        handler = self.server.completion_handler
-        assert handler is not None
+        found = self.server.completer(ref)
+        if found is None:  # only mounted servers complete, and none of them owns this reference
+            return {"completion": to_wire(Completion(values=[]))}
+        handler, ref = found
         value = handler(ref, params.argument, params.context)
         if inspect.isawaitable(value):
             value = await value

@@ -1,7 +1,8 @@
 """Composition: ``parent.mount(prefix, child)`` serves another ``Server``'s tools, prompts and resources as its own.
 
 Tools and prompts appear as ``<prefix><separator><name>``; resources and templates keep their URIs (a URI is
-already a global name). The child stays a live registry: whatever it adds or removes later shows up in the
+already a global name) unless the mount prefixes them (``scheme://rest`` becomes ``scheme://<prefix>/rest``, the form
+FastMCP uses, so the URI stays valid and its scheme keeps its meaning). The child stays a live registry: whatever it adds or removes later shows up in the
 parent, whose clients get the ``list_changed`` notifications, and its ``notify_resource_updated()`` reaches the
 parent's subscribers. The child's lifespan runs inside the parent's (``Server.running()``), and its handlers see a
 ``Context`` whose ``server`` and ``lifespan_state`` are the child's own, so a server behaves the same mounted or not.
@@ -17,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from .._uri_template import UriTemplate
+from ..types import PromptReference, ResourceTemplateReference
 from ._context import Context
 from ._prompts import PromptDefinition
 from ._resources import ResourceDefinition
@@ -88,7 +91,7 @@ def _rebind(fn: Callable[..., Any], is_async: bool, injected: tuple[str, ...], s
 class Mount:
     """One child mounted in one parent under one prefix; keeps the parent's copies in step with the child."""
 
-    def __init__(self, parent: Server, prefix: str, child: Server, separator: str) -> None:
+    def __init__(self, parent: Server, prefix: str, child: Server, separator: str, *, prefix_uris: bool) -> None:
         if not _PREFIX.match(prefix):
             raise ValueError(f"mount prefix {prefix!r} must be 1-64 letters, digits, '_' or '-'")
         if not separator or not re.fullmatch(r"[A-Za-z0-9_.\-/]+", separator):
@@ -99,27 +102,45 @@ class Mount:
         self.prefix = prefix
         self.child = child
         self.separator = separator
+        self.prefix_uris = prefix_uris
+        #: The parent's URI (or URI template) of each mounted resource -> the child's.
+        self.child_uris: dict[str, str] = {}
         #: The keys this mount added to each of the parent's tables.
-        self.added: dict[str, list[str]] = {"tools": [], "prompts": [], "resources": []}
+        self.added: dict[str, list[str]] = {"tools": [], "prompts": []}
 
     def name(self, name: str) -> str:
         return f"{self.prefix}{self.separator}{name}"
+
+    def uri(self, uri: str) -> str | None:
+        """The parent's URI for the child's ``uri`` (or template); None if it has no ``scheme://`` to prefix after."""
+        if not self.prefix_uris:
+            return uri
+        scheme, found, rest = uri.partition("://")
+        return f"{scheme}://{self.prefix}/{rest}" if found and scheme and "{" not in scheme else None
 
     def attach(self) -> None:
         """Copy everything in; a name the parent already has is an error here (later, a logged skip)."""
         clashes = [self.name(n) for n in self.child.tools if self.name(n) in self.parent.tools]
         clashes += [self.name(n) for n in self.child.prompts if self.name(n) in self.parent.prompts]
+        uris = {uri: self.uri(uri) for uri in (*self.child.resources, *self.child.templates)}
+        unprefixable = [uri for uri, mounted in uris.items() if mounted is None]
+        if unprefixable:
+            raise ValueError(
+                f"cannot prefix the URIs of {self.child.info.name!r}: "
+                + ", ".join(repr(uri) for uri in unprefixable)
+                + " have no scheme:// to put the prefix after"
+            )
         clashes += [
-            uri
-            for uri in (*self.child.resources, *self.child.templates)
-            if uri in self.parent.resources or uri in self.parent.templates
+            mounted
+            for mounted in uris.values()
+            if mounted is not None and (mounted in self.parent.resources or mounted in self.parent.templates)
         ]
         if clashes:
             raise ValueError(
                 f"cannot mount {self.child.info.name!r} as {self.prefix!r}: the parent already has "
                 + ", ".join(repr(c) for c in clashes)
             )
-        for kind in self.added:
+        for kind in ("tools", "prompts", "resources"):
             self.list_changed(kind)
 
     # -- events from the child --------------------------------------------------------------------
@@ -133,9 +154,21 @@ class Mount:
         elif kind == "resources":
             self._sync_resources()
 
+    def completer(self, ref: PromptReference | ResourceTemplateReference) -> tuple[Any, Any] | None:
+        """The child's completion handler for ``ref`` (renamed as the child knows it), if it is the child's."""
+        if isinstance(ref, PromptReference):
+            if ref.name not in self.added["prompts"]:
+                return None
+            return self.child.completer(attrs.evolve(ref, name=ref.name[len(self.name("")) :]))
+        child_uri = self.child_uris.get(ref.uri)
+        if child_uri is None:
+            return None
+        return self.child.completer(attrs.evolve(ref, uri=child_uri))
+
     def resource_updated(self, uri: str) -> None:
-        if uri in self.added["resources"] or self.parent.find_resource(uri) is not None:
-            self.parent.notify_resource_updated(uri)
+        mounted = self.uri(uri)
+        if mounted is not None and (mounted in self.child_uris or self.parent.find_resource(mounted) is not None):
+            self.parent.notify_resource_updated(mounted)
 
     # -- copying ----------------------------------------------------------------------------------
 
@@ -153,21 +186,23 @@ class Mount:
         self.parent._changed(kind)
 
     def _sync_resources(self) -> None:
-        for uri in self.added["resources"]:
-            if uri in self.parent.resources or uri in self.parent.templates:
-                self.parent.remove_resource(uri)
-        self.added["resources"] = []
-        for uri, definition in (*self.child.resources.items(), *self.child.templates.items()):
-            if uri in self.parent.resources or uri in self.parent.templates:
-                logger.warning("mount %r: resource %r is already in the parent; not mounted", self.prefix, uri)
+        for mounted in self.child_uris:
+            if mounted in self.parent.resources or mounted in self.parent.templates:
+                self.parent.remove_resource(mounted)
+        self.child_uris = {}
+        for child_uri, definition in (*self.child.resources.items(), *self.child.templates.items()):
+            uri = self.uri(child_uri)
+            if uri is None or uri in self.parent.resources or uri in self.parent.templates:
+                why = "is already in the parent" if uri is not None else "has no scheme:// to prefix after"
+                logger.warning("mount %r: resource %r %s; not mounted", self.prefix, child_uri, why)
                 continue
-            copy = self._copy(definition)
-            if copy.template is None:
-                self.parent._add(self.parent.resources, copy, "resources", key=uri)
+            if definition.template is None:
+                self.parent._add(self.parent.resources, self._copy(definition, uri=uri), "resources", key=uri)
             else:
+                copy = self._copy(definition, uri=uri, template=UriTemplate(uri))
                 self.parent._add(self.parent.templates, copy, "resources", key=uri)
                 self.parent._router.add(uri, copy.template)
-            self.added["resources"].append(uri)
+            self.child_uris[uri] = child_uri
         self.parent._changed("resources")
 
     def _copy(self, definition: Any, **changes: Any) -> Any:

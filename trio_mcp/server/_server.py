@@ -26,8 +26,10 @@ from ..types import (
     Annotations,
     Icon,
     Implementation,
+    PromptReference,
     PromptsCapability,
     ResourcesCapability,
+    ResourceTemplateReference,
     Root,
     ServerCapabilities,
     ToolAnnotations,
@@ -354,6 +356,20 @@ class Server:
 
         return register
 
+    def completer(self, ref: PromptReference | ResourceTemplateReference) -> tuple[CompletionHandler, Any] | None:
+        """The handler that completes ``ref``, with ``ref`` as that handler names it: a mounted server's own
+        ``completion()`` handler serves its prompts and templates, this server's serves the rest."""
+        for mount in self.mounts:
+            found = mount.completer(ref)
+            if found is not None:
+                return found
+        return (self.completion_handler, ref) if self.completion_handler is not None else None
+
+    def roots_changed_handlers(self) -> list[Callable[[list[Root]], Any]]:
+        """This server's ``on_roots_changed`` handler and those of the servers mounted in it, outermost first."""
+        own = [self.roots_changed_handler] if self.roots_changed_handler is not None else []
+        return own + [handler for mount in self.mounts for handler in mount.child.roots_changed_handlers()]
+
     def on_roots_changed(self) -> Callable[[F], F]:
         """Register the decorated function to receive a client's roots each time it says they changed.
 
@@ -384,13 +400,15 @@ class Server:
         for mount in list(self._mounted_in):
             mount.list_changed(kind)
 
-    def mount(self, prefix: str, other: Server, *, separator: str = "_") -> None:
+    def mount(self, prefix: str, other: Server, *, separator: str = "_", prefix_uris: bool = False) -> None:
         """Serve ``other``'s tools and prompts as ``<prefix><separator><name>``, and its resources, as this
         server's own; they stay in step with ``other``, and its lifespan runs inside this one's (docs/composition.md).
 
+        Resources keep their URIs unless ``prefix_uris``: then ``scheme://rest`` is served as
+        ``scheme://<prefix>/rest``, so two mounted servers may use the same URIs.
         Raises ``ValueError`` for a bad prefix or separator, a name this server already has, or a cycle.
         """
-        mount = Mount(self, prefix, other, separator)
+        mount = Mount(self, prefix, other, separator, prefix_uris=prefix_uris)
         mount.attach()
         self.mounts.append(mount)
         other._mounted_in.append(mount)
@@ -421,14 +439,14 @@ class Server:
             else None,
             prompts=PromptsCapability(list_changed=True) if self.prompts else None,
             logging={},
-            completions={} if self.completion_handler is not None and has(version, Feature.COMPLETIONS) else None,
+            completions={} if self.offers("completions") and has(version, Feature.COMPLETIONS) else None,
             **task_capabilities(self.tools.values(), version),
         )
 
     def offers(self, capability: str) -> bool:
         """True if this server serves the methods behind ``capability`` ("tools", "prompts", ...)."""
         if capability == "completions":
-            return self.completion_handler is not None
+            return self.completion_handler is not None or any(m.child.offers("completions") for m in self.mounts)
         if capability == "resources":
             return bool(self.resources or self.templates)
         if capability == "logging":
