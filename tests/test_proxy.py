@@ -3,6 +3,7 @@ cancellation forwarded; and ``trio-mcp proxy`` on the command line."""
 
 from __future__ import annotations
 
+import functools
 import signal
 import sys
 import time
@@ -13,6 +14,7 @@ import pytest
 import trio
 from cli_helpers import CLI_SERVER, run_cli, start
 
+from trio_mcp import Context, Server
 from trio_mcp.proxy import open_proxy
 from trio_mcp.testing import open_in_memory
 from trio_mcp.types import (
@@ -148,3 +150,43 @@ async def test_proxy_on_the_command_line_bridges_stdio_to_stateless_http() -> No
             status = await running.process.wait()
     assert status == 130
     assert "Traceback" not in running.stderr.decode()
+
+
+async def test_concurrent_calls_through_a_stateless_upstream_each_get_their_own_answers(
+    nursery: trio.Nursery,
+) -> None:
+    """A 2026-07-28 upstream asks for input inside the call it belongs to, so the proxy can route it exactly."""
+    upstream = Server("upstream")
+    both_arrived = trio.Event()
+    arrived: list[str] = []
+
+    @upstream.tool()
+    async def ask(topic: str, ctx: Context) -> str:
+        if topic not in arrived:
+            arrived.append(topic)
+        if len(arrived) == 2:
+            both_arrived.set()
+        await both_arrived.wait()  # both calls are in flight before either asks
+        answer = await ctx.elicit(f"about {topic}?", {"type": "object", "properties": {"who": {"type": "string"}}})
+        return f"{topic} answered by {answer.content['who'] if answer.content else None}"
+
+    port = await nursery.start(functools.partial(upstream.serve_http, "127.0.0.1", 0))
+
+    def answering_as(who: str) -> Any:
+        async def elicit(params: ElicitRequestParams) -> ElicitResult:
+            return ElicitResult(action="accept", content={"who": who})
+
+        return elicit
+
+    results: dict[str, str] = {}
+    with trio.fail_after(30):
+        async with open_proxy(url=f"http://127.0.0.1:{port}/mcp", protocol_version="2026-07-28") as server:
+
+            async def call(who: str, topic: str) -> None:
+                async with open_in_memory(server, protocol_version="2025-11-25", elicitation=answering_as(who)) as c:
+                    results[topic] = text(await c.call_tool("ask", {"topic": topic}))
+
+            async with trio.open_nursery() as calls:
+                calls.start_soon(call, "alice", "tea")
+                calls.start_soon(call, "bob", "coffee")
+    assert results == {"tea": "tea answered by alice", "coffee": "coffee answered by bob"}

@@ -11,10 +11,12 @@ What crosses, and how exactly:
   ``isError``); upstream progress is reported on the downstream call as it arrives;
 * cancelling the downstream call cancels the upstream one (the handler's cancel scope ends the upstream request,
   which sends ``notifications/cancelled`` or closes its HTTP stream);
-* requests the upstream server makes while calls are in flight (sampling, elicitation, roots) and the logs it sends
-  go to the downstream client of the call in flight; with several calls in flight they go to the latest one, with
-  none a request is refused and a log is dropped. On a stateless (2026-07-28) downstream, the downstream client
-  answers by calling again, so the upstream call is made again from the start;
+* requests the upstream server makes during a call (sampling, elicitation, roots) go to the downstream client of
+  that call. A stateless (2026-07-28) upstream asks inside the call's own answer, so this is exact with any number
+  of calls in flight. A session-era upstream sends them, and its logs, as messages of their own that name no call
+  over stdio; they go to the one call in flight, to the latest when there are several; with none a request is
+  refused and a log is dropped. On a stateless (2026-07-28) downstream, the downstream client answers by calling
+  again, so the upstream call is made again from the start;
 * upstream ``list_changed`` notifications refresh the mirror, and downstream clients are told; argument
   completion is forwarded too.
 """
@@ -25,6 +27,7 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import attrs
@@ -56,6 +59,10 @@ from .types import (
 __all__ = ["Proxy", "open_proxy"]
 
 logger = logging.getLogger("trio_mcp.proxy")
+
+#: The downstream call whose upstream call is running in this task (and the tasks it starts): a stateless
+#: upstream's input requests are answered inside that call, so they find their own downstream client here.
+_calling: ContextVar[Context | None] = ContextVar("trio_mcp_proxy_calling", default=None)
 
 
 class Proxy:
@@ -219,12 +226,17 @@ class Proxy:
     def _serving(self, ctx: Context) -> Iterator[None]:
         """Make ``ctx`` the call that upstream requests and logs go to while its upstream call runs."""
         self._in_flight.append(ctx)
+        token = _calling.set(ctx)
         try:
             yield
         finally:
+            _calling.reset(token)
             self._in_flight.remove(ctx)
 
     def _current(self, what: str) -> Context:
+        calling = _calling.get()
+        if calling is not None:
+            return calling
         if not self._in_flight:
             raise McpError(METHOD_NOT_FOUND, f"{what}: no downstream call is in flight to forward it to")
         return self._in_flight[-1]
