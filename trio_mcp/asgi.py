@@ -204,6 +204,7 @@ class McpAsgiApp:
                     nursery,
                     options=self.options,
                     header_paths=self.server.tool_header_paths,
+                    scopes_for=self.server.required_scopes,
                 )
                 nursery.start_soon(self._app.reaper)
                 task_status.started()
