@@ -210,6 +210,8 @@ class McpAsgiApp:
                 task_status.started()
                 await trio.sleep_forever()
         finally:
+            if self._app is not None:
+                await self._app.aclose()
             self._app = None
         raise AssertionError("unreachable")
 

@@ -98,6 +98,13 @@ class ResourceServerAuth:
         """The paths this guard answers itself (the PRM documents of the endpoint at ``endpoint_path``)."""
         return protected_resource_metadata_paths(self._resource_path(endpoint_path))
 
+    async def aclose(self) -> None:
+        """Close the verifier's connections to the authorization server (the HTTP app calls this when it stops
+        serving; a later request opens new ones)."""
+        close = getattr(self.verifier, "aclose", None)
+        if close is not None:
+            await close()
+
     async def __call__(
         self, request: HttpRequest, response: HttpResponse, endpoint_path: str, scopes_for: ScopesFor | None = None
     ) -> Any:

@@ -330,6 +330,8 @@ class UpgradeGuard(Protocol):
         self, path: str, raw_headers: Sequence[tuple[bytes, bytes]], peer: tuple[str, int] | None
     ) -> tuple[Any, tuple[int, list[tuple[str, str]], bytes] | None]: ...
 
+    async def aclose(self) -> None: ...
+
 
 class _WebSocketServer:
     def __init__(
@@ -482,7 +484,8 @@ async def serve_websocket(
         max_connections: connections served at once; more are refused with HTTP 503.
         handler_nursery: where connection tasks run (default: a nursery of this call).
         auth: OAuth for the upgrade (``trio_mcp.auth.ResourceServerAuth``): it is refused with 401/403 and the
-            challenge unless it carries an acceptable token; ``connect`` then gets ``principal=``.
+            challenge unless it carries an acceptable token; ``connect`` then gets ``principal=``. Its
+            verifier's connections to the authorization server are closed when this returns.
 
     Cancelling it stops accepting and closes every connection with 1001 (each close bounded).
     """
@@ -503,12 +506,17 @@ async def serve_websocket(
     )
     # Bound before any nursery opens, so that a port in use raises the OSError itself.
     listeners = await trio.open_tcp_listeners(port, host=host)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(
-            functools.partial(trio.serve_listeners, app.handle, listeners, handler_nursery=handler_nursery)
-        )
-        task_status.started(int(listeners[0].socket.getsockname()[1]))
-        await trio.sleep_forever()
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(
+                functools.partial(trio.serve_listeners, app.handle, listeners, handler_nursery=handler_nursery)
+            )
+            task_status.started(int(listeners[0].socket.getsockname()[1]))
+            await trio.sleep_forever()
+    finally:
+        if auth is not None:
+            with trio.move_on_after(close_timeout, shield=True):
+                await auth.aclose()
     raise AssertionError("unreachable")
 
 

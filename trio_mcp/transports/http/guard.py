@@ -46,7 +46,8 @@ class RequestGuard(Protocol):
     ``metadata_paths`` itself, and admits a request (returns its principal) or answers it and returns None.
 
     ``scopes_for`` says what the request's message needs (the server's ``scopes=``), so that a missing scope is
-    answered 403 before the request reaches the server.
+    answered 403 before the request reaches the server. ``aclose()`` releases what the guard holds (its
+    verifier's connections to the authorization server) when the app stops serving.
     """
 
     def metadata_paths(self, endpoint_path: str) -> tuple[str, ...]: ...
@@ -54,6 +55,8 @@ class RequestGuard(Protocol):
     async def __call__(
         self, request: Request, response: Response, endpoint_path: str, scopes_for: ScopesFor | None
     ) -> Any: ...
+
+    async def aclose(self) -> None: ...
 
 
 @attrs.frozen

@@ -30,6 +30,9 @@ from .stateless import serve_stateless
 
 __all__ = ["Mount", "StreamableHttpApp", "serve_mounts", "serve_streamable_http"]
 
+#: Seconds the release of an app's resources may take when it stops.
+_CLOSE_TIMEOUT = 5.0
+
 
 class StreamableHttpApp:
     """The HTTP handler for MCP: give it to ``serve_http`` (``serve_streamable_http`` does both)."""
@@ -79,6 +82,13 @@ class StreamableHttpApp:
             or path in options.routes
             or path in (options.liveness_path, options.readiness_path)
         )
+
+    async def aclose(self) -> None:
+        """Release what the app holds beyond its nursery (the auth guard's connections to the authorization
+        server); called when it stops serving, also on cancellation, so each step is bounded."""
+        if self.options.auth is not None:
+            with trio.move_on_after(_CLOSE_TIMEOUT, shield=True):
+                await self.options.auth.aclose()
 
     async def reaper(self) -> NoReturn:
         """Reap idle sessions periodically (runs for the life of the app)."""
@@ -228,8 +238,24 @@ async def serve_mounts(
     )
     if ssl_context is not None:
         bound_listeners = [trio.SSLListener(item, ssl_context, https_compatible=True) for item in bound_listeners]
+    apps: list[StreamableHttpApp] = []
+    try:
+        await _serve_apps(mounts, apps, bound_listeners, host, first_options, task_status)
+    finally:
+        for app in apps:
+            await app.aclose()
+    raise AssertionError("unreachable")
+
+
+async def _serve_apps(
+    mounts: Mapping[str, Mount],
+    apps: list[StreamableHttpApp],
+    bound_listeners: list[Any],
+    host: str,
+    first_options: HttpTransportOptions,
+    task_status: trio.TaskStatus[int],
+) -> None:
     async with trio.open_nursery() as nursery:
-        apps = []
         for prefix, (connect, header_paths, options, scopes_for) in mounts.items():
             prefix = prefix.rstrip("/")
             mounted = attrs.evolve(
