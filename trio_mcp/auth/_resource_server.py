@@ -105,6 +105,15 @@ class ResourceServerAuth:
         if close is not None:
             await close()
 
+    def response_headers(self, request: HttpRequest) -> list[tuple[str, str]]:
+        """Headers for the response to an admitted request: the current ``DPoP-Nonce`` when nonces are required
+        and the request used DPoP (RFC 9449 §8.2), so the client's next proof needs no ``use_dpop_nonce``."""
+        if self.dpop is None or not self.dpop.require_nonce:
+            return []
+        if request.headers.get("authorization", "").partition(" ")[0].lower() != "dpop":
+            return []
+        return [("dpop-nonce", self.dpop.nonce())]
+
     async def __call__(
         self, request: HttpRequest, response: HttpResponse, endpoint_path: str, scopes_for: ScopesFor | None = None
     ) -> Any:

@@ -437,6 +437,10 @@ class OAuthClientProvider:
     def note_success(self) -> None:
         self._attempts = 0
 
+    def note_dpop_nonce(self, url: str, nonce: str) -> None:
+        """Use ``nonce`` in the next DPoP proofs to ``url``'s origin (the server sent it in an answer)."""
+        self._nonces[origin_of(url)] = nonce
+
     async def handle_challenge(
         self,
         http: HttpClient,

@@ -56,6 +56,10 @@ class RequestGuard(Protocol):
         self, request: Request, response: Response, endpoint_path: str, scopes_for: ScopesFor | None
     ) -> Any: ...
 
+    def response_headers(self, request: Request) -> Sequence[tuple[str, str]]:
+        """Headers the response to an admitted request carries (a fresh ``DPoP-Nonce``)."""
+        ...
+
     async def aclose(self) -> None: ...
 
 

@@ -21,7 +21,7 @@ from ...errors import INVALID_REQUEST
 from .._http_server import serve_http_listeners
 from ._common import ConnectFunction, read_body, refuse, request_principal, send_error
 from .cors import Cors, CorsResponse
-from .exchange import Request, Response
+from .exchange import Request, Response, ResponseWithHeaders
 from .guard import LOCAL_NAMES, Guard, ScopesFor
 from .legacy_sse import serve_sse_post, serve_sse_stream
 from .options import HttpTransportOptions
@@ -118,6 +118,9 @@ class StreamableHttpApp:
             principal = await self.options.auth(request, response, self.options.path, self._scopes_for)
             if principal is None:
                 return  # the guard answered: a challenge, or its own metadata
+            extra = self.options.auth.response_headers(request)
+            if extra:
+                response = ResponseWithHeaders(response, extra)
         elif refused is None and self._guard.authenticate is not None:
             principal, refused = await self._guard.principal(headers.get("authorization"))
         if refused is not None:
