@@ -35,7 +35,7 @@ from trio_mcp.auth import (
     loopback_authorization,
     parse_www_authenticate,
 )
-from trio_mcp.client._oauth import OAuthClientProvider
+from trio_mcp.client._oauth import OAuthClientProvider, OAuthToken
 from trio_mcp.transports._http_client import HttpClient
 
 pytest.importorskip("jwt", reason="the auth extra (PyJWT[crypto]) is not installed")
@@ -596,6 +596,69 @@ async def test_websocket_upgrades_are_protected(issuer: str, caplog: pytest.LogC
                 assert [tool.name for tool in (await client.list_tools()).tools] == ["whoami"]
                 with pytest.raises(trio_mcp.McpError, match="Insufficient scope"):
                     await client.call_tool("wipe", {})
+            nursery.cancel_scope.cancel()
+
+
+async def test_websocket_client_refreshes_on_a_refused_upgrade(issuer: str) -> None:
+    """``open_websocket_client(auth=provider)``: the stored access token is refused at the upgrade (401), the
+    provider answers with one refresh at the authorization server, and the upgrade goes through; a provider
+    with nothing to offer ends in ``WebSocketRejected`` (the WebSocket server serves no metadata to authorize
+    against)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from trio_mcp.client._oauth import code_challenge, headless_authorization, new_code_verifier
+    from trio_mcp.transports.websocket import WebSocketRejected
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            verifier = JwtVerifier(issuer=issuer, audience="pending")
+            auth = ResourceServerAuth(verifier, authorization_servers=[issuer], required_scopes=["mcp:read"])
+            port = await nursery.start(
+                lambda task_status: make_server().serve_websocket(
+                    port=0, path="/mcp", auth=auth, task_status=task_status
+                )
+            )
+            url, resource = f"ws://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{port}/mcp"
+            verifier.audience = [resource]
+            # A grant with a refresh token for this resource (authorization code + PKCE), and an expired access
+            # token in the store in place of the one it came with.
+            code_verifier, redirect = new_code_verifier(), "http://localhost:3000/callback"
+            query = {
+                "response_type": "code",
+                "client_id": "test-client",
+                "redirect_uri": redirect,
+                "scope": "mcp:read offline_access",
+                "resource": resource,
+                "state": "s",
+                "code_challenge": code_challenge(code_verifier),
+                "code_challenge_method": "S256",
+            }
+            location = await headless_authorization(http, f"{issuer}/authorize?{urlencode(query)}", redirect)
+            code = parse_qs(urlsplit(location).query)["code"][0]
+            grant = await get_token(
+                http,
+                issuer,
+                grant_type="authorization_code",
+                code=code,
+                redirect_uri=redirect,
+                code_verifier=code_verifier,
+            )
+            expired = await get_token(http, issuer, resource=resource, scope="mcp:read", test_exp_offset="-120")
+            store = CountingStore()
+            stale = OAuthToken(expired["access_token"], refresh_token=grant["refresh_token"], issuer=issuer)
+            await store.set_token(resource, stale.to_record())
+            provider = OAuthClientProvider(client_id="test-client", token_store=store)
+            async with trio_mcp.open_websocket_client(url, auth=provider) as client:
+                text = (await client.call_tool("whoami", {})).content[0].text  # type: ignore[union-attr]
+                assert text.startswith("johndoe ") and "mcp:read" in text.split()
+            refreshed = store.writes[1:]
+            assert len(refreshed) == 1 and refreshed[0] is not None
+            assert refreshed[0]["refresh_token"] not in (None, grant["refresh_token"])  # rotated
+            assert provider.last_error is None
+            with pytest.raises(WebSocketRejected) as refused:
+                async with trio_mcp.open_websocket_client(url, auth=OAuthClientProvider(client_id="test-client")):
+                    pass
+            assert refused.value.status_code == 401
             nursery.cancel_scope.cancel()
 
 

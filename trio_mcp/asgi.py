@@ -204,11 +204,14 @@ class McpAsgiApp:
                     nursery,
                     options=self.options,
                     header_paths=self.server.tool_header_paths,
+                    scopes_for=self.server.required_scopes,
                 )
                 nursery.start_soon(self._app.reaper)
                 task_status.started()
                 await trio.sleep_forever()
         finally:
+            if self._app is not None:
+                await self._app.aclose()
             self._app = None
         raise AssertionError("unreachable")
 

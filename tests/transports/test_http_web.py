@@ -122,7 +122,7 @@ async def test_responses_to_an_allowed_origin_expose_the_session_id(nursery: tri
     assert status == 200, body
     assert headers["access-control-allow-origin"] == [APP]
     exposed = {name.strip() for name in headers["access-control-expose-headers"][0].split(",")}
-    assert exposed == {"mcp-session-id", "mcp-protocol-version", "www-authenticate"}
+    assert exposed == {"mcp-session-id", "mcp-protocol-version", "www-authenticate", "dpop-nonce"}
     assert headers["mcp-session-id"]
 
 

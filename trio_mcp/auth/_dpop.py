@@ -5,6 +5,13 @@ signed by the client's key, whose public half is in its header. Checked here: on
 an allowed asymmetric ``alg``, no private key in ``jwk``, the signature, ``htm``/``htu`` against this request,
 ``iat`` within ``max_age``, ``jti`` not seen within the replay window, ``ath`` the hash of the token, the key's
 thumbprint equal to the token's ``cnf.jkt``, and (``require_nonce``) a current server nonce.
+
+Server nonces (RFC 9449 §8): each is accepted for ``nonce_lifetime`` seconds from its creation, never longer, and
+a new one is made once the current one is half that old. Every response to a DPoP request carries the current
+nonce (``ResourceServerAuth`` adds the header), so a client that uses the latest one it saw always holds one with
+at least half a lifetime left, and never needs a ``use_dpop_nonce`` round trip while it keeps calling. A new
+nonce per response would instead refuse the proofs of a client's concurrent requests, each made with a nonce
+that another response had just replaced.
 """
 
 from __future__ import annotations
@@ -38,8 +45,8 @@ class DpopVerifier:
     Args:
         algorithms: the proof signature algorithms accepted (asymmetric only).
         max_age: seconds a proof's ``iat`` may lie in the past (or, with ``leeway``, the future).
-        require_nonce: demand a server nonce (``DPoP-Nonce``), which rotates every ``nonce_lifetime`` seconds;
-            the current and the previous one are accepted.
+        require_nonce: demand a server nonce (``DPoP-Nonce``), each accepted for ``nonce_lifetime`` seconds
+            after it was made; a new one is made when the current one is half that old.
         max_remembered: most ``jti`` values kept for replay detection (the oldest are forgotten first; each is
             kept only as long as its proof could still be accepted).
     """
@@ -67,16 +74,24 @@ class DpopVerifier:
         self.max_remembered = max_remembered
         self._clock = clock
         self._seen: dict[bytes, float] = {}
-        self._nonces: list[str] = [secrets.token_urlsafe(24)]
-        self._nonce_at = clock()
+        if not nonce_lifetime > 0:
+            raise ValueError(f"nonce_lifetime must be a positive number of seconds, not {nonce_lifetime!r}")
+        #: The nonces that may still be accepted, newest first, each with the time it was made.
+        self._nonces: list[tuple[str, float]] = [(secrets.token_urlsafe(24), clock())]
 
     def nonce(self) -> str:
-        """The current server nonce (for the ``DPoP-Nonce`` header)."""
+        """The current server nonce (for the ``DPoP-Nonce`` header); a new one once it is half its lifetime old."""
         now = self._clock()
-        if now - self._nonce_at >= self.nonce_lifetime:
-            self._nonces = [secrets.token_urlsafe(24), self._nonces[0]]
-            self._nonce_at = now
-        return self._nonces[0]
+        if now - self._nonces[0][1] >= self.nonce_lifetime / 2:
+            # The one it replaces stays acceptable for the rest of its lifetime (requests already on their way).
+            self._nonces = [(secrets.token_urlsafe(24), now), self._nonces[0]]
+        return self._nonces[0][0]
+
+    def _nonce_accepted(self, nonce: Any, now: float) -> bool:
+        return isinstance(nonce, str) and any(
+            hmac.compare_digest(nonce.encode(), known.encode()) and now - made < self.nonce_lifetime
+            for known, made in self._nonces
+        )
 
     def check(self, proof: str | None, *, method: str, url: str, access_token: str, principal: Principal) -> None:
         """Accept the proof of one request, or raise ``InvalidDpopProof`` (the reason never holds the token)."""
@@ -130,8 +145,8 @@ class DpopVerifier:
         if not isinstance(ath, str) or not hmac.compare_digest(ath, access_token_hash(access_token)):
             raise InvalidDpopProof("the DPoP proof's ath does not match the access token")
         if self.require_nonce:
-            current = self.nonce()
-            if claims.get("nonce") not in (current, *self._nonces[1:]):
+            self.nonce()  # rotated first if due
+            if not self._nonce_accepted(claims.get("nonce"), now):
                 raise InvalidDpopProof("the DPoP proof lacks the current server nonce", use_nonce=True)
         if self._digest(jti) in self._seen:
             raise InvalidDpopProof("the DPoP proof was already used (jti replayed)")

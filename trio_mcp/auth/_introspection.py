@@ -28,6 +28,8 @@ class IntrospectionVerifier:
 
     ``audience`` (this resource's canonical URI, or several) must appear in the answer's ``aud``; a token
     for another resource is refused. ``issuer``, when given, must equal the answer's ``iss`` if it has one.
+    Without ``http``, it asks with an HTTP client of its own, closed by ``aclose()`` (which the server calls when
+    it stops serving).
     """
 
     def __init__(

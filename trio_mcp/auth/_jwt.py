@@ -45,7 +45,8 @@ class JwtVerifier:
         leeway: seconds of clock skew allowed on ``exp``, ``nbf`` and ``iat``.
         refetch_interval: the least number of seconds between two JWKS fetches caused by unknown keys.
         cache_seconds: how long fetched keys are used before they are fetched again.
-        http: the HTTP client to fetch with (default: one of its own, closed by ``aclose()``).
+        http: the HTTP client to fetch with (default: one of its own, closed by ``aclose()``, which the server
+            calls when it stops serving).
     """
 
     def __init__(

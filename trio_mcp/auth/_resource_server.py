@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,6 +28,7 @@ import attrs
 from ..transports._http_server import ClientDisconnected, Headers, RequestBodyError
 from ..transports.http.exchange import Request as HttpRequest  # h11 or ASGI
 from ..transports.http.exchange import Response as HttpResponse
+from ..transports.http.guard import ScopesFor
 from ._dpop import DpopVerifier, InvalidDpopProof
 from ._metadata import challenge, protected_resource_metadata, protected_resource_metadata_paths
 from ._tokens import InvalidToken, Principal, TokenVerifier, VerifierUnavailable
@@ -35,9 +36,6 @@ from ._tokens import InvalidToken, Principal, TokenVerifier, VerifierUnavailable
 __all__ = ["Refusal", "ResourceServerAuth", "ScopesFor"]
 
 logger = logging.getLogger("trio_mcp.auth")
-
-ScopesFor = Callable[[str, Mapping[str, Any]], Collection[str]]
-"""``(method, params) -> the scopes a request needs`` (``Server.required_scopes``)."""
 
 _JSON = (("content-type", "application/json"), ("cache-control", "no-store"))
 
@@ -93,8 +91,6 @@ class ResourceServerAuth:
         self.dpop = dpop
         self.dpop_required = dpop_required
         self.resource_name = resource_name
-        #: What a request needs beyond ``required_scopes``; set by ``Server.serve_http(auth=...)``.
-        self.scopes_for: ScopesFor | None = None
 
     # -- what the transports call ---------------------------------------------------------------------
 
@@ -102,13 +98,34 @@ class ResourceServerAuth:
         """The paths this guard answers itself (the PRM documents of the endpoint at ``endpoint_path``)."""
         return protected_resource_metadata_paths(self._resource_path(endpoint_path))
 
-    async def __call__(self, request: HttpRequest, response: HttpResponse, endpoint_path: str) -> Any:
+    async def aclose(self) -> None:
+        """Close the verifier's connections to the authorization server (the HTTP app calls this when it stops
+        serving; a later request opens new ones)."""
+        close = getattr(self.verifier, "aclose", None)
+        if close is not None:
+            await close()
+
+    def response_headers(self, request: HttpRequest) -> list[tuple[str, str]]:
+        """Headers for the response to an admitted request: the current ``DPoP-Nonce`` when nonces are required
+        and the request used DPoP (RFC 9449 §8.2), so the client's next proof needs no ``use_dpop_nonce``."""
+        if self.dpop is None or not self.dpop.require_nonce:
+            return []
+        if request.headers.get("authorization", "").partition(" ")[0].lower() != "dpop":
+            return []
+        return [("dpop-nonce", self.dpop.nonce())]
+
+    async def __call__(
+        self, request: HttpRequest, response: HttpResponse, endpoint_path: str, scopes_for: ScopesFor | None = None
+    ) -> Any:
         """HTTP: admit a request to ``endpoint_path`` and return its ``Principal``, or answer it (PRM, 401,
-        403) and return None."""
+        403) and return None. ``scopes_for`` (the server's ``required_scopes``) says what a POSTed message
+        needs beyond ``required_scopes``."""
         if request.path in self.metadata_paths(endpoint_path) and request.path != endpoint_path:
             await self._send_metadata(request, response, self._resource_url(request.headers, endpoint_path))
             return None
-        scopes = functools.partial(self._message_scopes, request) if request.method == "POST" else None
+        scopes = None
+        if request.method == "POST" and scopes_for is not None:
+            scopes = functools.partial(self._message_scopes, request, scopes_for)
         outcome = await self.admit(
             request.method,
             request.path,
@@ -164,7 +181,7 @@ class ResourceServerAuth:
             body = json.dumps({"error": "temporarily_unavailable", "error_description": "try again shortly"})
             return Refusal(503, [*_JSON, ("retry-after", "5")], body.encode())
         needed = set(self.required_scopes)
-        if message_scopes is not None and self.scopes_for is not None:
+        if message_scopes is not None:
             needed |= await message_scopes()
         missing = needed - principal.scopes
         if missing:
@@ -199,9 +216,9 @@ class ResourceServerAuth:
             headers.get("dpop"), method=method, url=_with_path(url, path), access_token=token, principal=principal
         )
 
-    async def _message_scopes(self, request: HttpRequest) -> set[str]:
+    @staticmethod
+    async def _message_scopes(request: HttpRequest, scopes_for: ScopesFor) -> set[str]:
         """The scopes the JSON-RPC request in the body needs (a body the transport will refuse needs none)."""
-        assert self.scopes_for is not None
         try:
             message = json.loads(await request.read_body())
         except (RequestBodyError, ClientDisconnected, ValueError):
@@ -211,7 +228,7 @@ class ResourceServerAuth:
         for item in messages:
             if isinstance(item, dict) and isinstance(item.get("method"), str):
                 params = item.get("params")
-                needed.update(self.scopes_for(item["method"], params if isinstance(params, dict) else {}))
+                needed.update(scopes_for(item["method"], params if isinstance(params, dict) else {}))
         return needed
 
     # -- answers ---------------------------------------------------------------------------------------

@@ -410,11 +410,15 @@ class OAuthClientProvider:
 
     # -- HttpAuth ---------------------------------------------------------------------------------------
 
-    async def auth_headers(self, method: str = "POST", url: str | None = None) -> Mapping[str, str]:
+    async def auth_headers(
+        self, method: str = "POST", url: str | None = None, *, http: HttpClient | None = None
+    ) -> Mapping[str, str]:
         """The ``Authorization`` (and, for a DPoP-bound token, ``DPoP``) headers of a request to ``url``;
-        a token about to expire is refreshed first."""
+        a token about to expire is refreshed first (with ``http``, the caller's client)."""
         if url is not None and self._url is None:  # the stream's first request goes to its URL (the store's key)
             self._url = url.split("#")[0]
+        if http is not None:
+            self._http = http
         token = await self._token()
         if (
             token is not None
@@ -436,6 +440,10 @@ class OAuthClientProvider:
 
     def note_success(self) -> None:
         self._attempts = 0
+
+    def note_dpop_nonce(self, url: str, nonce: str) -> None:
+        """Use ``nonce`` in the next DPoP proofs to ``url``'s origin (the server sent it in an answer)."""
+        self._nonces[origin_of(url)] = nonce
 
     async def handle_challenge(
         self,

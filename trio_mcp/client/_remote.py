@@ -86,18 +86,25 @@ def _check_headers(headers: object) -> None:
         raise TypeError("headers must be a mapping of str to str, or None")
 
 
+def _check_auth(auth: object) -> None:
+    if auth is not None and not callable(getattr(auth, "auth_headers", None)):
+        raise TypeError(f"auth must be an authorization provider (OAuthClientProvider), not {type(auth).__name__}")
+
+
 def _check_http_options(url: object, *, headers: object, auth: object, http: object = None) -> None:
     _check_url(url, ("http", "https"))
     _check_headers(headers)
-    if auth is not None and not callable(getattr(auth, "auth_headers", None)):
-        raise TypeError(f"auth must be an authorization provider (OAuthClientProvider), not {type(auth).__name__}")
+    _check_auth(auth)
     if http is not None and not isinstance(http, HttpClient):
         raise TypeError(f"http must be a trio_mcp HttpClient or None, not {type(http).__name__}")
 
 
-def _check_websocket_options(url: object, *, origin: object, headers: object, transport_options: object) -> None:
+def _check_websocket_options(
+    url: object, *, origin: object, headers: object, transport_options: object, auth: object = None
+) -> None:
     _check_url(url, ("ws", "wss"))
     _check_headers(headers)
+    _check_auth(auth)
     if origin is not None and not isinstance(origin, str):
         raise TypeError(f"origin must be a str or None, not {type(origin).__name__}")
     if transport_options is None:
@@ -276,16 +283,21 @@ async def connect_websocket_client(
     *,
     origin: str | None = None,
     headers: Mapping[str, str] | None = None,
+    auth: HttpAuth | None = None,
     transport_options: WebSocketOptions | None = None,
     **client_options: Unpack[ClientOptions],
 ) -> Client:
     """Connect over WebSocket (``mcp`` subprotocol; not part of the MCP specification) and return the client.
 
+    ``auth`` is an authorization provider, as for ``connect_http_client``: its headers go with the upgrade and a
+    401/403 refusal of the upgrade goes to it (a refusal it cannot resolve raises ``WebSocketRejected``).
     ``transport_options`` go to ``connect_websocket_stream`` (message cap, pings, timeouts, TLS).
     """
     check_client_options(client_options)
-    _check_websocket_options(url, origin=origin, headers=headers, transport_options=transport_options)
-    stream = await connect_websocket_stream(nursery, url, origin=origin, headers=headers, **(transport_options or {}))
+    _check_websocket_options(url, origin=origin, headers=headers, transport_options=transport_options, auth=auth)
+    stream = await connect_websocket_stream(
+        nursery, url, origin=origin, headers=headers, auth=auth, **(transport_options or {})
+    )
     client = Client(stream, **client_options)
     await client.start(nursery)
     return client
@@ -297,16 +309,23 @@ async def open_websocket_client(
     *,
     origin: str | None = None,
     headers: Mapping[str, str] | None = None,
+    auth: HttpAuth | None = None,
     transport_options: WebSocketOptions | None = None,
     **client_options: Unpack[ClientOptions],
 ) -> AsyncIterator[Client]:
     """Yield an initialized ``Client`` connected over WebSocket (see ``connect_websocket_client``)."""
     check_client_options(client_options)
-    _check_websocket_options(url, origin=origin, headers=headers, transport_options=transport_options)
+    _check_websocket_options(url, origin=origin, headers=headers, transport_options=transport_options, auth=auth)
     with collapse_exception_groups():
         async with trio.open_nursery() as nursery:
             client = await connect_websocket_client(
-                nursery, url, origin=origin, headers=headers, transport_options=transport_options, **client_options
+                nursery,
+                url,
+                origin=origin,
+                headers=headers,
+                auth=auth,
+                transport_options=transport_options,
+                **client_options,
             )
             try:
                 yield client

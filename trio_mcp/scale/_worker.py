@@ -78,7 +78,7 @@ async def _serve(args: argparse.Namespace) -> None:
 
     async def serve(task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
         async with server.running():
-            mounts = {"": (server.serve_connection, server.tool_header_paths, options)}
+            mounts = {"": server.http_mount(options)}
             await serve_mounts(mounts, args.host, listeners=[listener], task_status=task_status)
 
     async with trio.open_nursery() as nursery:

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
     from ..auth import ResourceServerAuth
     from ..transports.streamable_http import HttpTransportOptions
+    from ..transports.streamable_http import Mount as HttpMount
 
 # The HTTP and WebSocket transports are imported when first served: a stdio server starts faster without them.
 
@@ -553,21 +554,15 @@ class Server:
         the ``scopes=`` of tools, resources and prompts). To serve several servers on one port, see
         ``serve_http_many``.
         """
-        from ..transports.streamable_http import HttpTransportOptions, serve_streamable_http
+        from ..transports.streamable_http import HttpTransportOptions, serve_mounts
 
+        options = options or HttpTransportOptions()
         if auth is not None:
-            auth.scopes_for = self.required_scopes
-            options = attrs.evolve(options or HttpTransportOptions(), auth=auth)
+            options = attrs.evolve(options, auth=auth)
         with collapse_exception_groups():  # a port in use is an OSError, not a group of one
             async with self.running():
-                await serve_streamable_http(
-                    self.serve_connection,
-                    host,
-                    port,
-                    options=options or HttpTransportOptions(),
-                    header_paths=self.tool_header_paths,
-                    ssl_context=ssl_context,
-                    task_status=task_status,
+                await serve_mounts(
+                    {"": self.http_mount(options)}, host, port, ssl_context=ssl_context, task_status=task_status
                 )
 
     async def serve_websocket(
@@ -596,6 +591,12 @@ class Server:
             return match[0] if match is not None else None
 
         return self.scopes.needed(method, params, resource_key)
+
+    def http_mount(self, options: HttpTransportOptions) -> HttpMount:
+        """This server on an HTTP listener (``serve_mounts``): its connections, tool header paths and scopes."""
+        from ..transports.streamable_http import Mount
+
+        return Mount(self.serve_connection, self.tool_header_paths, options, self.required_scopes)
 
     def tool_header_paths(self, name: str) -> dict[str, tuple[str, ...]] | None:
         """The ``x-mcp-header`` names of a tool's parameters and where each sits in its arguments."""
@@ -636,8 +637,7 @@ async def serve_http_many(
             for server in servers.values():
                 await stack.enter_async_context(server.running())
             mounts = {
-                prefix: (server.serve_connection, server.tool_header_paths, options or HttpTransportOptions())
-                for prefix, server in servers.items()
+                prefix: server.http_mount(options or HttpTransportOptions()) for prefix, server in servers.items()
             }
             await serve_mounts(mounts, host, port, ssl_context=ssl_context, task_status=task_status)
     raise AssertionError("unreachable")

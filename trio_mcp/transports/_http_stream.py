@@ -71,13 +71,17 @@ _JSON: Final = "application/json"
 class HttpAuth(Protocol):
     """What a stream asks of an authorization provider (``trio_mcp.client._oauth.OAuthClientProvider``).
 
-    ``auth_headers(method, url)`` is read before every request (a DPoP proof names both); on a 401 or 403 the
+    ``auth_headers(method, url, http=...)`` is read before every request (a DPoP proof names both; ``http`` is
+    the client to refresh a token with); on a 401 or 403 the
     stream calls ``handle_challenge`` (with the answer's ``DPoP-Nonce``, if any) and, when it returns True (new
     credentials, a DPoP nonce), sends the request again with fresh headers (at most twice). ``note_success()``
-    is called for every answer below 400.
+    is called for every answer below 400, and ``note_dpop_nonce()`` for any other answer carrying a
+    ``DPoP-Nonce`` (a server may hand out a new nonce in any response: the next proof uses it).
     """
 
-    async def auth_headers(self, method: str = "POST", url: str | None = None) -> Mapping[str, str]: ...
+    async def auth_headers(
+        self, method: str = "POST", url: str | None = None, *, http: HttpClient | None = None
+    ) -> Mapping[str, str]: ...
 
     async def handle_challenge(
         self,
@@ -90,6 +94,8 @@ class HttpAuth(Protocol):
     ) -> bool: ...
 
     def note_success(self) -> None: ...
+
+    def note_dpop_nonce(self, url: str, nonce: str) -> None: ...
 
 
 HeaderPathsFor = Callable[[str], "Mapping[str, Sequence[str]] | None"]
@@ -421,17 +427,18 @@ class _HttpMessageStream:
         if self.auth is None:
             return await self._http_once(method, url, headers, body, timeouts=timeouts)
         for attempt in range(3):  # the first try, after an authorization, after a DPoP nonce challenge
-            sent = dict(await self.auth.auth_headers(method, url))
+            sent = dict(await self.auth.auth_headers(method, url, http=self.http))
             names = {name.lower() for name in sent}
             merged = [(name, value) for name, value in headers if name.lower() not in names] + list(sent.items())
             response = await self._http_once(method, url, merged, body, timeouts=timeouts)
+            nonce = response.headers.get("dpop-nonce")
             if response.status < 400:
                 self.auth.note_success()
-                return response
             if attempt == 2 or response.status not in (401, 403):
+                if nonce:
+                    self.auth.note_dpop_nonce(url, nonce)
                 return response
             challenge = response.headers.get("www-authenticate")
-            nonce = response.headers.get("dpop-nonce")
             if not await self.auth.handle_challenge(self.http, self.url, response.status, challenge, sent, nonce):
                 return response
             await response.aclose()

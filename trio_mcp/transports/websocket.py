@@ -35,7 +35,7 @@ import logging
 import math
 import ssl
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Final, NoReturn, Protocol, cast
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, NoReturn, Protocol, cast
 from urllib.parse import urlsplit
 
 import trio
@@ -45,7 +45,11 @@ from trio_websocket import CloseReason, WebSocketConnection, WebSocketRequest
 from .._core.jsonrpc import RequestId, decode, encode
 from ..errors import ConnectionClosed
 from ._http_server import must_propagate
+from ._http_types import Headers
 from .http.guard import Guard
+
+if TYPE_CHECKING:
+    from ._http_stream import HttpAuth
 
 __all__ = [
     "SUBPROTOCOL",
@@ -82,13 +86,18 @@ _DRAIN_IDLE: Final = 0.25
 
 
 class WebSocketRejected(ConnectionClosed):
-    """The server refused the WebSocket upgrade; ``status_code`` is its HTTP status (403: foreign Origin)."""
+    """The server refused the WebSocket upgrade; ``status_code`` is its HTTP status (403: foreign Origin; 401:
+    no acceptable token, with the challenge in ``headers["www-authenticate"]``)."""
 
-    def __init__(self, status_code: int, body: bytes | None = None) -> None:
+    def __init__(
+        self, status_code: int, body: bytes | None = None, headers: Sequence[tuple[bytes, bytes]] = ()
+    ) -> None:
         text = (body or b"").decode("utf-8", "replace").strip()
         super().__init__(f"the server refused the WebSocket upgrade with HTTP {status_code}", detail=text or None)
         self.status_code = status_code
         self.body = body
+        #: The refusal's response headers.
+        self.headers = Headers._from_raw(headers)
 
 
 # -- the reader guard ----------------------------------------------------------------------------------------
@@ -330,6 +339,8 @@ class UpgradeGuard(Protocol):
         self, path: str, raw_headers: Sequence[tuple[bytes, bytes]], peer: tuple[str, int] | None
     ) -> tuple[Any, tuple[int, list[tuple[str, str]], bytes] | None]: ...
 
+    async def aclose(self) -> None: ...
+
 
 class _WebSocketServer:
     def __init__(
@@ -403,7 +414,7 @@ class _WebSocketServer:
         if self.auth is not None:
             remote = request.remote
             peer = (str(remote.address), remote.port) if isinstance(remote, trio_websocket.Endpoint) else None
-            principal, refused = await self.auth.admit_upgrade(request.path, request.headers, peer)
+            principal, refused = await self.auth.admit_upgrade(request.path, _upgrade_headers(request), peer)
             if refused is not None:
                 status, headers, body = refused
                 with trio.move_on_after(self.close_timeout):
@@ -435,7 +446,7 @@ class _WebSocketServer:
             return 503, "too many connections; try again later"
         if self.path is not None and request.path.split("?", 1)[0] != self.path:
             return 404, "not found"
-        hosts = [value.decode("latin-1") for name, value in request.headers if name.lower() == b"host"]
+        hosts = [value.decode("latin-1") for name, value in _upgrade_headers(request) if name.lower() == b"host"]
         origins = [value.decode("latin-1") for name, value in request.headers if name.lower() == b"origin"]
         refused = self.guard.check_host(hosts) or self.guard.check_origin(origins)
         if refused is not None:
@@ -443,6 +454,13 @@ class _WebSocketServer:
         if SUBPROTOCOL not in request.proposed_subprotocols:
             return 400, f"the {SUBPROTOCOL!r} WebSocket subprotocol is required (Sec-WebSocket-Protocol: {SUBPROTOCOL})"
         return None
+
+
+def _upgrade_headers(request: WebSocketRequest) -> list[tuple[bytes, bytes]]:
+    """The upgrade's header fields with its ``Host``, which wsproto keeps apart (``Request.host``) from the
+    others: the Host check and the auth guard's resource URL (DPoP ``htu``, the metadata URL) need it."""
+    host = getattr(getattr(request, "_event", None), "host", None)
+    return [(b"host", host.encode("latin-1")), *request.headers] if isinstance(host, str) else list(request.headers)
 
 
 async def serve_websocket(
@@ -482,7 +500,8 @@ async def serve_websocket(
         max_connections: connections served at once; more are refused with HTTP 503.
         handler_nursery: where connection tasks run (default: a nursery of this call).
         auth: OAuth for the upgrade (``trio_mcp.auth.ResourceServerAuth``): it is refused with 401/403 and the
-            challenge unless it carries an acceptable token; ``connect`` then gets ``principal=``.
+            challenge unless it carries an acceptable token; ``connect`` then gets ``principal=``. Its
+            verifier's connections to the authorization server are closed when this returns.
 
     Cancelling it stops accepting and closes every connection with 1001 (each close bounded).
     """
@@ -503,12 +522,17 @@ async def serve_websocket(
     )
     # Bound before any nursery opens, so that a port in use raises the OSError itself.
     listeners = await trio.open_tcp_listeners(port, host=host)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(
-            functools.partial(trio.serve_listeners, app.handle, listeners, handler_nursery=handler_nursery)
-        )
-        task_status.started(int(listeners[0].socket.getsockname()[1]))
-        await trio.sleep_forever()
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(
+                functools.partial(trio.serve_listeners, app.handle, listeners, handler_nursery=handler_nursery)
+            )
+            task_status.started(int(listeners[0].socket.getsockname()[1]))
+            await trio.sleep_forever()
+    finally:
+        if auth is not None:
+            with trio.move_on_after(close_timeout, shield=True):
+                await auth.aclose()
     raise AssertionError("unreachable")
 
 
@@ -539,6 +563,7 @@ async def connect_websocket_stream(
     *,
     origin: str | None = None,
     headers: Mapping[str, str] | None = None,
+    auth: HttpAuth | None = None,
     ssl_context: ssl.SSLContext | None = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ping_interval: float | None = DEFAULT_PING_INTERVAL,
@@ -551,18 +576,84 @@ async def connect_websocket_stream(
     specification); its reader and keep-alive tasks run in ``nursery`` until the stream is closed.
 
     ``origin`` is sent as the ``Origin`` header (browsers always send one; other clients need not), and
-    ``headers`` (``Authorization``, say) with the upgrade. Raises ``WebSocketRejected`` when the server
-    refuses the upgrade, and ``ConnectionClosed`` when no connection can be made within ``connect_timeout``
-    or the server does not select ``mcp``. Close it with ``aclose()`` (``Client.aclose()`` does).
+    ``headers`` (``Authorization``, say) with the upgrade. ``auth`` is an authorization provider, as for the
+    HTTP clients (``OAuthClientProvider``): its headers go with the upgrade, for the ``http(s)://`` form of
+    ``url`` (the resource a token is for, and a DPoP proof's ``htu``), and a 401/403 refusal goes to its
+    challenge handling, after which the upgrade is tried again (at most twice). Raises ``WebSocketRejected``
+    when the server refuses the upgrade (``status_code``, ``headers``), and ``ConnectionClosed`` when no
+    connection can be made within ``connect_timeout`` (each attempt) or the server does not select ``mcp``.
+    Close it with ``aclose()`` (``Client.aclose()`` does).
     """
     if max_message_bytes < _MIN_MESSAGE_BYTES:
         raise ValueError(f"max_message_bytes must be at least {_MIN_MESSAGE_BYTES}")
     secure, host, port, resource, host_header = _parse_url(url)
-    extra_headers = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in (headers or {}).items()]
+    base = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in (headers or {}).items()]
     if origin is not None:
-        extra_headers.append((b"origin", origin.encode("latin-1")))
+        base.append((b"origin", origin.encode("latin-1")))
     if secure and ssl_context is None:
         ssl_context = ssl.create_default_context()
+    open_stream = functools.partial(
+        _open_stream,
+        nursery,
+        _Target(url, host, port, resource, host_header, ssl_context),
+        max_message_bytes=max_message_bytes,
+        ping_interval=ping_interval,
+        pong_timeout=pong_timeout,
+        write_timeout=write_timeout,
+        connect_timeout=connect_timeout,
+        close_timeout=close_timeout,
+    )
+    if auth is None:
+        return await open_stream(base)
+    from ._http_client import HttpClient
+
+    http_url = ("https" if secure else "http") + url[url.index(":") :]
+    async with HttpClient() as http:  # for the provider's own requests (refresh, discovery, token endpoint)
+        for attempt in range(3):  # the first try, after an authorization, after a DPoP nonce challenge
+            sent = dict(await auth.auth_headers("GET", http_url, http=http))
+            names = {name.lower().encode("latin-1") for name in sent}
+            extra = [(n, v) for n, v in base if n.lower() not in names]
+            extra += [(n.encode("latin-1"), v.encode("latin-1")) for n, v in sent.items()]
+            try:
+                stream = await open_stream(extra)
+            except WebSocketRejected as refused:
+                if attempt == 2 or refused.status_code not in (401, 403):
+                    raise
+                challenge = refused.headers.get("www-authenticate")
+                nonce = refused.headers.get("dpop-nonce")
+                if not await auth.handle_challenge(http, http_url, refused.status_code, challenge, sent, nonce):
+                    raise
+                continue
+            auth.note_success()
+            return stream
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+class _Target(NamedTuple):
+    """Where a client connects: the URL, the TCP endpoint, the request target and ``Host``, and TLS."""
+
+    url: str
+    host: str
+    port: int
+    resource: str
+    host_header: str
+    ssl_context: ssl.SSLContext | None
+
+
+async def _open_stream(
+    nursery: trio.Nursery,
+    target: _Target,
+    extra_headers: list[tuple[bytes, bytes]],
+    *,
+    max_message_bytes: int,
+    ping_interval: float | None,
+    pong_timeout: float,
+    write_timeout: float,
+    connect_timeout: float,
+    close_timeout: float,
+) -> WebSocketMessageStream:
+    """One upgrade attempt: TCP (and TLS), the handshake, the subprotocol check."""
+    url, host, port, resource, host_header, ssl_context = target
     stream: WebSocketMessageStream | None = None
     with trio.move_on_after(connect_timeout):
         try:
@@ -592,7 +683,7 @@ async def connect_websocket_stream(
             if websocket is None:
                 error = guard.error
                 if isinstance(error, trio_websocket.ConnectionRejected):
-                    raise WebSocketRejected(error.status_code, error.body)
+                    raise WebSocketRejected(error.status_code, error.body, error.headers)
                 raise ConnectionClosed(
                     f"{url} closed the connection during the WebSocket upgrade",
                     detail=repr(error) if error is not None else None,

@@ -14,11 +14,9 @@ from collections.abc import Sequence
 from typing import Final
 from urllib.parse import urlsplit
 
-import trio
-
 from ..._core.hosts import parse_host
-from .._http_types import Headers, HeadersLike, _encode_headers
-from .exchange import Request, Response
+from .._http_types import Headers
+from .exchange import Request, Response, ResponseWithHeaders
 
 __all__ = ["ALLOWED_HEADERS", "EXPOSED_HEADERS", "Cors", "CorsResponse", "normal_origin"]
 
@@ -38,7 +36,7 @@ ALLOWED_HEADERS: Final = frozenset(
 )
 _ALLOWED_PREFIX: Final = "mcp-param-"
 #: Response headers a page may read.
-EXPOSED_HEADERS: Final = "mcp-session-id, mcp-protocol-version, www-authenticate"
+EXPOSED_HEADERS: Final = "mcp-session-id, mcp-protocol-version, www-authenticate, dpop-nonce"
 _METHODS: Final = "GET, POST, DELETE, OPTIONS"
 #: How long (seconds) a browser may cache a preflight answer.
 _MAX_AGE: Final = "600"
@@ -126,45 +124,17 @@ class Cors:
         )
 
 
-class CorsResponse:
+class CorsResponse(ResponseWithHeaders):
     """A response to an allowed origin: every head it sends names the origin and exposes the MCP headers."""
 
-    __slots__ = ("_extra", "_inner")
+    __slots__ = ()
 
     def __init__(self, inner: Response, origin: str) -> None:
-        self._inner = inner
-        self._extra = [
-            (b"access-control-allow-origin", origin.encode("latin-1")),
-            (b"access-control-expose-headers", EXPOSED_HEADERS.encode("ascii")),
-            (b"vary", b"origin"),
-        ]
-
-    @property
-    def disconnected(self) -> trio.Event:
-        return self._inner.disconnected
-
-    @property
-    def started(self) -> bool:
-        return self._inner.started
-
-    @property
-    def finished(self) -> bool:
-        return self._inner.finished
-
-    def cancel_on_disconnect(self, scope: trio.CancelScope, *, or_shutdown: bool = False) -> None:
-        self._inner.cancel_on_disconnect(scope, or_shutdown=or_shutdown)
-
-    def _with_cors(self, headers: HeadersLike) -> list[tuple[bytes, bytes]]:
-        return [*_encode_headers(headers), *self._extra]
-
-    async def send(self, status: int, headers: HeadersLike = (), body: bytes = b"") -> None:
-        await self._inner.send(status, self._with_cors(headers), body)
-
-    async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"") -> None:
-        await self._inner.start(status, self._with_cors(headers), first)
-
-    async def write(self, data: bytes) -> None:
-        await self._inner.write(data)
-
-    async def finish(self, last: bytes = b"") -> None:
-        await self._inner.finish(last)
+        super().__init__(
+            inner,
+            [
+                (b"access-control-allow-origin", origin.encode("latin-1")),
+                (b"access-control-expose-headers", EXPOSED_HEADERS.encode("ascii")),
+                (b"vary", b"origin"),
+            ],
+        )

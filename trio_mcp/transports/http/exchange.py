@@ -11,9 +11,9 @@ from typing import Protocol
 
 import trio
 
-from .._http_types import Headers, HeadersLike
+from .._http_types import Headers, HeadersLike, _encode_headers
 
-__all__ = ["Request", "Response", "RouteHandler"]
+__all__ = ["Request", "Response", "ResponseWithHeaders", "RouteHandler"]
 
 
 class Request(Protocol):
@@ -69,6 +69,46 @@ class Response(Protocol):
     async def write(self, data: bytes) -> None: ...
 
     async def finish(self, last: bytes = b"") -> None: ...
+
+
+class ResponseWithHeaders:
+    """A response whose every head carries ``extra`` headers too (CORS headers, a fresh ``DPoP-Nonce``)."""
+
+    __slots__ = ("_extra", "_inner")
+
+    def __init__(self, inner: Response, extra: HeadersLike) -> None:
+        self._inner = inner
+        self._extra = _encode_headers(extra)
+
+    @property
+    def disconnected(self) -> trio.Event:
+        return self._inner.disconnected
+
+    @property
+    def started(self) -> bool:
+        return self._inner.started
+
+    @property
+    def finished(self) -> bool:
+        return self._inner.finished
+
+    def cancel_on_disconnect(self, scope: trio.CancelScope, *, or_shutdown: bool = False) -> None:
+        self._inner.cancel_on_disconnect(scope, or_shutdown=or_shutdown)
+
+    def _with_extra(self, headers: HeadersLike) -> list[tuple[bytes, bytes]]:
+        return [*_encode_headers(headers), *self._extra]
+
+    async def send(self, status: int, headers: HeadersLike = (), body: bytes = b"") -> None:
+        await self._inner.send(status, self._with_extra(headers), body)
+
+    async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"") -> None:
+        await self._inner.start(status, self._with_extra(headers), first)
+
+    async def write(self, data: bytes) -> None:
+        await self._inner.write(data)
+
+    async def finish(self, last: bytes = b"") -> None:
+        await self._inner.finish(last)
 
 
 RouteHandler = Callable[[Request, Response], Awaitable[None]]

@@ -8,7 +8,7 @@ server both use ``Guard``.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
@@ -17,7 +17,7 @@ import attrs
 from ..._core.hosts import parse_host
 from .exchange import Request, Response
 
-__all__ = ["LOCAL_NAMES", "Guard", "Refused", "RequestGuard", "is_loopback", "parse_host"]
+__all__ = ["LOCAL_NAMES", "Guard", "Refused", "RequestGuard", "ScopesFor", "is_loopback", "parse_host"]
 
 #: The names a local server answers to, as ``parse_host`` returns them.
 LOCAL_NAMES: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
@@ -37,13 +37,30 @@ def _normal(name: str) -> str:
         return name
 
 
+ScopesFor = Callable[[str, Mapping[str, Any]], Collection[str]]
+"""``(method, params) -> the scopes a request needs`` (``Server.required_scopes``)."""
+
+
 class RequestGuard(Protocol):
     """Authorization in front of the endpoints (``trio_mcp.auth.ResourceServerAuth``): it answers the paths of
-    ``metadata_paths`` itself, and admits a request (returns its principal) or answers it and returns None."""
+    ``metadata_paths`` itself, and admits a request (returns its principal) or answers it and returns None.
+
+    ``scopes_for`` says what the request's message needs (the server's ``scopes=``), so that a missing scope is
+    answered 403 before the request reaches the server. ``aclose()`` releases what the guard holds (its
+    verifier's connections to the authorization server) when the app stops serving.
+    """
 
     def metadata_paths(self, endpoint_path: str) -> tuple[str, ...]: ...
 
-    async def __call__(self, request: Request, response: Response, endpoint_path: str) -> Any: ...
+    async def __call__(
+        self, request: Request, response: Response, endpoint_path: str, scopes_for: ScopesFor | None
+    ) -> Any: ...
+
+    def response_headers(self, request: Request) -> Sequence[tuple[str, str]]:
+        """Headers the response to an admitted request carries (a fresh ``DPoP-Nonce``)."""
+        ...
+
+    async def aclose(self) -> None: ...
 
 
 @attrs.frozen

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import ssl
 from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import attrs
 import trio
@@ -21,14 +21,17 @@ from ...errors import INVALID_REQUEST
 from .._http_server import serve_http_listeners
 from ._common import ConnectFunction, read_body, refuse, request_principal, send_error
 from .cors import Cors, CorsResponse
-from .exchange import Request, Response
-from .guard import LOCAL_NAMES, Guard
+from .exchange import Request, Response, ResponseWithHeaders
+from .guard import LOCAL_NAMES, Guard, ScopesFor
 from .legacy_sse import serve_sse_post, serve_sse_stream
 from .options import HttpTransportOptions
 from .sessions import SessionEndpoint
 from .stateless import serve_stateless
 
 __all__ = ["Mount", "StreamableHttpApp", "serve_mounts", "serve_streamable_http"]
+
+#: Seconds the release of an app's resources may take when it stops.
+_CLOSE_TIMEOUT = 5.0
 
 
 class StreamableHttpApp:
@@ -41,10 +44,12 @@ class StreamableHttpApp:
         *,
         options: HttpTransportOptions = HttpTransportOptions(),
         header_paths: HeaderPaths | None = None,
+        scopes_for: ScopesFor | None = None,
         bound_host: str = "127.0.0.1",
     ) -> None:
         self.options = options
         self._connect = connect
+        self._scopes_for = scopes_for
         self._rules = InboundRules(stateless=options.stateless, sessions=options.sessions, header_paths=header_paths)
         # An origin allowed to call from a browser is an allowed Origin too.
         origins = (
@@ -78,6 +83,13 @@ class StreamableHttpApp:
             or path in (options.liveness_path, options.readiness_path)
         )
 
+    async def aclose(self) -> None:
+        """Release what the app holds beyond its nursery (the auth guard's connections to the authorization
+        server); called when it stops serving, also on cancellation, so each step is bounded."""
+        if self.options.auth is not None:
+            with trio.move_on_after(_CLOSE_TIMEOUT, shield=True):
+                await self.options.auth.aclose()
+
     async def reaper(self) -> NoReturn:
         """Reap idle sessions periodically (runs for the life of the app)."""
         await self.sessions.reaper()
@@ -103,9 +115,12 @@ class StreamableHttpApp:
             return
         principal: Any = None
         if refused is None and self.options.auth is not None:
-            principal = await self.options.auth(request, response, self.options.path)
+            principal = await self.options.auth(request, response, self.options.path, self._scopes_for)
             if principal is None:
                 return  # the guard answered: a challenge, or its own metadata
+            extra = self.options.auth.response_headers(request)
+            if extra:
+                response = ResponseWithHeaders(response, extra)
         elif refused is None and self._guard.authenticate is not None:
             principal, refused = await self._guard.principal(headers.get("authorization"))
         if refused is not None:
@@ -161,6 +176,7 @@ async def serve_streamable_http(
     *,
     options: HttpTransportOptions = HttpTransportOptions(),
     header_paths: HeaderPaths | None = None,
+    scopes_for: ScopesFor | None = None,
     ssl_context: ssl.SSLContext | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> NoReturn:
@@ -171,7 +187,11 @@ async def serve_streamable_http(
     ``options.drain`` a ``Drain`` and await it first. A port that cannot be bound raises the ``OSError``.
     """
     await serve_mounts(
-        {"": (connect, header_paths, options)}, host, port, ssl_context=ssl_context, task_status=task_status
+        {"": Mount(connect, header_paths, options, scopes_for)},
+        host,
+        port,
+        ssl_context=ssl_context,
+        task_status=task_status,
     )
 
 
@@ -185,8 +205,16 @@ async def _probe(request: Request, response: Response, *, ready: bool) -> None:
         await response.send(200, (("content-type", "text/plain"), ("cache-control", "no-store")), b"ok\n")
 
 
-Mount = tuple[ConnectFunction, "HeaderPaths | None", HttpTransportOptions]
-"""One MCP server on a listener: how to connect to it, its tools' header paths, and its options."""
+class Mount(NamedTuple):
+    """One MCP server on a listener (``Server.http_mount()`` makes one)."""
+
+    #: How to serve a connection (``Server.serve_connection``).
+    connect: ConnectFunction
+    #: The ``x-mcp-header`` paths of its tools (``Server.tool_header_paths``).
+    header_paths: HeaderPaths | None = None
+    options: HttpTransportOptions = HttpTransportOptions()
+    #: The scopes a request needs (``Server.required_scopes``), for ``options.auth`` to answer 403 with.
+    scopes_for: ScopesFor | None = None
 
 
 async def serve_mounts(
@@ -205,16 +233,33 @@ async def serve_mounts(
     to the listener. ``listeners`` serves sockets bound elsewhere (a worker process's inherited socket)
     instead of binding ``host:port``; ``host`` still decides the default ``Host``/``Origin`` allow-lists.
     """
-    first_options = next(iter(mounts.values()))[2]
+    mounts = {prefix: Mount(*mount) for prefix, mount in mounts.items()}  # plain tuples too
+    first_options = next(iter(mounts.values())).options
     # Bound before any nursery opens, so that a port in use raises the OSError itself.
     bound_listeners: list[Any] = (
         list(listeners) if listeners is not None else await trio.open_tcp_listeners(port, host=host)
     )
     if ssl_context is not None:
         bound_listeners = [trio.SSLListener(item, ssl_context, https_compatible=True) for item in bound_listeners]
+    apps: list[StreamableHttpApp] = []
+    try:
+        await _serve_apps(mounts, apps, bound_listeners, host, first_options, task_status)
+    finally:
+        for app in apps:
+            await app.aclose()
+    raise AssertionError("unreachable")
+
+
+async def _serve_apps(
+    mounts: Mapping[str, Mount],
+    apps: list[StreamableHttpApp],
+    bound_listeners: list[Any],
+    host: str,
+    first_options: HttpTransportOptions,
+    task_status: trio.TaskStatus[int],
+) -> None:
     async with trio.open_nursery() as nursery:
-        apps = []
-        for prefix, (connect, header_paths, options) in mounts.items():
+        for prefix, (connect, header_paths, options, scopes_for) in mounts.items():
             prefix = prefix.rstrip("/")
             mounted = attrs.evolve(
                 options,
@@ -225,7 +270,9 @@ async def serve_mounts(
                 liveness_path=None if options.liveness_path is None else prefix + options.liveness_path,
                 readiness_path=None if options.readiness_path is None else prefix + options.readiness_path,
             )
-            app = StreamableHttpApp(connect, nursery, options=mounted, header_paths=header_paths, bound_host=host)
+            app = StreamableHttpApp(
+                connect, nursery, options=mounted, header_paths=header_paths, scopes_for=scopes_for, bound_host=host
+            )
             nursery.start_soon(app.reaper)
             apps.append(app)
 
