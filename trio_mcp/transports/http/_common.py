@@ -97,12 +97,14 @@ class SseWriter:
     response marks it ended before it starts, so nothing, from any task, is ever written after the end.
     """
 
-    __slots__ = ("ended", "legacy_event", "response")
+    __slots__ = ("_ending", "ended", "legacy_event", "response")
 
     def __init__(self, response: HttpResponse, *, legacy_event: bool = False) -> None:
         self.response = response
         self.legacy_event = legacy_event
         self.ended = False
+        #: Set once the write that ends the response is done (None until one starts).
+        self._ending: trio.Event | None = None
 
     @property
     def open(self) -> bool:
@@ -121,8 +123,10 @@ class SseWriter:
         """Write ``payload``; with ``last`` it also ends the response, in the same write."""
         if not self.open:
             return False
+        ending = None
         if last:
             self.ended = True
+            ending = self._ending = trio.Event()
         with trio.CancelScope(shield=True):
             try:
                 if last:
@@ -132,12 +136,18 @@ class SseWriter:
             except ClientDisconnected:
                 self.ended = True
                 return False
+            finally:
+                if ending is not None:
+                    ending.set()
         return True
 
     async def end(self) -> None:
-        """End the response (if it is still open)."""
+        """End the response (if it is still open). If another task's ending write is under way, wait for it: the
+        handler must not return while its response is half written, or the connection cannot be reused."""
         if self.open:
             await self.raw(b"", last=True)
+        elif self._ending is not None:
+            await self._ending.wait()
 
 
 async def send_error(
