@@ -91,6 +91,14 @@ def cycles_within(prefix: str) -> list[list[str]]:
 OUTSIDE = ["trio_mcp.server._calls", "trio_mcp.server._logging", "trio_mcp.server._modern"]
 
 
+def test_no_import_circle_outside_the_server_package() -> None:
+    """The wire types, the client, the transports and everything else import in one direction only."""
+    outside = [
+        group for group in cycles_within("trio_mcp.") if not all(m.startswith("trio_mcp.server.") for m in group)
+    ]
+    assert outside == []
+
+
 def test_the_helpers_of_the_server_are_in_no_import_circle() -> None:
     for group in cycles_within("trio_mcp."):
         assert not set(OUTSIDE) & set(group), group

@@ -15,12 +15,13 @@ import logging
 import secrets
 import time
 import weakref
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Final, Protocol, TypeVar
 
 import trio
 
 from .._core.tasks import TaskEvent, TaskRecord, apply, task_wire
+from .._session import Session
 from ..errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -32,11 +33,36 @@ from ..errors import (
     RequestTimeout,
     TrioMcpError,
 )
-from ..types import META_CLIENT_CAPABILITIES, META_RELATED_TASK, RESULT_TASK, CallToolResult
+from ..types import META_CLIENT_CAPABILITIES, META_RELATED_TASK, RESULT_TASK, CallToolResult, ServerCapabilities, Tool
 from ..types.tasks import TASKS_EXTENSION_ID
 
-if TYPE_CHECKING:
-    from ._client import Client
+T = TypeVar("T")
+
+
+class TaskClient(Protocol):
+    """What tasks use of a ``Client`` (typed here, so this module and the client's need not import each other)."""
+
+    session: Session
+
+    @property
+    def era(self) -> str | None: ...
+
+    @property
+    def protocol_version(self) -> str: ...
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities: ...
+
+    def iter_tools(self) -> AsyncIterator[Tool]: ...
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> CallToolResult: ...
+
+    async def _gather_input(self, requests: Any) -> dict[str, Any]: ...
+
+    def _envelope(self) -> dict[str, Any]: ...
+
+    def _parse(self, raw: Any, cls: type[T], method: str) -> T: ...
+
 
 __all__ = ["call_tool_as_task", "get_task", "resume_task", "TaskCancelled", "TaskStatusHandler", "TaskHost"]
 
@@ -65,7 +91,7 @@ class TaskCancelled(TrioMcpError):
 
 
 async def call_tool_as_task(
-    client: Client,
+    client: TaskClient,
     name: str,
     arguments: dict[str, Any] | None = None,
     *,
@@ -105,7 +131,7 @@ async def call_tool_as_task(
     return await _follow_or_cancel(client, task_id, task, on_status, poll_interval)
 
 
-async def get_task(client: Client, task_id: str) -> dict[str, Any]:
+async def get_task(client: TaskClient, task_id: str) -> dict[str, Any]:
     """The task's state as the server reports it (``tasks/get``): its wire object, in the client's era."""
     raw = await _request(client, "tasks/get", {"taskId": task_id})
     if type(raw) is not dict:
@@ -114,7 +140,7 @@ async def get_task(client: Client, task_id: str) -> dict[str, Any]:
 
 
 async def resume_task(
-    client: Client,
+    client: TaskClient,
     task_id: str,
     *,
     on_status: TaskStatusHandler | None = None,
@@ -128,7 +154,7 @@ async def resume_task(
 
 
 async def _follow_or_cancel(
-    client: Client, task_id: str, task: dict[str, Any], on_status: TaskStatusHandler | None, poll_interval: float | None
+    client: TaskClient, task_id: str, task: dict[str, Any], on_status: TaskStatusHandler | None, poll_interval: float | None
 ) -> CallToolResult:
     try:
         return await _follow(client, task_id, task, on_status, poll_interval)
@@ -141,7 +167,7 @@ async def _follow_or_cancel(
         raise
 
 
-async def _runs_as_task(client: Client, name: str) -> bool:
+async def _runs_as_task(client: TaskClient, name: str) -> bool:
     """2025-11-25: only a tool the server lists with task support may be called as a task."""
     if client.server_capabilities.tasks is None or client.protocol_version < "2025-11-25":
         return False
@@ -152,7 +178,7 @@ async def _runs_as_task(client: Client, name: str) -> bool:
     return False
 
 
-async def _modern_call(client: Client, params: dict[str, Any]) -> dict[str, Any]:
+async def _modern_call(client: TaskClient, params: dict[str, Any]) -> dict[str, Any]:
     """``tools/call`` declaring the extension for this request only, with the multi round-trip loop."""
     for _ in range(_MAX_INPUT_ROUNDS):
         raw = await _request(client, "tools/call", params)
@@ -167,7 +193,7 @@ async def _modern_call(client: Client, params: dict[str, Any]) -> dict[str, Any]
     raise RemoteProtocolError(f"server asked for input more than {_MAX_INPUT_ROUNDS} times for one tools/call")
 
 
-async def _request(client: Client, method: str, params: dict[str, Any]) -> Any:
+async def _request(client: TaskClient, method: str, params: dict[str, Any]) -> Any:
     """A request in the client's era; on 2026-07-28 with the envelope and the tasks extension declared."""
     if client.era != "modern":
         return await client.session.request(method, params)
@@ -179,10 +205,10 @@ async def _request(client: Client, method: str, params: dict[str, Any]) -> Any:
 
 
 #: Per client, the task ids being followed and the event a ``notifications/tasks/status`` for each sets.
-_WATCHED: weakref.WeakKeyDictionary[Client, dict[str, trio.Event]] = weakref.WeakKeyDictionary()
+_WATCHED: weakref.WeakKeyDictionary[TaskClient, dict[str, trio.Event]] = weakref.WeakKeyDictionary()
 
 
-def task_status_notified(client: Client, params: dict[str, Any] | None) -> None:
+def task_status_notified(client: TaskClient, params: dict[str, Any] | None) -> None:
     """A 2025-11-25 ``notifications/tasks/status`` arrived: wake the poll of that task at once."""
     task_id = params.get("taskId") if params else None
     event = _WATCHED.get(client, {}).get(task_id) if isinstance(task_id, str) else None
@@ -190,7 +216,7 @@ def task_status_notified(client: Client, params: dict[str, Any] | None) -> None:
         event.set()
 
 
-async def _pause(client: Client, task_id: str, seconds: float) -> None:
+async def _pause(client: TaskClient, task_id: str, seconds: float) -> None:
     """Wait until the next poll is due, or until the server says the task changed."""
     watched = _WATCHED.setdefault(client, {})
     event = watched[task_id] = trio.Event()
@@ -202,7 +228,7 @@ async def _pause(client: Client, task_id: str, seconds: float) -> None:
 
 
 async def _follow(
-    client: Client, task_id: str, task: dict[str, Any], on_status: TaskStatusHandler | None, poll_interval: float | None
+    client: TaskClient, task_id: str, task: dict[str, Any], on_status: TaskStatusHandler | None, poll_interval: float | None
 ) -> CallToolResult:
     modern = client.era == "modern"
     answered: set[str] = set()

@@ -5,11 +5,6 @@ define are optional. Convert with ``trio_mcp._wire.convert.to_wire`` / ``from_wi
 everything public is re-exported here.
 """
 
-import sys as _sys
-from typing import Any as _Any
-
-import attrs as _attrs
-
 from ._base import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -39,6 +34,7 @@ from ._base import (
     RequestParams,
     Result,
     Role,
+    TaskMetadata,
     WireType,
 )
 from .completion import (
@@ -56,13 +52,16 @@ from .content import (
     CONTENT_TYPES,
     SAMPLING_CONTENT_TYPES,
     AudioContent,
+    BlobResourceContents,
     ContentBlock,
     EmbeddedResource,
     ImageContent,
+    ResourceContents,
     ResourceLink,
     SamplingContent,
     SamplingMessageContentBlock,
     TextContent,
+    TextResourceContents,
     ToolResultContent,
     ToolUseContent,
     UnknownContent,
@@ -142,17 +141,14 @@ from .prompts import (
     PromptMessage,
 )
 from .resources import (
-    BlobResourceContents,
     ListResourcesResult,
     ListResourceTemplatesResult,
     ReadResourceRequestParams,
     ReadResourceResult,
     Resource,
-    ResourceContents,
     ResourceTemplate,
     ResourceUpdatedNotificationParams,
     SubscribeRequestParams,
-    TextResourceContents,
     UnsubscribeRequestParams,
 )
 from .roots import (
@@ -190,13 +186,12 @@ from .tasks import (
     ListTasksResult,
     RelatedTaskMetadata,
     Task,
-    TaskMetadata,
     TaskStatus,
     TaskStatusNotificationParams,
     UpdateTaskRequestParams,
 )
+from .tool_call import CallToolRequestParams
 from .tools import (
-    CallToolRequestParams,
     CallToolResult,
     ListToolsResult,
     Tool,
@@ -367,35 +362,3 @@ __all__ = [
     "MissingRequiredClientCapabilityErrorData",
     "URLElicitationRequiredErrorData",
 ]
-
-_MODULES = (
-    "_base",
-    "resources",
-    "content",
-    "prompts",
-    "tools",
-    "tasks",
-    "sampling",
-    "roots",
-    "elicitation",
-    "logging",
-    "completion",
-    "lifecycle",
-    "notifications",
-    "subscriptions",
-    "mrtr",
-    "error_data",
-)
-
-
-def _resolve_forward_references() -> None:
-    """Turn the string annotations (used to break import cycles between modules) into real types, once."""
-    namespace: dict[str, _Any] = {}
-    for module_name in _MODULES:
-        namespace.update(vars(_sys.modules[f"{__name__}.{module_name}"]))
-    for value in list(namespace.values()):
-        if isinstance(value, type) and _attrs.has(value) and value.__module__.startswith(__name__):
-            _attrs.resolve_types(value, globalns=namespace)
-
-
-_resolve_forward_references()

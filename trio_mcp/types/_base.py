@@ -13,6 +13,7 @@ from typing import Any, Final, TypeAlias
 import attrs
 
 __all__ = [
+    "TaskMetadata",
     "Meta",
     "RequestId",
     "ProgressToken",
@@ -166,3 +167,10 @@ class CacheablePaginatedResult(PaginatedResult):
 
     ttl_ms: int | None = None
     cache_scope: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TaskMetadata(WireType):
+    """The ``task`` param that turns a request into a task; ``ttl`` is the requested lifetime in ms."""
+
+    ttl: int | None = None

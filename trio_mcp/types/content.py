@@ -9,7 +9,6 @@ from typing import Any, Literal, TypeAlias
 import attrs
 
 from ._base import Annotations, Icon, Meta, WireType
-from .resources import ResourceContents
 
 __all__ = [
     "TextContent",
@@ -26,6 +25,30 @@ __all__ = [
     "CONTENT_TYPES",
     "SAMPLING_CONTENT_TYPES",
 ]
+
+
+@attrs.frozen(kw_only=True)
+class TextResourceContents(WireType):
+    """The contents of a resource that is text."""
+
+    uri: str
+    mime_type: str | None = None
+    text: str
+    meta: Meta | None = None
+
+
+@attrs.frozen(kw_only=True)
+class BlobResourceContents(WireType):
+    """The contents of a binary resource, base64-encoded in ``blob``."""
+
+    uri: str
+    mime_type: str | None = None
+    blob: str
+    meta: Meta | None = None
+
+
+#: Either kind of resource contents; the converter picks one by the presence of ``text`` or ``blob``.
+ResourceContents: TypeAlias = TextResourceContents | BlobResourceContents
 
 
 @attrs.frozen(kw_only=True)
@@ -146,3 +169,6 @@ SAMPLING_CONTENT_TYPES: dict[str, type[WireType]] = {
     "tool_use": ToolUseContent,
     "tool_result": ToolResultContent,
 }
+
+# ToolResultContent holds content blocks, one of which it is: its annotation names the union defined after it.
+attrs.resolve_types(ToolResultContent)

@@ -9,8 +9,7 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
-from ._base import NotificationParams, RequestParams, Result, WireType
-from .tasks import TaskMetadata
+from ._base import NotificationParams, RequestParams, Result, TaskMetadata, WireType
 
 __all__ = [
     "ElicitRequestFormParams",

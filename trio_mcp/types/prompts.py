@@ -1,14 +1,10 @@
 """Prompts: templates a server offers, and the ``prompts/*`` params and results."""
 
-from typing import TYPE_CHECKING
-
 import attrs
 
 from ._base import CacheablePaginatedResult, Icon, Meta, RequestParams, Result, Role, WireType
 from .content import ContentBlock
-
-if TYPE_CHECKING:
-    from .mrtr import InputResponses
+from .mrtr import InputResponses
 
 __all__ = [
     "PromptArgument",
@@ -63,7 +59,7 @@ class GetPromptRequestParams(RequestParams):
 
     name: str
     arguments: dict[str, str] | None = None
-    input_responses: "InputResponses | None" = None
+    input_responses: InputResponses | None = None
     request_state: str | None = None
 
 

@@ -1,7 +1,5 @@
 """Resources: descriptors, templates, contents, and the ``resources/*`` params and results."""
 
-from typing import TYPE_CHECKING, TypeAlias
-
 import attrs
 
 from ._base import (
@@ -14,9 +12,8 @@ from ._base import (
     RequestParams,
     WireType,
 )
-
-if TYPE_CHECKING:
-    from .mrtr import InputResponses
+from .content import BlobResourceContents, ResourceContents, TextResourceContents
+from .mrtr import InputResponses
 
 __all__ = [
     "Resource",
@@ -64,30 +61,6 @@ class ResourceTemplate(WireType):
 
 
 @attrs.frozen(kw_only=True)
-class TextResourceContents(WireType):
-    """The contents of a resource that is text."""
-
-    uri: str
-    mime_type: str | None = None
-    text: str
-    meta: Meta | None = None
-
-
-@attrs.frozen(kw_only=True)
-class BlobResourceContents(WireType):
-    """The contents of a binary resource, base64-encoded in ``blob``."""
-
-    uri: str
-    mime_type: str | None = None
-    blob: str
-    meta: Meta | None = None
-
-
-#: Either kind of resource contents; the converter picks one by the presence of ``text`` or ``blob``.
-ResourceContents: TypeAlias = TextResourceContents | BlobResourceContents
-
-
-@attrs.frozen(kw_only=True)
 class ListResourcesResult(CacheablePaginatedResult):
     """One page of ``resources/list``."""
 
@@ -106,7 +79,7 @@ class ReadResourceRequestParams(RequestParams):
     """Params of ``resources/read``; the last two fields are for a 2026-07-28 multi round-trip retry."""
 
     uri: str
-    input_responses: "InputResponses | None" = None
+    input_responses: InputResponses | None = None
     request_state: str | None = None
 
 

@@ -7,9 +7,8 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
-from ._base import Meta, RequestParams, Result, Role, WireType
+from ._base import Meta, RequestParams, Result, Role, TaskMetadata, WireType
 from .content import SamplingContent
-from .tasks import TaskMetadata
 from .tools import Tool
 
 __all__ = [

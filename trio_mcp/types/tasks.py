@@ -13,14 +13,12 @@ Two generations share this module:
 when ``None``.
 """
 
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 
-from ._base import ErrorObject, NotificationParams, PaginatedResult, RequestParams, Result, WireType
-
-if TYPE_CHECKING:
-    from .mrtr import InputRequests, InputResponses
+from ._base import ErrorObject, NotificationParams, PaginatedResult, RequestParams, Result, TaskMetadata, WireType
+from .mrtr import InputRequests, InputResponses
 
 __all__ = [
     "TASKS_EXTENSION_ID",
@@ -52,13 +50,6 @@ TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "faile
 
 
 # --- 2025-11-25 core tasks -------------------------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class TaskMetadata(WireType):
-    """The ``task`` param that turns a request into a task; ``ttl`` is the requested lifetime in ms."""
-
-    ttl: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -178,7 +169,7 @@ class DetailedTask(WireType):
     last_updated_at: str
     ttl_ms: int | None
     poll_interval_ms: int | None = None
-    input_requests: "InputRequests | None" = None
+    input_requests: InputRequests | None = None
     result: dict[str, Any] | None = None
     error: ErrorObject | None = None
 
@@ -207,7 +198,7 @@ class ExtGetTaskResult(Result):
     last_updated_at: str
     ttl_ms: int | None
     poll_interval_ms: int | None = None
-    input_requests: "InputRequests | None" = None
+    input_requests: InputRequests | None = None
     result: dict[str, Any] | None = None
     error: ErrorObject | None = None
 
@@ -217,7 +208,7 @@ class UpdateTaskRequestParams(RequestParams):
     """Params of ``tasks/update``: answers to a task's outstanding input requests."""
 
     task_id: str
-    input_responses: "InputResponses"
+    input_responses: InputResponses
 
 
 @attrs.frozen(kw_only=True)
@@ -231,6 +222,6 @@ class ExtTaskNotificationParams(NotificationParams):
     last_updated_at: str
     ttl_ms: int | None
     poll_interval_ms: int | None = None
-    input_requests: "InputRequests | None" = None
+    input_requests: InputRequests | None = None
     result: dict[str, Any] | None = None
     error: ErrorObject | None = None

@@ -1,22 +1,17 @@
 """Tools: definitions, annotations, and the ``tools/*`` params and results."""
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import attrs
 
-from ._base import CacheablePaginatedResult, Icon, Meta, RequestParams, Result, WireType
+from ._base import CacheablePaginatedResult, Icon, Meta, Result, WireType
 from .content import ContentBlock
-from .tasks import TaskMetadata
-
-if TYPE_CHECKING:
-    from .mrtr import InputResponses
 
 __all__ = [
     "ToolAnnotations",
     "ToolExecution",
     "Tool",
     "ListToolsResult",
-    "CallToolRequestParams",
     "CallToolResult",
 ]
 
@@ -59,20 +54,6 @@ class ListToolsResult(CacheablePaginatedResult):
     """One page of ``tools/list``."""
 
     tools: list[Tool]
-
-
-@attrs.frozen(kw_only=True)
-class CallToolRequestParams(RequestParams):
-    """Params of ``tools/call``.
-
-    ``task`` asks for a task (2025-11-25 core tasks); ``input_responses``/``request_state`` carry a 2026-07-28 retry.
-    """
-
-    name: str
-    arguments: dict[str, Any] | None = None
-    task: TaskMetadata | None = None
-    input_responses: "InputResponses | None" = None
-    request_state: str | None = None
 
 
 @attrs.frozen(kw_only=True)
