@@ -14,6 +14,7 @@ import trio
 from .._core.jsonrpc import RequestId
 from .._core.lifecycle import HandshakeEvent, Lifecycle, Phase
 from .._failures import Fate, failure_text, fate_of, report_failure
+from .._middleware import RequestInfo, run_middleware
 from .._pagination import InvalidCursor, paginate
 from .._schema import ArgumentError
 from .._session import InboundRequest, Session
@@ -194,7 +195,14 @@ class ServerConnection:
         self._held_logs[request.id] = []
         try:
             try:
-                result = await self._dispatch(request)
+                chain = self.server.middleware_chain
+                if chain:
+                    call = RequestInfo(
+                        request.method, request.params, request.id, self.principal, self.protocol_version
+                    )
+                    result = await run_middleware(chain, call, lambda: self._dispatch(request))
+                else:
+                    result = await self._dispatch(request)
             except McpError:
                 raise
             except BaseException as exc:
@@ -288,6 +296,14 @@ class ServerConnection:
         return self.server.decorate_modern_result(method, result, cacheable=not retried)
 
     async def handle_notification(self, method: str, params: dict[str, Any] | None) -> None:
+        chain = self.server.middleware_chain
+        if chain:
+            call = RequestInfo(method, params, None, self.principal, self.protocol_version)
+            await run_middleware(chain, call, lambda: self._notification(method, params))
+        else:
+            await self._notification(method, params)
+
+    async def _notification(self, method: str, params: dict[str, Any] | None) -> None:
         if method == "notifications/roots/list_changed":
             if self.server.roots_changed_handler is not None and self._nursery is not None:
                 self._nursery.start_soon(self._roots_changed)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
 import attrs
 import trio
 
+from .._middleware import Middleware, check_middleware
 from .._pagination import CursorCodec
 from .._uri_template import MatchedVariables, TemplateRouter
 from .._util import collapse_exception_groups
@@ -59,6 +60,7 @@ _CACHEABLE_METHODS = frozenset(
 
 F = TypeVar("F", bound=Callable[..., Any])
 D = TypeVar("D", ToolDefinition, ResourceDefinition, PromptDefinition)
+M = TypeVar("M", bound=Middleware)
 
 CompletionHandler = Callable[..., Any]
 """``(ref, argument, context) -> list[str] | Completion | None``, sync or async; see ``Server.completion``."""
@@ -156,6 +158,8 @@ class Server:
         #: Servers mounted in this one (``mount()``), and the mounts this server is the child of.
         self.mounts: list[Mount] = []
         self._mounted_in: list[Mount] = []
+        #: The middleware around every inbound request and notification, outermost first (``middleware()``).
+        self.middleware_chain: tuple[Middleware, ...] = ()
 
     # -- tools ------------------------------------------------------------------------------------
 
@@ -409,6 +413,19 @@ class Server:
             table = tables[method]
             cached = self._listing_cache[key] = [item.wire(version) for item in table.values()]
         return cached
+
+    # -- middleware -------------------------------------------------------------------------------
+
+    def middleware(self, function: M) -> M:
+        """Wrap ``function`` around every request and notification this server serves (see docs/middleware.md).
+
+        ``async def mw(call: RequestInfo, call_next) -> result``; it runs inside the request's cancel scope, sees
+        what ``call_next()`` returns or raises, may return its own result or raise ``McpError``. The first one
+        registered is the outermost.
+        """
+        check_middleware(function)
+        self.middleware_chain = (*self.middleware_chain, function)
+        return function
 
     # -- what connections ask of the registry -----------------------------------------------------
 
