@@ -8,6 +8,7 @@ the JSON-RPC error), or look at what ``call_next()`` returned or raised. The fir
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from ._core.jsonrpc import RequestId
 from .types import META_PROTOCOL_VERSION
 
-__all__ = ["RequestInfo", "CallNext", "Middleware", "run_middleware", "check_middleware"]
+__all__ = ["RequestInfo", "CallNext", "Middleware", "run_middleware", "check_middleware", "require_async"]
 
 CallNext = Callable[[], Awaitable[Any]]
 """Runs the rest of the chain (the next middleware, then the handler) and returns the result."""
@@ -89,7 +90,13 @@ async def run_middleware(chain: Sequence[Middleware], call: RequestInfo, handler
     return await link(0)()
 
 
-def check_middleware(function: Any) -> None:
-    """Refuse, at registration, what cannot be a middleware (a sync function would fail on every request)."""
+def require_async(what: str, function: Any) -> None:
+    """Refuse, at registration, a hook that is not an async function (a sync one would fail on every call)."""
+    while isinstance(function, functools.partial):
+        function = function.func
     if not (inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None))):
-        raise TypeError(f"middleware must be an async function, not {function!r}")
+        raise TypeError(f"{what} must be an async function (async def), not {function!r}")
+
+
+def check_middleware(function: Any) -> None:
+    require_async("middleware", function)

@@ -248,6 +248,8 @@ class ServerConnection:
     def _handler_for(self, method: str, table: dict[str, tuple[MethodHandler, str | None]]) -> MethodHandler:
         entry = table.get(method)
         if entry is None:
+            if method in self.server.custom.requests:
+                return ServerConnection._custom_request
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
         handler, capability = entry
         if capability is not None and not self.server.offers(capability):
@@ -304,6 +306,10 @@ class ServerConnection:
             await self._notification(method, params)
 
     async def _notification(self, method: str, params: dict[str, Any] | None) -> None:
+        custom = self.server.custom.notifications.get(method)
+        if custom is not None:
+            await custom(params)
+            return
         if method == "notifications/roots/list_changed":
             if self.server.roots_changed_handler is not None and self._nursery is not None:
                 self._nursery.start_soon(self._roots_changed)
@@ -330,6 +336,17 @@ class ServerConnection:
             if fate_of(exc) is Fate.PROPAGATE:
                 raise
             report_failure(logger, "the on_roots_changed handler (or the client's roots/list answer)", exc)
+
+    async def _custom_request(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
+        """A method registered with ``Server.request_handler``, run like a built-in one (context, scope)."""
+        handler = self.server.custom.requests[request.method]
+        with self._context(request, modern) as context:
+            result = await handler(request.params, context)
+        if result is None:
+            return {}
+        if type(result) is not dict:
+            raise TypeError(f"the handler for {request.method} returned {type(result).__name__}, not a dict")
+        return result
 
     # -- lifecycle and utilities ------------------------------------------------------------------
 

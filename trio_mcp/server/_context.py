@@ -324,6 +324,18 @@ class Context:
         raw = await self._ask("elicitation/create", params, timeout, key)
         return self._parse(raw, ElicitResult, "elicitation/create")
 
+    async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = 60.0) -> Any:
+        """Send the client a request (an extension's method, say) and return its raw result.
+
+        In a session it is a JSON-RPC request tied to this one; on 2026-07-28 it becomes an input request of
+        an ``InputRequiredResult``, which only tools, prompts and resource reads may return.
+        """
+        return await self._ask(method, params, timeout, None)
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send the client a notification that belongs with this request (on its stream, before its answer)."""
+        await self._request.notify(method, params)
+
     def _require(self, declared: bool, capability: str, required: dict[str, Any]) -> None:
         if declared:
             return
