@@ -28,12 +28,13 @@ Middleware = Callable[["RequestInfo", CallNext], Awaitable[Any]]
 class RequestInfo:
     """One inbound request or notification, as a middleware sees it.
 
-    ``request_id`` is None for a notification (whose result is ignored). ``principal`` is who the transport
-    authenticated (None without auth, and always on the client side). ``protocol_version`` is the revision the
-    message speaks: the request's own on 2026-07-28, the negotiated one in a session (None before it).
+    ``request_id`` is None for a notification (whose result is ignored), and for a request the client sends
+    until it is written. ``principal`` is who the transport authenticated (None without auth, and always on the
+    client side). ``protocol_version`` is the revision the message speaks: the request's own on 2026-07-28, the
+    negotiated one in a session (None before it).
     """
 
-    __slots__ = ("method", "params", "request_id", "principal", "_version")
+    __slots__ = ("method", "params", "request_id", "principal", "is_notification", "_version")
 
     def __init__(
         self,
@@ -42,16 +43,15 @@ class RequestInfo:
         request_id: RequestId | None,
         principal: Any,
         protocol_version: str | None,
+        *,
+        notification: bool | None = None,
     ) -> None:
         self.method = method
         self.params = params
         self.request_id = request_id
         self.principal = principal
+        self.is_notification = request_id is None if notification is None else notification
         self._version = protocol_version
-
-    @property
-    def is_notification(self) -> bool:
-        return self.request_id is None
 
     @property
     def meta(self) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from .._core.jsonrpc import RequestId
 from .._core.lifecycle import HandshakeEvent, Lifecycle
 from .._core.mcp_headers import header_paths
 from .._custom import CustomMethods
-from .._middleware import Middleware
+from .._middleware import Middleware, RequestInfo, run_middleware
 from .._schema import validate
 from .._session import InboundRequest, Session
 from .._util import collapse_exception_groups
@@ -165,6 +165,7 @@ class Client:
         request_handlers: Mapping[str, Callable[..., Awaitable[Any]]] | None = None,
         notification_handlers: Mapping[str, Callable[..., Awaitable[Any]]] | None = None,
         middleware: Sequence[Middleware] = (),
+        outbound_middleware: Sequence[Middleware] = (),
     ) -> None:
         """Args:
         stream: the transport; usually an ``open_*`` function builds it.
@@ -189,6 +190,8 @@ class Client:
             (run like the callbacks above; ``report_progress()`` works in them).
         notification_handlers: receive the server's custom notifications: method -> ``async def handler(params)``.
         middleware: wrapped around every request and notification the server sends (see docs/middleware.md).
+        outbound_middleware: wrapped around every request this client sends (``call.params`` may be replaced
+            before ``call_next()``; ``call.request_id`` is set once the request is written).
 
         Callbacks answering server requests (roots, sampling, elicitation) run in their own task, inside the
         request's cancel scope: the server's ``notifications/cancelled`` cancels them. If one raises, the
@@ -219,6 +222,7 @@ class Client:
                 "request_handlers": request_handlers or {},
                 "notification_handlers": notification_handlers or {},
                 "middleware": middleware,
+                "outbound_middleware": outbound_middleware,
             }
         )
         self.custom = CustomMethods()
@@ -229,6 +233,8 @@ class Client:
             self.custom.add_notification(method, handler)
         #: Around every request and notification the server sends, outermost first.
         self.middleware_chain: tuple[Middleware, ...] = tuple(middleware)
+        #: Around every request this client sends, outermost first.
+        self.outbound_chain: tuple[Middleware, ...] = tuple(outbound_middleware)
         self.max_pages = max_pages
         #: outputSchema of each tool seen in the latest listings (None: the tool declared none).
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
@@ -543,7 +549,20 @@ class Client:
         return await self._modern_request(method, params, options)
 
     async def _send_request(self, method: str, params: dict[str, Any] | None, **options: Any) -> Any:
-        """The one way requests leave the client. A session the server ended is renewed (see ``_renewal``)."""
+        """The one way requests leave the client, through the ``outbound_middleware``."""
+        chain = self.outbound_chain
+        if not chain:
+            return await self._send_renewing(method, params, options)
+        call = RequestInfo(method, params, None, None, self.negotiated_version, notification=False)
+
+        def note_id(request_id: RequestId) -> None:
+            call.request_id = request_id
+
+        options["on_id"] = note_id
+        return await run_middleware(chain, call, lambda: self._send_renewing(method, call.params, options))
+
+    async def _send_renewing(self, method: str, params: dict[str, Any] | None, options: dict[str, Any]) -> Any:
+        """Send a request; a session the server ended is renewed, and the request sent again if safe (``_renewal``)."""
         session = self.session
         unsent = session.closed
         try:

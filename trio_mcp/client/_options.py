@@ -71,6 +71,7 @@ class ClientOptions(TypedDict, total=False):
     request_handlers: Mapping[str, Callable[..., Awaitable[Any]]]
     notification_handlers: Mapping[str, Callable[..., Awaitable[Any]]]
     middleware: Sequence[Middleware]
+    outbound_middleware: Sequence[Middleware]
 
 
 PROTOCOL_VERSIONS: Final = ("auto",) + HANDSHAKE_VERSIONS + MODERN_VERSIONS
@@ -178,6 +179,7 @@ _CHECKS: Final[Mapping[str, Callable[[str, Any], object]]] = {
     "request_handlers": _handlers("request"),
     "notification_handlers": _handlers("notification"),
     "middleware": _middleware,
+    "outbound_middleware": _middleware,
 }
 assert _CHECKS.keys() == ClientOptions.__annotations__.keys()
 

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import trio
 
+from .._core.jsonrpc import RequestId
+from .._middleware import RequestInfo, run_middleware
 from .._schema import json_schema_for, validate
 from .._session import InboundRequest
 from .._wire.convert import WireFormatError, from_wire, to_wire
@@ -357,7 +359,18 @@ class Context:
         refusal = self._connection.lifecycle.server_request_refusal(method)
         if refusal is not None:
             raise McpError(INVALID_REQUEST, refusal)
-        return await self._request.request(method, params, timeout=timeout)
+        chain = self._connection.server.outbound_chain
+        if not chain:
+            return await self._request.request(method, params, timeout=timeout)
+        version = self._connection.protocol_version
+        call = RequestInfo(method, params, None, self.principal, version, notification=False)
+
+        def note_id(request_id: RequestId) -> None:
+            call.request_id = request_id
+
+        return await run_middleware(
+            chain, call, lambda: self._request.request(method, call.params, timeout=timeout, on_id=note_id)
+        )
 
     def _parse(self, raw: Any, cls: type[T], method: str) -> T:
         try:

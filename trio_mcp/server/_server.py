@@ -161,6 +161,8 @@ class Server:
         self._mounted_in: list[Mount] = []
         #: The middleware around every inbound request and notification, outermost first (``middleware()``).
         self.middleware_chain: tuple[Middleware, ...] = ()
+        #: The middleware around every request a handler sends the client (``outbound_middleware()``).
+        self.outbound_chain: tuple[Middleware, ...] = ()
         #: Custom request and notification methods, and the extensions declared (``request_handler()``, ...).
         self.custom = CustomMethods()
 
@@ -428,6 +430,14 @@ class Server:
         """
         check_middleware(function)
         self.middleware_chain = (*self.middleware_chain, function)
+        return function
+
+    def outbound_middleware(self, function: M) -> M:
+        """Wrap ``function`` around every request a handler sends the client (``ctx.sample()``, ``ctx.elicit()``,
+        ``ctx.list_roots()``, ``ctx.request()``) in a session; ``call.params`` may be replaced before
+        ``call_next()``. The first one registered is the outermost."""
+        check_middleware(function)
+        self.outbound_chain = (*self.outbound_chain, function)
         return function
 
     # -- extensions and custom methods -------------------------------------------------------------
