@@ -168,3 +168,62 @@ async def test_calling_call_next_twice_is_a_failure_of_that_request_alone() -> N
                 await client.call_tool("one", {})
             assert failed.value.code == -32603
             await client.ping()
+
+
+async def test_client_middleware_wraps_what_the_server_sends_and_outbound_middleware_what_it_sends() -> None:
+    server = trio_mcp.Server("asks")
+
+    @server.tool()
+    async def ask(ctx: trio_mcp.Context) -> str:
+        await ctx.info("asking")
+        try:
+            return str(len(await ctx.list_roots()))
+        except McpError as exc:
+            return f"refused {exc.code}"
+
+    tags: list[Any] = []
+
+    @server.middleware
+    async def tagged(call: RequestInfo, call_next: CallNext) -> Any:
+        tags.append(call.meta.get("com.example/tag"))
+        return await call_next()
+
+    received: list[tuple[str, bool]] = []
+    sent: list[tuple[str, Any]] = []
+
+    async def inbound(call: RequestInfo, call_next: CallNext) -> Any:
+        received.append((call.method, call.is_notification))
+        if call.method == "roots/list" and len(received) > 2:
+            raise McpError(-32001, "Forbidden: no more roots")
+        return await call_next()
+
+    async def outbound(call: RequestInfo, call_next: CallNext) -> Any:
+        call.params = {**(call.params or {}), "_meta": {**call.meta, "com.example/tag": "x"}}
+        result = await call_next()
+        sent.append((call.method, call.request_id))
+        return result
+
+    async def roots() -> list[Any]:
+        return []
+
+    with trio.fail_after(10):
+        async with open_in_memory(
+            server,
+            protocol_version="2025-11-25",
+            roots=roots,
+            on_log=lambda params: None,
+            middleware=[inbound],
+            outbound_middleware=[outbound],
+        ) as client:
+            await client.set_logging_level("info")
+            assert (await client.call_tool("ask", {})).content[0].text == "0"  # type: ignore[union-attr]
+            assert (await client.call_tool("ask", {})).content[0].text == "refused -32001"  # type: ignore[union-attr]
+    assert received == [
+        ("notifications/message", True),
+        ("roots/list", False),
+        ("notifications/message", True),
+        ("roots/list", False),
+    ]
+    assert [method for method, _ in sent] == ["initialize", "logging/setLevel", "tools/call", "tools/call"]
+    assert all(isinstance(request_id, int) for _, request_id in sent)
+    assert tags[-2:] == ["x", "x"]  # what the outbound middleware put in _meta reached the server

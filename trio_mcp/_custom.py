@@ -13,7 +13,7 @@ from typing import Any
 from ._middleware import require_async
 from ._wire.methods import METHODS, TASKS_EXTENSION_METHODS
 
-__all__ = ["CustomMethods", "check_extensions"]
+__all__ = ["CustomMethods", "check_extensions", "custom_result"]
 
 Handler = Callable[..., Awaitable[Any]]
 
@@ -38,6 +38,15 @@ def check_extensions(name: str, extensions: object) -> dict[str, dict[str, Any]]
             raise TypeError(f"{name}[{identifier!r}] must be a dict of settings or None, not {settings!r}")
         checked[identifier] = dict(settings or {})
     return checked
+
+
+def custom_result(method: str, result: object) -> dict[str, Any]:
+    """What a custom request handler returned, as the JSON-RPC result: a dict, or {} for None."""
+    if result is None:
+        return {}
+    if type(result) is not dict:
+        raise TypeError(f"the handler for {method} returned {type(result).__name__}, not a dict")
+    return result
 
 
 class CustomMethods:

@@ -14,7 +14,7 @@ import trio
 from .._core.jsonrpc import RequestId
 from .._core.lifecycle import HandshakeEvent, Lifecycle
 from .._core.mcp_headers import header_paths
-from .._custom import CustomMethods
+from .._custom import CustomMethods, custom_result
 from .._middleware import Middleware, RequestInfo, run_middleware
 from .._schema import validate
 from .._session import InboundRequest, Session
@@ -318,12 +318,7 @@ class Client:
         custom = self.custom.requests.get(method)
         if custom is None:
             return await self.handlers.answer(method, params, self._declared)
-        result = await custom(params)
-        if result is None:
-            return {}
-        if type(result) is not dict:
-            raise TypeError(f"the handler for {method} returned {type(result).__name__}, not a dict")
-        return result
+        return custom_result(method, await custom(params))
 
     def note_task_status(self, params: dict[str, Any] | None) -> None:
         """A ``notifications/tasks/status`` arrived: wake whoever polls that task."""

@@ -13,6 +13,7 @@ import trio
 
 from .._core.jsonrpc import RequestId
 from .._core.lifecycle import HandshakeEvent, Lifecycle, Phase
+from .._custom import custom_result
 from .._failures import Fate, failure_text, fate_of, report_failure
 from .._middleware import RequestInfo, run_middleware
 from .._pagination import InvalidCursor, paginate
@@ -341,12 +342,7 @@ class ServerConnection:
         """A method registered with ``Server.request_handler``, run like a built-in one (context, scope)."""
         handler = self.server.custom.requests[request.method]
         with self._context(request, modern) as context:
-            result = await handler(request.params, context)
-        if result is None:
-            return {}
-        if type(result) is not dict:
-            raise TypeError(f"the handler for {request.method} returned {type(result).__name__}, not a dict")
-        return result
+            return custom_result(request.method, await handler(request.params, context))
 
     # -- lifecycle and utilities ------------------------------------------------------------------
 
