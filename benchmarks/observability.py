@@ -20,8 +20,16 @@ from typing import Any
 from loadgen import Counts, peers, run_peer
 
 VARIANTS = ("none", "middleware", "otel")
-#: (metric group, loadgen result key) for one call in flight: the CPU of one request, not of queueing.
-PHASES = (("stdio", "stdio_c1"), ("http", "http_c1"), ("stateless", "stateless_c1"))
+#: (metric group, loadgen result key): one call in flight (a request's whole cost, wake-ups included) and 64
+#: (the marginal cost of a call under load).
+PHASES = (
+    ("stdio", "stdio_c1"),
+    ("stdio", "stdio_c64"),
+    ("http", "http_c1"),
+    ("http", "http_c64"),
+    ("stateless", "stateless_c1"),
+    ("stateless", "stateless_c64"),
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
                 stdio_argv=[*base.stdio_argv, "--observe", variant],
                 http_argv=[*base.http_argv, "--observe", variant],
             )
-            result = run_peer(peer, counts, [group for group, _ in PHASES])
+            result = run_peer(peer, counts, sorted({group for group, _ in PHASES}))
             for _, key in PHASES:
                 value = (result.get(key) or {}).get("server_cpu_us_per_call")
                 if value is not None:

@@ -15,7 +15,8 @@ instrument pays nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import collections
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 import trio
@@ -89,14 +90,29 @@ class Telemetry:
                 explicit_bucket_boundaries_advisory=_BUCKETS,
             ),
         }
-        self._active = {
-            SpanKind.CLIENT: meter.create_up_down_counter(
-                "mcp.client.requests.active", unit="{request}", description="Requests sent and not answered yet."
-            ),
-            SpanKind.SERVER: meter.create_up_down_counter(
-                "mcp.server.requests.active", unit="{request}", description="Requests being served."
-            ),
+        #: Requests in flight by method, read when the metrics are collected (cheaper than a counter per call).
+        self._active: dict[SpanKind, collections.Counter[str]] = {
+            SpanKind.CLIENT: collections.Counter(),
+            SpanKind.SERVER: collections.Counter(),
         }
+        meter.create_observable_up_down_counter(
+            "mcp.client.requests.active",
+            callbacks=[self._reader(SpanKind.CLIENT)],
+            unit="{request}",
+            description="Requests sent and not answered yet.",
+        )
+        meter.create_observable_up_down_counter(
+            "mcp.server.requests.active",
+            callbacks=[self._reader(SpanKind.SERVER)],
+            unit="{request}",
+            description="Requests being served.",
+        )
+
+    def _reader(self, kind: SpanKind) -> Callable[[Any], Iterable[metrics.Observation]]:
+        def observe(options: Any) -> Iterable[metrics.Observation]:
+            return [metrics.Observation(n, {"mcp.method.name": m}) for m, n in self._active[kind].items()]
+
+        return observe
 
     def instrument(self, server: Server) -> None:
         """Trace and measure everything ``server`` receives (call it before adding other middleware, so that
@@ -157,7 +173,7 @@ class Telemetry:
             set_status_on_exception=False,
         ) as span:
             if not call.is_notification:
-                active.add(1, {"mcp.method.name": method})
+                active[method] += 1
             try:
                 if kind is SpanKind.CLIENT:
                     meta = dict(call.meta)
@@ -194,4 +210,4 @@ class Telemetry:
                     measured["error.type"] = error_type
                 self._duration[kind].record(trio.current_time() - start, measured)
                 if not call.is_notification:
-                    active.add(-1, {"mcp.method.name": method})
+                    active[method] -= 1
