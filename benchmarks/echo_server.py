@@ -11,6 +11,10 @@ Tools (the same in official_python_server.py and ts/echo_server.mjs):
 Over HTTP it serves Streamable HTTP on /mcp: sessions (2025-03-26 .. 2025-11-25) and stateless 2026-07-28
 requests. It prints "listening <port>" on stdout once the port is bound (``--port 0`` picks a free one).
 
+``--observe middleware`` adds one pass-through middleware; ``--observe otel`` instruments the server with
+``trio_mcp.otel`` on the OpenTelemetry SDK, spans batched to an exporter that drops them (benchmarks/observability.py
+compares the three).
+
 ``--profile PATH`` runs the server under cProfile and writes the stats (pstats format) to PATH when it ends:
 at stdin EOF over stdio, at SIGTERM or SIGINT over HTTP. ``loadgen.py --profile-server PREFIX`` passes it.
 """
@@ -72,6 +76,42 @@ async def serve_http(host: str, port: int, stop_on_sigterm: bool = False) -> Non
                     break
 
 
+def observe(how: str) -> None:
+    """Add what ``--observe`` asks for to the server (before it serves anything)."""
+    if how == "middleware":
+
+        @server.middleware
+        async def passthrough(call: Any, call_next: Callable[[], Awaitable[Any]]) -> Any:
+            return await call_next()
+
+    elif how == "otel":
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, PeriodicExportingMetricReader
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+        from trio_mcp.otel import Telemetry
+
+        class DropSpans(SpanExporter):
+            def export(self, spans: Any) -> SpanExportResult:
+                return SpanExportResult.SUCCESS
+
+        class DropMetrics(MetricExporter):
+            def export(self, metrics_data: Any, timeout_millis: float = 10_000, **kwargs: Any) -> MetricExportResult:
+                return MetricExportResult.SUCCESS
+
+            def force_flush(self, timeout_millis: float = 10_000) -> bool:
+                return True
+
+            def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+                pass
+
+        tracer_provider = TracerProvider()
+        tracer_provider.add_span_processor(BatchSpanProcessor(DropSpans()))
+        meter_provider = MeterProvider(metric_readers=[PeriodicExportingMetricReader(DropMetrics())])
+        Telemetry(tracer_provider=tracer_provider, meter_provider=meter_provider).instrument(server)
+
+
 def run(fn: Callable[..., Awaitable[Any]], *args: Any, profile: str | None = None) -> None:
     if profile is None:
         trio.run(fn, *args)
@@ -91,7 +131,9 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--profile", metavar="PATH", help="run under cProfile; write the stats to PATH at exit")
+    parser.add_argument("--observe", choices=("none", "middleware", "otel"), default="none")
     args = parser.parse_args()
+    observe(args.observe)
     try:
         if args.transport == "stdio":
             run(server.serve_stdio, profile=args.profile)

@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/hotpath.py                 # per-stage and end-to-end µs per call
     .venv/bin/python benchmarks/hotpath.py --profile       # plus cProfile of the end-to-end loop
     .venv/bin/python benchmarks/hotpath.py --profile --profile-out /tmp/hot.prof   # for snakeviz & co.
+    .venv/bin/python benchmarks/hotpath.py --observe otel  # with trio_mcp.otel (or: middleware)
 
 End to end, request bytes go into a ``MemoryMessageStream`` served by the benchmark's echo server
 (benchmarks/echo_server.py) through ``Server.serve_connection`` -- the same ``Session`` engine and
@@ -36,7 +37,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from echo_server import server  # noqa: E402  (the benchmark's trio_mcp echo server)
+from echo_server import observe, server  # noqa: E402  (the benchmark's trio_mcp echo server)
 
 from trio_mcp._core.jsonrpc import classify, decode, encode, result_message  # noqa: E402
 from trio_mcp.transports._base import MemoryMessageStream  # noqa: E402
@@ -147,7 +148,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="cProfile the end-to-end loop (1 in flight)")
     parser.add_argument("--profile-out", type=Path, help="also save the profile (pstats format) here")
     parser.add_argument("--top", type=int, default=25, help="functions listed from the profile")
+    parser.add_argument(
+        "--observe",
+        choices=("none", "middleware", "otel"),
+        default="none",
+        help="add a pass-through middleware, or trio_mcp.otel exporting to nowhere (as echo_server.py --observe)",
+    )
     args = parser.parse_args(argv)
+    observe(args.observe)
     calls = 300 if args.quick else args.calls
     stage_times = stages(200 if args.quick else 20000)
     trio.run(end_to_end, min(calls, 200), 1)  # warm-up: imports, caches

@@ -3,7 +3,7 @@
 - trio_mcp's echo server (benchmarks/echo_server.py) through the load generator over stdio and HTTP (sessions
   and stateless): every request is answered with the echo, and every cancellation shows in the sleep tool's
   marker file;
-- the load generator's and the hot-path micro-benchmark's command lines;
+- the load generator's, the hot-path micro-benchmark's and the observability benchmark's command lines;
 - ``compare.py --quick`` against the official SDKs (marked interop): skipped, with the reason, only when their
   set-up (``bash benchmarks/setup.sh``) has not been run.
 """
@@ -101,6 +101,22 @@ def test_hotpath_micro_benchmark() -> None:
     assert done.returncode == 0, done.stderr
     for stage in ("parse", "classify", "convert", "serialise", "end to end, 64 in flight", "profile, sorted by"):
         assert stage in done.stdout, done.stdout
+
+
+def test_observability_overhead_benchmark() -> None:
+    """benchmarks/observability.py runs the echo server bare, with a middleware and with OpenTelemetry."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "observability.py"), "--quick"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=BENCH,
+    )
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)["server_cpu_us_per_call"]
+    for variant in ("none", "middleware", "otel"):
+        assert all(figures[variant][phase] is not None for phase in ("stdio_c1", "http_c1", "stateless_c1")), figures
 
 
 @pytest.mark.interop

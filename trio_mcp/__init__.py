@@ -9,6 +9,7 @@ import logging as _logging
 from typing import TYPE_CHECKING
 
 from ._lazy import lazy_attributes
+from ._middleware import CallNext, RequestInfo
 from ._schema import Field
 from ._version import __version__
 from .client import (
@@ -67,6 +68,8 @@ __all__ = [
     "McpLogHandler",
     "TaskManager",
     "TaskCancelled",
+    "RequestInfo",
+    "CallNext",
     "HttpTransportOptions",
     "Client",
     "ClientGroup",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final, Literal, TypeVar
 
@@ -14,6 +14,8 @@ import trio
 from .._core.jsonrpc import RequestId
 from .._core.lifecycle import HandshakeEvent, Lifecycle
 from .._core.mcp_headers import header_paths
+from .._custom import CustomMethods, custom_result
+from .._middleware import Middleware, RequestInfo, run_middleware
 from .._schema import validate
 from .._session import InboundRequest, Session
 from .._util import collapse_exception_groups
@@ -159,6 +161,11 @@ class Client:
         on_list_changed: Callable[[str], Any] | None = None,
         max_pages: int = DEFAULT_MAX_PAGES,
         host_tasks: bool = False,
+        extensions: Mapping[str, Mapping[str, Any] | None] | None = None,
+        request_handlers: Mapping[str, Callable[..., Awaitable[Any]]] | None = None,
+        notification_handlers: Mapping[str, Callable[..., Awaitable[Any]]] | None = None,
+        middleware: Sequence[Middleware] = (),
+        outbound_middleware: Sequence[Middleware] = (),
     ) -> None:
         """Args:
         stream: the transport; usually an ``open_*`` function builds it.
@@ -178,6 +185,13 @@ class Client:
         max_pages: how many pages an ``iter_*`` method fetches before deciding the server loops.
         host_tasks: declare 2025-11-25 task support for sampling/elicitation, so a server may ask for them as
             tasks (the callbacks then run as tasks the server polls; see docs/tasks.md).
+        extensions: ``capabilities.extensions`` to declare (identifier -> settings; 2026-07-28 only).
+        request_handlers: answer the server's custom requests: method -> ``async def handler(params) -> dict``
+            (run like the callbacks above; ``report_progress()`` works in them).
+        notification_handlers: receive the server's custom notifications: method -> ``async def handler(params)``.
+        middleware: wrapped around every request and notification the server sends (see docs/middleware.md).
+        outbound_middleware: wrapped around every request this client sends (``call.params`` may be replaced
+            before ``call_next()``; ``call.request_id`` is set once the request is written).
 
         Callbacks answering server requests (roots, sampling, elicitation) run in their own task, inside the
         request's cancel scope: the server's ``notifications/cancelled`` cancels them. If one raises, the
@@ -204,8 +218,23 @@ class Client:
                 "on_list_changed": on_list_changed,
                 "max_pages": max_pages,
                 "host_tasks": host_tasks,
+                "extensions": extensions or {},
+                "request_handlers": request_handlers or {},
+                "notification_handlers": notification_handlers or {},
+                "middleware": middleware,
+                "outbound_middleware": outbound_middleware,
             }
         )
+        self.custom = CustomMethods()
+        self.custom.add_extensions("extensions", extensions or {})
+        for method, handler in (request_handlers or {}).items():
+            self.custom.add_request(method, handler)
+        for method, handler in (notification_handlers or {}).items():
+            self.custom.add_notification(method, handler)
+        #: Around every request and notification the server sends, outermost first.
+        self.middleware_chain: tuple[Middleware, ...] = tuple(middleware)
+        #: Around every request this client sends, outermost first.
+        self.outbound_chain: tuple[Middleware, ...] = tuple(outbound_middleware)
         self.max_pages = max_pages
         #: outputSchema of each tool seen in the latest listings (None: the tool declared none).
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
@@ -282,7 +311,14 @@ class Client:
     async def _answer_request(self, request: InboundRequest) -> Any:
         # This task serves only this request, so the variable is seen by this callback alone.
         serving.set((request, self.protocol_version))
-        return await self.handlers.answer(request.method, request.params, self._declared)
+        return await self._answer(request.method, request.params)
+
+    async def _answer(self, method: str, params: Any) -> Any:
+        """The result of a server request (a JSON-RPC one, or embedded in an ``InputRequiredResult``)."""
+        custom = self.custom.requests.get(method)
+        if custom is None:
+            return await self.handlers.answer(method, params, self._declared)
+        return custom_result(method, await custom(params))
 
     def note_task_status(self, params: dict[str, Any] | None) -> None:
         """A ``notifications/tasks/status`` arrived: wake whoever polls that task."""
@@ -379,7 +415,7 @@ class Client:
         tasks = TaskHost.capability(capabilities) if self._task_host is not None and version == V2025_11_25 else None
         if tasks is not None:
             capabilities["tasks"] = tasks
-        return capabilities
+        return self.custom.declared(capabilities) if version in MODERN_VERSIONS else capabilities
 
     async def notify_roots_changed(self) -> None:
         """Tell the server the roots changed (``notifications/roots/list_changed``; a no-op on 2026-07-28,
@@ -430,6 +466,13 @@ class Client:
         if self._modern_version is not None:
             return self._modern_version
         return self.initialize_result.protocol_version
+
+    @property
+    def negotiated_version(self) -> str | None:
+        """``protocol_version``, or None before the client has one."""
+        if self._modern_version is not None:
+            return self._modern_version
+        return self._initialize_result.protocol_version if self._initialize_result is not None else None
 
     @property
     def server_info(self) -> Implementation:
@@ -501,7 +544,20 @@ class Client:
         return await self._modern_request(method, params, options)
 
     async def _send_request(self, method: str, params: dict[str, Any] | None, **options: Any) -> Any:
-        """The one way requests leave the client. A session the server ended is renewed (see ``_renewal``)."""
+        """The one way requests leave the client, through the ``outbound_middleware``."""
+        chain = self.outbound_chain
+        if not chain:
+            return await self._send_renewing(method, params, options)
+        call = RequestInfo(method, params, None, None, self.negotiated_version, notification=False)
+
+        def note_id(request_id: RequestId) -> None:
+            call.request_id = request_id
+
+        options["on_id"] = note_id
+        return await run_middleware(chain, call, lambda: self._send_renewing(method, call.params, options))
+
+    async def _send_renewing(self, method: str, params: dict[str, Any] | None, options: dict[str, Any]) -> Any:
+        """Send a request; a session the server ended is renewed, and the request sent again if safe (``_renewal``)."""
         session = self.session
         unsent = session.closed
         try:
@@ -589,7 +645,7 @@ class Client:
             method = embedded.get("method") if type(embedded) is dict else None
             params = embedded.get("params") if type(embedded) is dict else None
             try:
-                answers[key] = await self.handlers.answer(str(method), params, self._declared)
+                answers[key] = await self._answer(str(method), params)
             except Refused as exc:
                 raise RemoteProtocolError(f"server asked for {method!r} input this client cannot give: {exc}") from None
 

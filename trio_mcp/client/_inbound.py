@@ -9,6 +9,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol
 
 from .._core.lifecycle import Lifecycle
+from .._custom import CustomMethods
+from .._middleware import Middleware, RequestInfo, run_middleware
 from .._session import InboundRequest
 from .._wire.convert import from_wire
 from ..errors import INVALID_REQUEST, McpError, RemoteProtocolError
@@ -30,6 +32,11 @@ class InboundTarget(Protocol):
     on_log: Callable[[LoggingMessageNotificationParams], Any] | None
     on_resource_updated: Callable[[str], Any] | None
     on_list_changed: Callable[[str], Any] | None
+    custom: CustomMethods
+    middleware_chain: tuple[Middleware, ...]
+
+    @property
+    def negotiated_version(self) -> str | None: ...
 
     @property
     def era(self) -> str | None: ...
@@ -65,6 +72,20 @@ class ClientInbound:
         self._client = client
 
     async def handle_request(self, request: InboundRequest) -> Any:
+        chain = self._client.middleware_chain
+        if not chain:
+            return await self._request(request)
+        call = RequestInfo(request.method, request.params, request.id, None, self._client.negotiated_version)
+        return await run_middleware(chain, call, lambda: self._request(request))
+
+    async def handle_notification(self, method: str, params: dict[str, Any] | None) -> None:
+        chain = self._client.middleware_chain
+        if not chain:
+            return await self._notification(method, params)
+        call = RequestInfo(method, params, None, None, self._client.negotiated_version)
+        await run_middleware(chain, call, lambda: self._notification(method, params))
+
+    async def _request(self, request: InboundRequest) -> Any:
         if request.method in _CLIENT_ONLY_METHODS and self._client.era is None:
             self._client.fail_handshake(
                 RemoteProtocolError(
@@ -80,8 +101,12 @@ class ClientInbound:
             return {}
         return await self._client.serve_request(request)
 
-    async def handle_notification(self, method: str, params: dict[str, Any] | None) -> None:
+    async def _notification(self, method: str, params: dict[str, Any] | None) -> None:
         client = self._client
+        custom = client.custom.notifications.get(method)
+        if custom is not None:
+            await custom(params)
+            return
         result: Any = None
         change = _change_of(method, params)
         meta = params.get("_meta") if params else None

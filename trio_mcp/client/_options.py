@@ -12,6 +12,8 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, TypedDict
 
+from .._custom import CustomMethods, check_extensions
+from .._middleware import Middleware, check_middleware
 from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ..types import (
     CreateMessageRequestParams,
@@ -65,6 +67,11 @@ class ClientOptions(TypedDict, total=False):
     on_list_changed: Callable[[str], Any] | None
     max_pages: int
     host_tasks: bool
+    extensions: Mapping[str, Mapping[str, Any] | None]
+    request_handlers: Mapping[str, Callable[..., Awaitable[Any]]]
+    notification_handlers: Mapping[str, Callable[..., Awaitable[Any]]]
+    middleware: Sequence[Middleware]
+    outbound_middleware: Sequence[Middleware]
 
 
 PROTOCOL_VERSIONS: Final = ("auto",) + HANDSHAKE_VERSIONS + MODERN_VERSIONS
@@ -134,7 +141,26 @@ def _max_pages(name: str, value: object) -> None:
         raise ValueError(f"{name} must be at least 1, not {value}")
 
 
-_CHECKS: Final[Mapping[str, Callable[[str, Any], None]]] = {
+def _handlers(kind: str) -> Callable[[str, Any], None]:
+    def check(name: str, value: object) -> None:
+        if not isinstance(value, Mapping):
+            raise TypeError(f"{name} must map method names to async functions, not {type(value).__name__}")
+        table = CustomMethods()
+        add = table.add_request if kind == "request" else table.add_notification
+        for method, handler in value.items():
+            add(method, handler)
+
+    return check
+
+
+def _middleware(name: str, value: object) -> None:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"{name} must be a list of async functions, not {type(value).__name__}")
+    for item in value:
+        check_middleware(item)
+
+
+_CHECKS: Final[Mapping[str, Callable[[str, Any], object]]] = {
     "client_info": _client_info,
     "protocol_version": _protocol_version,
     "probe_timeout": lambda name, value: check_timeout(name, value, allow_none=False),
@@ -149,6 +175,11 @@ _CHECKS: Final[Mapping[str, Callable[[str, Any], None]]] = {
     "on_list_changed": _callback,
     "max_pages": _max_pages,
     "host_tasks": _flag,
+    "extensions": check_extensions,
+    "request_handlers": _handlers("request"),
+    "notification_handlers": _handlers("notification"),
+    "middleware": _middleware,
+    "outbound_middleware": _middleware,
 }
 assert _CHECKS.keys() == ClientOptions.__annotations__.keys()
 

@@ -154,7 +154,11 @@ async def resume_task(
 
 
 async def _follow_or_cancel(
-    client: TaskClient, task_id: str, task: dict[str, Any], on_status: TaskStatusHandler | None, poll_interval: float | None
+    client: TaskClient,
+    task_id: str,
+    task: dict[str, Any],
+    on_status: TaskStatusHandler | None,
+    poll_interval: float | None,
 ) -> CallToolResult:
     try:
         return await _follow(client, task_id, task, on_status, poll_interval)
@@ -228,7 +232,11 @@ async def _pause(client: TaskClient, task_id: str, seconds: float) -> None:
 
 
 async def _follow(
-    client: TaskClient, task_id: str, task: dict[str, Any], on_status: TaskStatusHandler | None, poll_interval: float | None
+    client: TaskClient,
+    task_id: str,
+    task: dict[str, Any],
+    on_status: TaskStatusHandler | None,
+    poll_interval: float | None,
 ) -> CallToolResult:
     modern = client.era == "modern"
     answered: set[str] = set()

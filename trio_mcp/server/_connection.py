@@ -13,7 +13,9 @@ import trio
 
 from .._core.jsonrpc import RequestId
 from .._core.lifecycle import HandshakeEvent, Lifecycle, Phase
+from .._custom import custom_result
 from .._failures import Fate, failure_text, fate_of, report_failure
+from .._middleware import RequestInfo, run_middleware
 from .._pagination import InvalidCursor, paginate
 from .._schema import ArgumentError
 from .._session import InboundRequest, Session
@@ -194,7 +196,14 @@ class ServerConnection:
         self._held_logs[request.id] = []
         try:
             try:
-                result = await self._dispatch(request)
+                chain = self.server.middleware_chain
+                if chain:
+                    call = RequestInfo(
+                        request.method, request.params, request.id, self.principal, self.protocol_version
+                    )
+                    result = await run_middleware(chain, call, lambda: self._dispatch(request))
+                else:
+                    result = await self._dispatch(request)
             except McpError:
                 raise
             except BaseException as exc:
@@ -240,6 +249,8 @@ class ServerConnection:
     def _handler_for(self, method: str, table: dict[str, tuple[MethodHandler, str | None]]) -> MethodHandler:
         entry = table.get(method)
         if entry is None:
+            if method in self.server.custom.requests:
+                return ServerConnection._custom_request
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
         handler, capability = entry
         if capability is not None and not self.server.offers(capability):
@@ -288,6 +299,18 @@ class ServerConnection:
         return self.server.decorate_modern_result(method, result, cacheable=not retried)
 
     async def handle_notification(self, method: str, params: dict[str, Any] | None) -> None:
+        chain = self.server.middleware_chain
+        if chain:
+            call = RequestInfo(method, params, None, self.principal, self.protocol_version)
+            await run_middleware(chain, call, lambda: self._notification(method, params))
+        else:
+            await self._notification(method, params)
+
+    async def _notification(self, method: str, params: dict[str, Any] | None) -> None:
+        custom = self.server.custom.notifications.get(method)
+        if custom is not None:
+            await custom(params)
+            return
         if method == "notifications/roots/list_changed":
             if self.server.roots_changed_handlers() and self._nursery is not None:
                 self._nursery.start_soon(self._roots_changed)
@@ -322,6 +345,12 @@ class ServerConnection:
                 if fate_of(exc) is Fate.PROPAGATE:
                     raise
                 report_failure(logger, "an on_roots_changed handler", exc)
+
+    async def _custom_request(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
+        """A method registered with ``Server.request_handler``, run like a built-in one (context, scope)."""
+        handler = self.server.custom.requests[request.method]
+        with self._context(request, modern) as context:
+            return custom_result(request.method, await handler(request.params, context))
 
     # -- lifecycle and utilities ------------------------------------------------------------------
 

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import trio
 
+from .._core.jsonrpc import RequestId
+from .._middleware import RequestInfo, run_middleware
 from .._schema import json_schema_for, validate
 from .._session import InboundRequest
 from .._wire.convert import WireFormatError, from_wire, to_wire
@@ -324,6 +326,18 @@ class Context:
         raw = await self._ask("elicitation/create", params, timeout, key)
         return self._parse(raw, ElicitResult, "elicitation/create")
 
+    async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = 60.0) -> Any:
+        """Send the client a request (an extension's method, say) and return its raw result.
+
+        In a session it is a JSON-RPC request tied to this one; on 2026-07-28 it becomes an input request of
+        an ``InputRequiredResult``, which only tools, prompts and resource reads may return.
+        """
+        return await self._ask(method, params, timeout, None)
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send the client a notification that belongs with this request (on its stream, before its answer)."""
+        await self._request.notify(method, params)
+
     def _require(self, declared: bool, capability: str, required: dict[str, Any]) -> None:
         if declared:
             return
@@ -345,7 +359,18 @@ class Context:
         refusal = self._connection.lifecycle.server_request_refusal(method)
         if refusal is not None:
             raise McpError(INVALID_REQUEST, refusal)
-        return await self._request.request(method, params, timeout=timeout)
+        chain = self._connection.server.outbound_chain
+        if not chain:
+            return await self._request.request(method, params, timeout=timeout)
+        version = self._connection.protocol_version
+        call = RequestInfo(method, params, None, self.principal, version, notification=False)
+
+        def note_id(request_id: RequestId) -> None:
+            call.request_id = request_id
+
+        return await run_middleware(
+            chain, call, lambda: self._request.request(method, call.params, timeout=timeout, on_id=note_id)
+        )
 
     def _parse(self, raw: Any, cls: type[T], method: str) -> T:
         try:

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
 import attrs
 import trio
 
+from .._custom import CustomMethods
+from .._middleware import Middleware, check_middleware
 from .._pagination import CursorCodec
 from .._uri_template import MatchedVariables, TemplateRouter
 from .._util import collapse_exception_groups
@@ -62,6 +64,7 @@ _CACHEABLE_METHODS = frozenset(
 
 F = TypeVar("F", bound=Callable[..., Any])
 D = TypeVar("D", ToolDefinition, ResourceDefinition, PromptDefinition)
+M = TypeVar("M", bound=Middleware)
 
 CompletionHandler = Callable[..., Any]
 """``(ref, argument, context) -> list[str] | Completion | None``, sync or async; see ``Server.completion``."""
@@ -159,6 +162,12 @@ class Server:
         #: Servers mounted in this one (``mount()``), and the mounts this server is the child of.
         self.mounts: list[Mount] = []
         self._mounted_in: list[Mount] = []
+        #: The middleware around every inbound request and notification, outermost first (``middleware()``).
+        self.middleware_chain: tuple[Middleware, ...] = ()
+        #: The middleware around every request a handler sends the client (``outbound_middleware()``).
+        self.outbound_chain: tuple[Middleware, ...] = ()
+        #: Custom request and notification methods, and the extensions declared (``request_handler()``, ...).
+        self.custom = CustomMethods()
 
     # -- tools ------------------------------------------------------------------------------------
 
@@ -429,6 +438,58 @@ class Server:
             cached = self._listing_cache[key] = [item.wire(version) for item in table.values()]
         return cached
 
+    # -- middleware -------------------------------------------------------------------------------
+
+    def middleware(self, function: M) -> M:
+        """Wrap ``function`` around every request and notification this server serves (see docs/middleware.md).
+
+        ``async def mw(call: RequestInfo, call_next) -> result``; it runs inside the request's cancel scope, sees
+        what ``call_next()`` returns or raises, may return its own result or raise ``McpError``. The first one
+        registered is the outermost.
+        """
+        check_middleware(function)
+        self.middleware_chain = (*self.middleware_chain, function)
+        return function
+
+    def outbound_middleware(self, function: M) -> M:
+        """Wrap ``function`` around every request a handler sends the client (``ctx.sample()``, ``ctx.elicit()``,
+        ``ctx.list_roots()``, ``ctx.request()``) in a session; ``call.params`` may be replaced before
+        ``call_next()``. The first one registered is the outermost."""
+        check_middleware(function)
+        self.outbound_chain = (*self.outbound_chain, function)
+        return function
+
+    # -- extensions and custom methods -------------------------------------------------------------
+
+    def extension(self, identifier: str, settings: Mapping[str, Any] | None = None) -> None:
+        """Declare ``capabilities.extensions[identifier] = settings`` (a field of 2026-07-28; session-era
+        revisions do not have it, so there a client learns of an extension only by calling its methods)."""
+        self.custom.add_extensions("extension", {identifier: settings})
+
+    def request_handler(self, method: str) -> Callable[[F], F]:
+        """Serve the custom request ``method`` with ``async def handler(params, ctx) -> dict | None``.
+
+        ``params`` is the request's params dict (or None), ``ctx`` its ``Context``: progress, logging,
+        cancellation and errors work as for a tool, except that an exception is a JSON-RPC error (``McpError``
+        as raised, anything else -32603), never an ``isError`` result. A method MCP defines cannot be replaced.
+        """
+
+        def register(fn: F) -> F:
+            self.custom.add_request(method, fn)
+            return fn
+
+        return register
+
+    def notification_handler(self, method: str) -> Callable[[F], F]:
+        """Receive the custom notification ``method`` with ``async def handler(params) -> None`` (run in the
+        session's reader, in arrival order: keep it short; its exceptions are logged)."""
+
+        def register(fn: F) -> F:
+            self.custom.add_notification(method, fn)
+            return fn
+
+        return register
+
     # -- what connections ask of the registry -----------------------------------------------------
 
     def capabilities(self, version: str) -> ServerCapabilities:
@@ -441,8 +502,15 @@ class Server:
             prompts=PromptsCapability(list_changed=True) if self.prompts else None,
             logging={},
             completions={} if self.offers("completions") and has(version, Feature.COMPLETIONS) else None,
-            **task_capabilities(self.tools.values(), version),
+            **self._extensions(version),
         )
+
+    def _extensions(self, version: str) -> dict[str, Any]:
+        """The task capability entries and the ``extensions`` declared, as ``version`` has them."""
+        entries = task_capabilities(self.tools.values(), version)
+        if self.custom.extensions and version in MODERN_VERSIONS:
+            entries["extensions"] = {**entries.get("extensions", {}), **self.custom.extensions}
+        return entries
 
     def offers(self, capability: str) -> bool:
         """True if this server serves the methods behind ``capability`` ("tools", "prompts", ...)."""

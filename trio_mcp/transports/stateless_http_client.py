@@ -10,6 +10,7 @@ from typing import Any
 from .._core.jsonrpc import RequestId, encode, is_request_id
 from .._core.mcp_headers import encode_header_value
 from .._core.sse import SSEDecoder
+from .._wire.methods import METHODS
 from .._wire.versions import LATEST_VERSION
 from ..errors import ConnectionClosed
 from ._base import connection_lost
@@ -35,8 +36,9 @@ class StatelessHttpStream(_HttpMessageStream):
     """Streamable HTTP for 2026-07-28, as a ``MessageStream``: one self-contained POST per request.
 
     Requests must carry their ``_meta`` (the client layer adds it). The engine's ``notifications/cancelled``
-    closes the request's response instead of being sent, which is what cancellation is on HTTP now; other
-    notifications and responses have no meaning here and are dropped.
+    closes the request's response instead of being sent, which is what cancellation is on HTTP now; other MCP
+    notifications are dropped, an extension's (a method MCP does not define) is POSTed on its own, and responses
+    have no meaning here and are dropped.
     """
 
     def __init__(
@@ -118,10 +120,23 @@ class StatelessHttpStream(_HttpMessageStream):
             if cancelled is not None:
                 cancelled.pending.clear()
                 cancelled.scope.cancel()  # closing the response stream is the cancellation
+        elif method in METHODS:
+            logger.debug("dropping %s: no MCP notification is defined over stateless HTTP", method)
         elif isinstance(method, str):
-            logger.debug("dropping %s: no client notification is defined over stateless HTTP", method)
+            await self._post_notification(method, message)
         else:
             logger.warning("dropping a response: a 2026-07-28 server sends no requests")
+
+    async def _post_notification(self, method: str, message: dict[str, Any]) -> None:
+        """POST an extension's notification on its own; the server answers 202."""
+        try:
+            response = await self._http("POST", self.url, self.request_headers(message), encode(message))
+        except HttpError as exc:
+            logger.warning("could not send %s: %s", method, exc)
+            return
+        await response.aclose()
+        if response.status != 202:
+            logger.warning("the server answered %s with HTTP %d instead of 202", method, response.status)
 
     def _forget(self, request_id: RequestId, call: _Call) -> None:
         if self._calls.get(request_id) is call:

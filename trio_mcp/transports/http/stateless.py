@@ -109,7 +109,14 @@ async def serve_stateless(
     scope of the request's, cancelled when the request ends.
     """
     if not route.request_ids:
-        await response.send(202)  # no client notification is defined over HTTP in this revision
+        message = route.message
+        if type(message) is dict and "method" in message:
+            # No notification of this revision is meant for HTTP, but an extension's may be: the server's
+            # handlers (and middleware) get it, then the connection ends, with nothing to answer.
+            exchange = _Exchange(response, message, nursery, keepalive)
+            exchange.done.set()
+            await connect(exchange, modern_only=True, principal=request_principal.get())
+        await response.send(202)
         return
     exchange = _Exchange(response, route.message, nursery, keepalive)
     try:
