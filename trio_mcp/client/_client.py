@@ -6,7 +6,7 @@ import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Literal
 
 import attrs
 import trio
@@ -20,7 +20,7 @@ from .._schema import validate
 from .._session import InboundRequest, Session
 from .._util import collapse_exception_groups
 from .._version import __version__
-from .._wire.convert import WireFormatError, from_wire, to_wire
+from .._wire.convert import to_wire
 from .._wire.versions import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
@@ -29,15 +29,15 @@ from .._wire.versions import (
 )
 from ..errors import (
     HEADER_MISMATCH,
-    UNSUPPORTED_PROTOCOL_VERSION,
     CapabilityError,
     ConnectionClosed,
     McpError,
     RemoteProtocolError,
     RequestTimeout,
 )
-from ..transports._base import MessageStream, as_connection_closed
+from ..transports._base import MessageStream
 from ..types import (
+    INPUT_REQUIRED_METHODS,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_LOG_LEVEL,
@@ -57,7 +57,6 @@ from ..types import (
     ListResourceTemplatesResult,
     ListToolsResult,
     LoggingMessageNotificationParams,
-    ProgressNotificationParams,
     Prompt,
     ReadResourceResult,
     Resource,
@@ -80,56 +79,23 @@ from ._options import (
 )
 from ._pages import DEFAULT_MAX_PAGES, ItemPages
 from ._renewal import SAFE_TO_RETRY, Reconnect, SessionLost
+from ._requests import (
+    DEFAULT_LOG_LEVEL,
+    MAX_INPUT_ROUNDS,
+    REMOVED_IN_STATELESS,
+    REQUIRED_SERVER_CAPABILITY,
+    cursor_params,
+    parse_result,
+    request_on,
+    supported_versions,
+    typed_progress,
+)
 from ._tasks import TaskHost, task_status_notified
 from ._tools import StructuredContentError, tool_problem
 
 __all__ = ["Client"]
 
 logger = logging.getLogger("trio_mcp.client")
-
-T = TypeVar("T")
-
-
-#: The handshake-era methods 2026-07-28 removed, and what replaces each.
-async def _request_on(session: Session, method: str, params: dict[str, Any] | None, options: dict[str, Any]) -> Any:
-    """``session.request``; a transport's note that the connection was lost before the answer becomes
-    ``ConnectionClosed``, so callers never see transport failures as ``McpError``."""
-    try:
-        return await session.request(method, params, **options)
-    except McpError as exc:
-        closed = as_connection_closed(exc)
-        if closed is None:
-            raise
-        raise closed from None
-
-
-_REMOVED_IN_MODERN: Final = {
-    "resources/subscribe": "use client.listen(resource_uris=[...])",
-    "resources/unsubscribe": "leave the client.listen() block",
-    "logging/setLevel": "set_logging_level() stores the level and sends it with every request",
-}
-#: Requests a 2026-07-28 server may answer with an InputRequiredResult.
-_INPUT_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
-#: How many input rounds one request may take before the server is assumed to loop.
-MAX_INPUT_ROUNDS: Final = 16
-
-#: The level a 2026-07-28 client with an ``on_log`` callback asks for until ``set_logging_level`` picks one
-#: (the usual default of handshake-era servers, which send logs unasked).
-DEFAULT_LOG_LEVEL: Final = "info"
-#: Client-to-server methods and the server capability each needs.
-_REQUIRED_SERVER_CAPABILITY: Final = {
-    "tools/list": "tools",
-    "tools/call": "tools",
-    "resources/list": "resources",
-    "resources/templates/list": "resources",
-    "resources/read": "resources",
-    "resources/subscribe": "resources",
-    "resources/unsubscribe": "resources",
-    "prompts/list": "prompts",
-    "prompts/get": "prompts",
-    "logging/setLevel": "logging",
-    "completion/complete": "completions",
-}
 
 
 class Client:
@@ -361,7 +327,7 @@ class Client:
         self._declared = self._capabilities(version)
         options: dict[str, Any] = {} if timeout is DEFAULT_TIMEOUT else {"timeout": timeout}
         raw = await self._send_request("server/discover", {"_meta": self._envelope()}, **options)
-        self._discover_result = self._parse(raw, DiscoverResult, "server/discover")
+        self._discover_result = parse_result(raw, DiscoverResult, "server/discover")
         self.era = "modern"
 
     def add_close_callback(self, callback: Callable[[], Awaitable[None]]) -> None:
@@ -397,7 +363,7 @@ class Client:
         except McpError:
             self.lifecycle.handle(HandshakeEvent.INITIALIZE_ERROR)
             raise
-        result = self._parse(raw, InitializeResult, "initialize")
+        result = parse_result(raw, InitializeResult, "initialize")
         if result.protocol_version not in HANDSHAKE_VERSIONS:
             raise RemoteProtocolError(
                 f"server chose protocol version {result.protocol_version!r}, which this client does not support"
@@ -480,7 +446,7 @@ class Client:
         if self._discover_result is not None:
             info = (self._discover_result.meta or {}).get(META_SERVER_INFO)
             if isinstance(info, dict):
-                return self._parse(info, Implementation, "server/discover serverInfo")
+                return parse_result(info, Implementation, "server/discover serverInfo")
             return Implementation(name="unknown", version="unknown")
         return self.initialize_result.server_info
 
@@ -524,18 +490,18 @@ class Client:
         check_timeout("max_total_timeout", max_total_timeout)
         if on_progress is not None and not callable(on_progress):
             raise TypeError(f"on_progress must be a function or None, not {type(on_progress).__name__}")
-        needed = _REQUIRED_SERVER_CAPABILITY.get(method)
+        needed = REQUIRED_SERVER_CAPABILITY.get(method)
         if needed == "completions" and self.protocol_version == "2024-11-05":
             needed = None  # that revision has the method but no capability for it
         if needed is not None and getattr(self.server_capabilities, needed) is None:
             raise CapabilityError(method, f"{method}: the server did not declare the {needed!r} capability")
-        if self.era == "modern" and method in _REMOVED_IN_MODERN:
-            raise CapabilityError(method, f"{method} does not exist on 2026-07-28: {_REMOVED_IN_MODERN[method]}")
+        if self.era == "modern" and method in REMOVED_IN_STATELESS:
+            raise CapabilityError(method, f"{method} does not exist on 2026-07-28: {REMOVED_IN_STATELESS[method]}")
         options: dict[str, Any] = {}
         if timeout is not DEFAULT_TIMEOUT:
             options["timeout"] = timeout
         if on_progress is not None:
-            options["on_progress"] = _typed_progress(on_progress)
+            options["on_progress"] = typed_progress(on_progress)
             options["reset_timeout_on_progress"] = True
         if max_total_timeout is not None:
             options["max_total_timeout"] = max_total_timeout
@@ -561,13 +527,13 @@ class Client:
         session = self.session
         unsent = session.closed
         try:
-            return await _request_on(session, method, params, options)
+            return await request_on(session, method, params, options)
         except ConnectionClosed:
             if not await self._renew_session(session):
                 raise
             if not unsent and method not in SAFE_TO_RETRY:
                 raise SessionLost(method) from None
-        return await _request_on(self.session, method, params, options)
+        return await request_on(self.session, method, params, options)
 
     def enable_session_renewal(self, reconnect: Reconnect) -> None:
         """Start a new session when the server ends this one (transports with sessions call it: HTTP does)."""
@@ -627,7 +593,7 @@ class Client:
                 if cacheable and rounds == 0:  # never a result that took input rounds
                     self._cache.put(method, asked, raw)
                 return raw
-            if result_type != "input_required" or method not in _INPUT_METHODS:
+            if result_type != "input_required" or method not in INPUT_REQUIRED_METHODS:
                 raise RemoteProtocolError(f"server answered {method} with unknown resultType {result_type!r}")
             params = {key: value for key, value in params.items() if key not in ("inputResponses", "requestState")}
             params["inputResponses"] = await self._gather_input(raw.get("inputRequests") or {})
@@ -674,8 +640,8 @@ class Client:
         schema too large or too deeply nested to handle safely. The ``outputSchema`` of each tool kept is
         remembered, so that ``call_tool`` can check structured results against it.
         """
-        raw = await self.request("tools/list", _cursor(cursor))
-        result = self._parse(raw, ListToolsResult, "tools/list")
+        raw = await self.request("tools/list", cursor_params(cursor))
+        result = parse_result(raw, ListToolsResult, "tools/list")
         kept: list[Tool] = []
         for tool in result.tools:
             problem = tool_problem(tool)
@@ -748,7 +714,7 @@ class Client:
             raw = await self.request(
                 "tools/call", params, timeout=timeout, on_progress=on_progress, max_total_timeout=max_total_timeout
             )
-        result = self._parse(raw, CallToolResult, "tools/call")
+        result = parse_result(raw, CallToolResult, "tools/call")
         if validate_output and result.is_error is not True:
             schema = self._output_schemas.get(name)
             if schema is not None:
@@ -772,7 +738,9 @@ class Client:
 
     async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
         """One page of the server's resources."""
-        return self._parse(await self.request("resources/list", _cursor(cursor)), ListResourcesResult, "resources/list")
+        return parse_result(
+            await self.request("resources/list", cursor_params(cursor)), ListResourcesResult, "resources/list"
+        )
 
     def iter_resources(self, *, max_pages: int | None = None) -> AsyncIterator[Resource]:
         """Every resource, page by page as the loop needs them; guarded like ``iter_tools``."""
@@ -785,8 +753,8 @@ class Client:
 
     async def list_resource_templates(self, cursor: str | None = None) -> ListResourceTemplatesResult:
         """One page of the server's resource templates."""
-        raw = await self.request("resources/templates/list", _cursor(cursor))
-        return self._parse(raw, ListResourceTemplatesResult, "resources/templates/list")
+        raw = await self.request("resources/templates/list", cursor_params(cursor))
+        return parse_result(raw, ListResourceTemplatesResult, "resources/templates/list")
 
     def iter_resource_templates(self, *, max_pages: int | None = None) -> AsyncIterator[ResourceTemplate]:
         """Every resource template, page by page as the loop needs them; guarded like ``iter_tools``."""
@@ -802,7 +770,7 @@ class Client:
     async def read_resource(self, uri: str, *, timeout: float | None = DEFAULT_TIMEOUT) -> ReadResourceResult:
         """Read one resource; a missing one raises ``McpError`` (-32002, or -32602 on 2026-07-28)."""
         raw = await self.request("resources/read", {"uri": uri}, timeout=timeout)
-        return self._parse(raw, ReadResourceResult, "resources/read")
+        return parse_result(raw, ReadResourceResult, "resources/read")
 
     async def subscribe_resource(self, uri: str) -> None:
         """Ask for ``notifications/resources/updated`` when ``uri`` changes."""
@@ -816,7 +784,9 @@ class Client:
 
     async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
         """One page of the server's prompts."""
-        return self._parse(await self.request("prompts/list", _cursor(cursor)), ListPromptsResult, "prompts/list")
+        return parse_result(
+            await self.request("prompts/list", cursor_params(cursor)), ListPromptsResult, "prompts/list"
+        )
 
     def iter_prompts(self, *, max_pages: int | None = None) -> AsyncIterator[Prompt]:
         """Every prompt, page by page as the loop needs them; guarded like ``iter_tools``."""
@@ -835,7 +805,7 @@ class Client:
         if arguments is not None:
             params["arguments"] = arguments
         raw = await self.request("prompts/get", params, timeout=timeout)
-        return self._parse(raw, GetPromptResult, "prompts/get")
+        return parse_result(raw, GetPromptResult, "prompts/get")
 
     async def complete(
         self,
@@ -847,7 +817,7 @@ class Client:
         params: dict[str, Any] = {"ref": to_wire(ref), "argument": to_wire(argument)}
         if context is not None:
             params["context"] = to_wire(context)
-        return self._parse(await self.request("completion/complete", params), CompleteResult, "completion/complete")
+        return parse_result(await self.request("completion/complete", params), CompleteResult, "completion/complete")
 
     async def set_logging_level(self, level: str) -> None:
         """Set the least severe level of ``notifications/message`` the server sends.
@@ -899,17 +869,6 @@ class Client:
                                     pass
 
     async def _listen_modern(self, nursery: trio.Nursery, subscription: Subscription) -> None:
-        wanted: dict[str, Any] = {}
-        for flag, key in (
-            (subscription.tools, "toolsListChanged"),
-            (subscription.prompts, "promptsListChanged"),
-            (subscription.resources, "resourcesListChanged"),
-        ):
-            if flag:
-                wanted[key] = True
-        if subscription.resource_uris:
-            wanted["resourceSubscriptions"] = sorted(subscription.resource_uris)
-
         def registered(request_id: RequestId) -> None:
             subscription.request_id = request_id
             self._subscriptions[request_id] = subscription
@@ -918,7 +877,7 @@ class Client:
             try:
                 await self._send_request(
                     "subscriptions/listen",
-                    {"notifications": wanted, "_meta": self._envelope()},
+                    {"notifications": subscription.notifications_wanted(), "_meta": self._envelope()},
                     timeout=None,
                     on_id=registered,
                 )
@@ -931,29 +890,3 @@ class Client:
         nursery.start_soon(run)
         with trio.fail_after(self.session.request_timeout or 60.0):
             await subscription.acknowledged.wait()
-
-    @staticmethod
-    def _parse(raw: Any, cls: type[T], method: str) -> T:
-        try:
-            return from_wire(raw, cls)
-        except WireFormatError as exc:
-            raise RemoteProtocolError(f"server sent an invalid {method} result: {exc}") from None
-
-
-def supported_versions(error: McpError) -> list[str] | None:
-    """The versions a modern server listed in an UnsupportedProtocolVersion error (None: not that error)."""
-    if error.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(error.data, dict):
-        return None
-    supported = error.data.get("supported")
-    return [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else None
-
-
-def _cursor(cursor: str | None) -> dict[str, Any] | None:
-    return {"cursor": cursor} if cursor is not None else None
-
-
-def _typed_progress(handler: ProgressHandler) -> Callable[[dict[str, Any]], Any]:
-    def on_progress(params: dict[str, Any]) -> Any:
-        return handler(from_wire(params, ProgressNotificationParams))
-
-    return on_progress

@@ -51,6 +51,20 @@ class Subscription:
     def __attrs_post_init__(self) -> None:
         self._send, self._receive = trio.open_memory_channel[ChangeNotification](256)
 
+    def notifications_wanted(self) -> dict[str, Any]:
+        """The ``notifications`` object of this subscription's ``subscriptions/listen`` request (2026-07-28)."""
+        wanted: dict[str, Any] = {}
+        for flag, key in (
+            (self.tools, "toolsListChanged"),
+            (self.prompts, "promptsListChanged"),
+            (self.resources, "resourcesListChanged"),
+        ):
+            if flag:
+                wanted[key] = True
+        if self.resource_uris:
+            wanted["resourceSubscriptions"] = sorted(self.resource_uris)
+        return wanted
+
     def wants(self, change: ChangeNotification) -> bool:
         """Whether this subscription asked for ``change``."""
         if change.kind == "resource":

@@ -33,8 +33,9 @@ from ..transports.sse_client import SseClientStream
 from ..transports.stateless_http_client import StatelessHttpStream
 from ..transports.streamable_http_client import HttpAuth, LegacyTransportRequired, StreamableHttpSessionStream
 from ..transports.websocket import connect_websocket_stream
-from ._client import Client, supported_versions
+from ._client import Client
 from ._options import ClientOptions, check_client_options, check_timeout
+from ._requests import supported_versions
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -16,7 +16,7 @@ import secrets
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Final, Protocol
 
 import trio
 
@@ -35,8 +35,7 @@ from ..errors import (
 )
 from ..types import META_CLIENT_CAPABILITIES, META_RELATED_TASK, RESULT_TASK, CallToolResult, ServerCapabilities, Tool
 from ..types.tasks import TASKS_EXTENSION_ID
-
-T = TypeVar("T")
+from ._requests import MAX_INPUT_ROUNDS, parse_result
 
 
 class TaskClient(Protocol):
@@ -61,8 +60,6 @@ class TaskClient(Protocol):
 
     def _envelope(self) -> dict[str, Any]: ...
 
-    def _parse(self, raw: Any, cls: type[T], method: str) -> T: ...
-
 
 __all__ = ["call_tool_as_task", "get_task", "resume_task", "TaskCancelled", "TaskStatusHandler", "TaskHost"]
 
@@ -78,7 +75,6 @@ DEFAULT_POLL: Final = 1.0
 MIN_POLL: Final = 0.01
 MAX_POLL: Final = 60.0
 _TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
-_MAX_INPUT_ROUNDS: Final = 16
 
 
 class TaskCancelled(TrioMcpError):
@@ -115,7 +111,7 @@ async def call_tool_as_task(
     if client.era == "modern":
         raw = await _modern_call(client, params)
         if raw.get("resultType") != RESULT_TASK:
-            return client._parse(raw, CallToolResult, "tools/call")
+            return parse_result(raw, CallToolResult, "tools/call")
         task = raw
     else:
         if not await _runs_as_task(client, name):
@@ -123,7 +119,7 @@ async def call_tool_as_task(
         params["task"] = {"ttl": round(ttl * 1000)} if ttl is not None else {}
         raw = await client.session.request("tools/call", params)
         if type(raw) is not dict or type(raw.get("task")) is not dict:
-            return client._parse(raw, CallToolResult, "tools/call")  # the server ran it inline
+            return parse_result(raw, CallToolResult, "tools/call")  # the server ran it inline
         task = raw["task"]
     task_id = task.get("taskId")
     if type(task_id) is not str:
@@ -184,7 +180,7 @@ async def _runs_as_task(client: TaskClient, name: str) -> bool:
 
 async def _modern_call(client: TaskClient, params: dict[str, Any]) -> dict[str, Any]:
     """``tools/call`` declaring the extension for this request only, with the multi round-trip loop."""
-    for _ in range(_MAX_INPUT_ROUNDS):
+    for _ in range(MAX_INPUT_ROUNDS):
         raw = await _request(client, "tools/call", params)
         if type(raw) is not dict:
             raise RemoteProtocolError("tools/call answered with something that is not an object")
@@ -194,7 +190,7 @@ async def _modern_call(client: TaskClient, params: dict[str, Any]) -> dict[str, 
         params["inputResponses"] = await client._gather_input(raw.get("inputRequests") or {})
         if "requestState" in raw:
             params["requestState"] = raw["requestState"]
-    raise RemoteProtocolError(f"server asked for input more than {_MAX_INPUT_ROUNDS} times for one tools/call")
+    raise RemoteProtocolError(f"server asked for input more than {MAX_INPUT_ROUNDS} times for one tools/call")
 
 
 async def _request(client: TaskClient, method: str, params: dict[str, Any]) -> Any:
@@ -265,14 +261,14 @@ async def _follow(
             task = await _request(client, "tasks/get", {"taskId": task_id})  # it ended before it was created
             status = task.get("status")
         if status == "completed":
-            return client._parse(task.get("result"), CallToolResult, "tasks/get")
+            return parse_result(task.get("result"), CallToolResult, "tasks/get")
         if status == "failed":
             raise McpError.from_error(task.get("error") or {"code": INTERNAL_ERROR, "message": "task failed"})
         raise TaskCancelled(task_id, task.get("statusMessage"))
     if status == "cancelled":
         raise TaskCancelled(task_id, task.get("statusMessage"))
     raw = await client.session.request("tasks/result", {"taskId": task_id})
-    return client._parse(raw, CallToolResult, "tasks/result")
+    return parse_result(raw, CallToolResult, "tasks/result")
 
 
 def _pace(task: dict[str, Any], modern: bool, override: float | None) -> float:

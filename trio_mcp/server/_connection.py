@@ -35,6 +35,7 @@ from ..errors import (
 )
 from ..transports._base import MessageStream, StreamControl
 from ..types import (
+    INPUT_REQUIRED_METHODS,
     META_SUBSCRIPTION_ID,
     RESULT_INPUT_REQUIRED,
     CallToolRequestParams,
@@ -264,7 +265,7 @@ class ServerConnection:
         handler = self._handler_for(method, _MODERN_METHODS)
         params = request.params or {}
         retried = "requestState" in params or "inputResponses" in params
-        if method in _INPUT_METHODS:
+        if method in INPUT_REQUIRED_METHODS:
             state = params.get("requestState")
             if isinstance(state, str):
                 digest = params_digest(method, params, self.principal)
@@ -278,7 +279,7 @@ class ServerConnection:
             result = await handler(self, request, modern)
         except BaseException as exc:
             needed = find_input_required(exc)
-            if needed is None or method not in _INPUT_METHODS:
+            if needed is None or method not in INPUT_REQUIRED_METHODS:
                 # Concurrent asks may fail together: a protocol error (a missing capability, say) wins over
                 # the input requests beside it, and an InputRequired must never leave the connection.
                 refusal = None if isinstance(exc, McpError) else first_leaf(exc, McpError)
@@ -695,9 +696,6 @@ class ServerConnection:
                 logger.warning("dropped %d queued notifications: the client was not reading", self._outbox_dropped)
                 self._outbox_dropped = 0
 
-
-#: The methods that may answer with an ``InputRequiredResult`` (2026-07-28).
-_INPUT_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 _METHODS: Final[dict[str, tuple[MethodHandler, str | None]]] = {
     "initialize": (ServerConnection._initialize, None),

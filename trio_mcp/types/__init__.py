@@ -117,6 +117,7 @@ from .logging import (
 )
 from .mrtr import (
     INPUT_REQUEST_TYPES,
+    INPUT_REQUIRED_METHODS,
     CreateMessageRequest,
     ElicitRequest,
     InputRequest,
@@ -200,6 +201,7 @@ from .tools import (
 )
 
 __all__ = [
+    "INPUT_REQUIRED_METHODS",
     "Meta",
     "RequestId",
     "ProgressToken",

@@ -7,7 +7,7 @@ unknown method is kept as :class:`UnknownInputRequest`. Input responses carry no
 apart by their keys: ``action`` (elicitation), ``roots`` (roots), ``model``/``role``/``content`` (sampling).
 """
 
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 
@@ -17,6 +17,7 @@ from .roots import ListRootsResult
 from .sampling import CreateMessageRequestParams, CreateMessageResult
 
 __all__ = [
+    "INPUT_REQUIRED_METHODS",
     "CreateMessageRequest",
     "ListRootsRequest",
     "ElicitRequest",
@@ -29,6 +30,9 @@ __all__ = [
     "InputResponseRequestParams",
     "INPUT_REQUEST_TYPES",
 ]
+
+#: The requests a 2026-07-28 server may answer with an ``InputRequiredResult``.
+INPUT_REQUIRED_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 
 @attrs.frozen(kw_only=True)
