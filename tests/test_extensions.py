@@ -4,16 +4,14 @@ progress, cancellation and errors like built-in ones, custom notifications, and 
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 import trio
+from transport_helpers import connect
 
 import trio_mcp
 from trio_mcp import Context, McpError
-from trio_mcp.testing import open_in_memory
 
 EXTENSION = "com.example/weather"
 TRANSPORTS = ["memory", "http-session", "http-stateless", "websocket"]
@@ -67,28 +65,6 @@ def build_server(seen: Recorder) -> trio_mcp.Server:
         seen.noted.set()
 
     return server
-
-
-@asynccontextmanager
-async def connect(server: trio_mcp.Server, transport: str, **options: Any) -> AsyncIterator[trio_mcp.Client]:
-    if transport == "memory":
-        async with open_in_memory(server, **options) as client:
-            yield client
-        return
-    async with trio.open_nursery() as nursery:
-        if transport == "websocket":
-            port = await nursery.start(
-                lambda task_status: server.serve_websocket("127.0.0.1", 0, task_status=task_status)
-            )
-            async with trio_mcp.open_websocket_client(f"ws://127.0.0.1:{port}/mcp", **options) as client:
-                yield client
-        else:
-            port = await nursery.start(lambda task_status: server.serve_http("127.0.0.1", 0, task_status=task_status))
-            version = "2026-07-28" if transport == "http-stateless" else "2025-11-25"
-            url = f"http://127.0.0.1:{port}/mcp"
-            async with trio_mcp.open_http_client(url, protocol_version=version, **options) as client:
-                yield client
-        nursery.cancel_scope.cancel()
 
 
 def client_options(notes: list[Any]) -> dict[str, Any]:

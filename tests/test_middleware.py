@@ -4,8 +4,7 @@ errors, deadlines inside the request's cancel scope, and what it sees (method, p
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,41 +18,16 @@ from trio_mcp.transports._base import memory_stream_pair
 
 sys.path.insert(0, str(Path(__file__).parent / "servers"))
 import middleware_server  # noqa: E402
+from transport_helpers import connect  # noqa: E402
 
 SERVER_SCRIPT = Path(__file__).parent / "servers" / "middleware_server.py"
 TRANSPORTS = ["memory", "stdio", "http-session", "http-stateless", "websocket"]
 
 
-@asynccontextmanager
-async def connect(transport: str) -> AsyncIterator[trio_mcp.Client]:
-    server = middleware_server.server
-    if transport == "memory":
-        async with open_in_memory(server) as client:
-            yield client
-        return
-    if transport == "stdio":
-        async with trio_mcp.open_stdio_client([sys.executable, str(SERVER_SCRIPT)]) as client:
-            yield client
-        return
-    async with trio.open_nursery() as nursery:
-        if transport == "websocket":
-            port = await nursery.start(
-                lambda task_status: server.serve_websocket("127.0.0.1", 0, task_status=task_status)
-            )
-            async with trio_mcp.open_websocket_client(f"ws://127.0.0.1:{port}/mcp") as client:
-                yield client
-        else:
-            port = await nursery.start(lambda task_status: server.serve_http("127.0.0.1", 0, task_status=task_status))
-            version = "2026-07-28" if transport == "http-stateless" else "2025-11-25"
-            async with trio_mcp.open_http_client(f"http://127.0.0.1:{port}/mcp", protocol_version=version) as client:
-                yield client
-        nursery.cancel_scope.cancel()
-
-
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_middleware_wraps_every_request_in_registration_order(transport: str) -> None:
     with trio.fail_after(20):
-        async with connect(transport) as client:
+        async with connect(middleware_server.server, transport, stdio_script=SERVER_SCRIPT) as client:
             result = await client.request("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
             assert result["content"][0]["text"] == "hi"
             # The first registered is the outermost: it sees the result last.

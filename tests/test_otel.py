@@ -5,8 +5,6 @@ cancellations are recorded as such, and the metrics count requests by method and
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -21,6 +19,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
+from transport_helpers import connect  # noqa: E402
 
 import trio_mcp  # noqa: E402
 from trio_mcp import Context, McpError, ToolError  # noqa: E402
@@ -75,24 +74,6 @@ def build_server(collector: Collector, started: trio.Event) -> trio_mcp.Server:
         return "never"
 
     return server
-
-
-@asynccontextmanager
-async def connect(server: trio_mcp.Server, transport: str, **options: Any) -> AsyncIterator[trio_mcp.Client]:
-    async with trio.open_nursery() as nursery:
-        if transport == "websocket":
-            port = await nursery.start(
-                lambda task_status: server.serve_websocket("127.0.0.1", 0, task_status=task_status)
-            )
-            async with trio_mcp.open_websocket_client(f"ws://127.0.0.1:{port}/mcp", **options) as client:
-                yield client
-        else:
-            port = await nursery.start(lambda task_status: server.serve_http("127.0.0.1", 0, task_status=task_status))
-            version = "2026-07-28" if transport == "http-stateless" else "2025-11-25"
-            url = f"http://127.0.0.1:{port}/mcp"
-            async with trio_mcp.open_http_client(url, protocol_version=version, **options) as client:
-                yield client
-        nursery.cancel_scope.cancel()
 
 
 @pytest.mark.parametrize("transport", ["http-session", "http-stateless", "websocket"])

@@ -1,0 +1,47 @@
+"""One way for a test to run the same checks over every transport: a client of a server, connected over the
+transport named."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import trio
+
+import trio_mcp
+from trio_mcp.testing import open_in_memory
+
+
+@asynccontextmanager
+async def connect(
+    server: trio_mcp.Server, transport: str, *, stdio_script: Path | None = None, **options: Any
+) -> AsyncIterator[trio_mcp.Client]:
+    """A client of ``server`` over ``transport``: "memory", "stdio" (``stdio_script`` serves the same server in a
+    subprocess), "websocket", "http-session" (2025-11-25) or "http-stateless" (2026-07-28), on 127.0.0.1."""
+    if transport == "memory":
+        async with open_in_memory(server, **options) as client:
+            yield client
+        return
+    if transport == "stdio":
+        assert stdio_script is not None, "stdio needs the script that serves the server"
+        async with trio_mcp.open_stdio_client([sys.executable, str(stdio_script)], **options) as client:
+            yield client
+        return
+    async with trio.open_nursery() as nursery:
+        if transport == "websocket":
+            port = await nursery.start(
+                lambda task_status: server.serve_websocket("127.0.0.1", 0, task_status=task_status)
+            )
+            async with trio_mcp.open_websocket_client(f"ws://127.0.0.1:{port}/mcp", **options) as client:
+                yield client
+        else:
+            assert transport in ("http-session", "http-stateless"), transport
+            port = await nursery.start(lambda task_status: server.serve_http("127.0.0.1", 0, task_status=task_status))
+            version = "2026-07-28" if transport == "http-stateless" else "2025-11-25"
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with trio_mcp.open_http_client(url, protocol_version=version, **options) as client:
+                yield client
+        nursery.cancel_scope.cancel()
