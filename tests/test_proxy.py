@@ -152,10 +152,12 @@ async def test_proxy_on_the_command_line_bridges_stdio_to_stateless_http() -> No
     assert "Traceback" not in running.stderr.decode()
 
 
-async def test_concurrent_calls_through_a_stateless_upstream_each_get_their_own_answers(
-    nursery: trio.Nursery,
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+async def test_concurrent_calls_through_an_http_upstream_each_get_their_own_questions_and_logs(
+    nursery: trio.Nursery, version: str
 ) -> None:
-    """A 2026-07-28 upstream asks for input inside the call it belongs to, so the proxy can route it exactly."""
+    """Over HTTP the upstream says which call its questions and logs belong to: a stateless upstream asks inside
+    the call's answer, a session-era one on the call's own response stream. The proxy routes them exactly."""
     upstream = Server("upstream")
     both_arrived = trio.Event()
     arrived: list[str] = []
@@ -167,6 +169,7 @@ async def test_concurrent_calls_through_a_stateless_upstream_each_get_their_own_
         if len(arrived) == 2:
             both_arrived.set()
         await both_arrived.wait()  # both calls are in flight before either asks
+        await ctx.log("warning", f"working on {topic}")
         answer = await ctx.elicit(f"about {topic}?", {"type": "object", "properties": {"who": {"type": "string"}}})
         return f"{topic} answered by {answer.content['who'] if answer.content else None}"
 
@@ -179,14 +182,21 @@ async def test_concurrent_calls_through_a_stateless_upstream_each_get_their_own_
         return elicit
 
     results: dict[str, str] = {}
+    logs: dict[str, list[Any]] = {"alice": [], "bob": []}
     with trio.fail_after(30):
-        async with open_proxy(url=f"http://127.0.0.1:{port}/mcp", protocol_version="2026-07-28") as server:
+        async with open_proxy(url=f"http://127.0.0.1:{port}/mcp", protocol_version=version) as server:
 
             async def call(who: str, topic: str) -> None:
-                async with open_in_memory(server, protocol_version="2025-11-25", elicitation=answering_as(who)) as c:
-                    results[topic] = text(await c.call_tool("ask", {"topic": topic}))
+                async with open_in_memory(
+                    server, protocol_version="2025-11-25", elicitation=answering_as(who), on_log=logs[who].append
+                ) as client:
+                    await client.set_logging_level("info")
+                    results[topic] = text(await client.call_tool("ask", {"topic": topic}))
 
             async with trio.open_nursery() as calls:
                 calls.start_soon(call, "alice", "tea")
                 calls.start_soon(call, "bob", "coffee")
     assert results == {"tea": "tea answered by alice", "coffee": "coffee answered by bob"}
+    # each client got its own call's logs (a stateless upstream runs the tool again for the answer: logs twice)
+    assert logs["alice"] and {log.data for log in logs["alice"]} == {"working on tea"}
+    assert logs["bob"] and {log.data for log in logs["bob"]} == {"working on coffee"}

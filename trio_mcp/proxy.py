@@ -11,11 +11,11 @@ What crosses, and how exactly:
   ``isError``); upstream progress is reported on the downstream call as it arrives;
 * cancelling the downstream call cancels the upstream one (the handler's cancel scope ends the upstream request,
   which sends ``notifications/cancelled`` or closes its HTTP stream);
-* requests the upstream server makes during a call (sampling, elicitation, roots) go to the downstream client of
-  that call. A stateless (2026-07-28) upstream asks inside the call's own answer, so this is exact with any number
-  of calls in flight. A session-era upstream sends them, and its logs, as messages of their own that name no call
-  over stdio; they go to the one call in flight, to the latest when there are several; with none a request is
-  refused and a log is dropped. On a stateless (2026-07-28) downstream, the downstream client answers by calling
+* requests the upstream server makes during a call (sampling, elicitation, roots) and the logs it sends go to the
+  downstream client of that call: exactly, with any number of calls in flight, when the upstream is reached over
+  HTTP (a stateless 2026-07-28 upstream asks inside the call's own answer; a session-era one sends them on the
+  call's own response stream). Over stdio they name no call: they go to the one in flight, to the latest when
+  there are several; with none a request is refused and a log is dropped. On a stateless (2026-07-28) downstream, the downstream client answers by calling
   again, so the upstream call is made again from the start;
 * upstream ``list_changed`` notifications refresh the mirror, and downstream clients are told; argument
   completion is forwarded too.
@@ -38,6 +38,7 @@ from ._wire.convert import to_wire
 from .client import Client, connect_stdio_client
 from .errors import METHOD_NOT_FOUND, McpError, TrioMcpError
 from .server import Context, Server
+from .transports._base import carried_tag, request_tag
 from .types import (
     CallToolResult,
     Completion,
@@ -226,17 +227,20 @@ class Proxy:
     def _serving(self, ctx: Context) -> Iterator[None]:
         """Make ``ctx`` the call that upstream requests and logs go to while its upstream call runs."""
         self._in_flight.append(ctx)
-        token = _calling.set(ctx)
+        calling, tagged = _calling.set(ctx), request_tag.set(ctx)
         try:
             yield
         finally:
-            _calling.reset(token)
+            request_tag.reset(tagged)
+            _calling.reset(calling)
             self._in_flight.remove(ctx)
 
     def _current(self, what: str) -> Context:
-        calling = _calling.get()
-        if calling is not None:
-            return calling
+        """The downstream call ``what`` belongs to: the one running here (a stateless upstream asks inside its
+        call), the one whose upstream request's stream carried it (Streamable HTTP), else the latest in flight."""
+        for known in (_calling.get(), carried_tag.get()):
+            if isinstance(known, Context) and known in self._in_flight:
+                return known
         if not self._in_flight:
             raise McpError(METHOD_NOT_FOUND, f"{what}: no downstream call is in flight to forward it to")
         return self._in_flight[-1]
@@ -271,7 +275,7 @@ class Proxy:
             logger.debug("upstream log with no call in flight, dropped: %s", params.data)
             return
         with trio.move_on_after(5):
-            await self._in_flight[-1].log(params.level, params.data, logger=params.logger)  # type: ignore[arg-type]
+            await self._current("notifications/message").log(params.level, params.data, logger=params.logger)  # type: ignore[arg-type]
 
     def _list_changed(self, kind: str) -> None:
         if self._nursery is not None and kind in ("tools", "prompts", "resources"):

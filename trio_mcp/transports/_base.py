@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any, Final, Protocol
 
 import trio
@@ -36,6 +37,14 @@ def as_connection_closed(error: McpError) -> ConnectionClosed | None:
     if error.code == CONNECTION_CLOSED and type(error.data) is dict and error.data.get(_CONNECTION_LOST) is True:
         return ConnectionClosed(error.message)
     return None
+
+
+#: What the sender of a request attaches to it: read when the request is sent, in the sender's task.
+request_tag: ContextVar[object] = ContextVar("trio_mcp_request_tag", default=None)
+#: The ``request_tag`` of the request whose response stream carried the message being received (None when no
+#: request's stream carried it). A transport with a stream per request (Streamable HTTP) sets it in ``receive()``,
+#: so the task that reads the message, and the handlers it starts for it, see which request it came with.
+carried_tag: ContextVar[object] = ContextVar("trio_mcp_carried_tag", default=None)
 
 
 class MessageStream(Protocol):

@@ -24,7 +24,7 @@ from ..errors import (
     ConnectionClosed,
     TrioMcpError,
 )
-from ._base import connection_lost
+from ._base import carried_tag, connection_lost, request_tag
 from ._http_client import ClientResponse, HttpClient, HttpConnectError, HttpError, HttpTimeout, HttpTimeouts
 
 __all__ = [
@@ -217,12 +217,14 @@ def _failure(request_id: RequestId, method: str, detail: str, status: int | None
 class _Call:
     """The requests one POST carries (one, or several in a 2025-03-26 batch) and the task serving them."""
 
-    __slots__ = ("pending", "scope")
+    __slots__ = ("pending", "scope", "tag")
 
     def __init__(self, pending: dict[RequestId, str]) -> None:
         #: Request id -> method, for the responses not received yet.
         self.pending = pending
         self.scope = trio.CancelScope()
+        #: The sender's ``request_tag``: what arrives on this POST's stream carries it (``carried_tag``).
+        self.tag = request_tag.get()
 
     def describe(self) -> str:
         return ", ".join(sorted(set(self.pending.values()))) or "request"
@@ -361,13 +363,15 @@ class _HttpMessageStream:
     async def receive(self) -> Any:
         """The next message from the server (or an error response this transport made up for a failed request)."""
         try:
-            return await self._inbox.receive()
+            message, tag = await self._inbox.receive()
         except (trio.EndOfChannel, trio.ClosedResourceError):
             raise self._closed_error() from None
+        carried_tag.set(tag)
+        return message
 
-    async def _feed(self, message: Any) -> bool:
+    async def _feed(self, message: Any, tag: object = None) -> bool:
         try:
-            await self._inbox_send.send(message)
+            await self._inbox_send.send((message, tag))
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             return False
         return True
@@ -519,7 +523,7 @@ class _HttpMessageStream:
                         self._answered(call, message)
                     if on_message is not None:
                         on_message(message)
-                    if not await self._feed(message):
+                    if not await self._feed(message, call.tag if call is not None else None):
                         return None
                 if not chunk:
                     return None
@@ -575,7 +579,7 @@ class _HttpMessageStream:
             )
             return
         self._answered(call, message)
-        await self._feed(message)
+        await self._feed(message, call.tag)
         await self._fail(
             call,
             lambda rid, method: _failure(
