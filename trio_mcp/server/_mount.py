@@ -1,10 +1,10 @@
 """Composition: ``parent.mount(prefix, child)`` serves another ``Server``'s tools, prompts and resources as its own.
 
 Tools and prompts appear as ``<prefix><separator><name>``; resources and templates keep their URIs (a URI is
-already a global name) unless the mount prefixes them (``scheme://rest`` becomes ``scheme://<prefix>/rest``, the form
-FastMCP uses, so the URI stays valid and its scheme keeps its meaning). The child stays a live registry: whatever it adds or removes later shows up in the
-parent, whose clients get the ``list_changed`` notifications, and its ``notify_resource_updated()`` reaches the
-parent's subscribers. The child's lifespan runs inside the parent's (``Server.running()``), and its handlers see a
+already a global name) unless the mount prefixes them (``scheme://rest`` becomes ``scheme://<prefix>/rest``, the
+form FastMCP uses, so the URI stays valid and its scheme keeps its meaning). The child stays a live registry:
+whatever it adds or removes later shows up in the parent, whose clients get the ``list_changed`` notifications,
+and its ``notify_resource_updated()`` reaches the parent's subscribers. The child's lifespan runs inside the parent's (``Server.running()``), and its handlers see a
 ``Context`` whose ``server`` and ``lifespan_state`` are the child's own, so a server behaves the same mounted or not.
 """
 
