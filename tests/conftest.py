@@ -37,3 +37,21 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = f"module skipped under TRIO_MCP_STRICT_SKIPS=1 (CI runs every test): {reason}"
+
+
+@pytest.fixture
+def self_signed_cert(tmp_path: Any) -> tuple[str, str]:
+    """A self-signed certificate for 127.0.0.1 and localhost and its key (PEM files), made with the openssl CLI."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl CLI is needed to make a self-signed certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    made = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"], capture_output=True, timeout=30)  # fmt: skip
+    if made.returncode != 0:
+        pytest.skip("openssl could not make a self-signed certificate")
+    return str(cert), str(key)

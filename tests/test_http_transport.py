@@ -552,27 +552,17 @@ async def test_bearer_tokens_and_sessions_bound_to_their_principal(nursery: trio
             assert (await read_messages(stateless))[0]["result"]["content"][0]["text"] == "bob"
 
 
-async def test_https(nursery: trio.Nursery, tmp_path: Path) -> None:
-    import shutil
+async def test_https(nursery: trio.Nursery, self_signed_cert: tuple[str, str]) -> None:
     import ssl
-    import subprocess
 
-    if shutil.which("openssl") is None:
-        pytest.skip("the openssl CLI is needed to make a self-signed certificate")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    made = subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-         "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"], capture_output=True, timeout=30)  # fmt: skip
-    if made.returncode != 0:
-        pytest.skip("openssl could not make a self-signed certificate")
+    cert, key = self_signed_cert
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
     server = make_server()
     port = await nursery.start(
         lambda task_status: server.serve_http("127.0.0.1", 0, ssl_context=context, task_status=task_status)
     )
-    async with HttpClient(ssl_context=ssl.create_default_context(cafile=str(cert))) as http:
+    async with HttpClient(ssl_context=ssl.create_default_context(cafile=cert)) as http:
         with trio.fail_after(10):
             response = await http.request(
                 "POST",

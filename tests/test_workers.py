@@ -220,3 +220,27 @@ async def test_run_workers_returns_the_exit_status() -> None:
         done = await trio.run_process([sys.executable, "-c", code], env=environment, check=False, capture_stderr=True)
     assert done.returncode == 1
     assert done.stderr.count(b"has no attribute 'nope'") == 2  # started, restarted once, then given up
+
+
+async def test_workers_serve_https(self_signed_cert: tuple[str, str]) -> None:
+    import ssl
+
+    cert, key = self_signed_cert
+    async with supervisor("worker_app:server", "--workers", "2", "--certfile", cert, "--keyfile", key) as (url, _):
+        assert url.startswith("https://127.0.0.1:")
+        with trio.fail_after(30):
+            async with (
+                HttpClient(ssl_context=ssl.create_default_context(cafile=cert)) as http,
+                trio_mcp.open_http_client(url, protocol_version=MODERN, http=http) as client,
+            ):
+                result = await client.call_tool("pid", {"busy": 0})
+        assert not result.is_error and pid_of(result) > 0
+
+
+def test_https_settings_are_checked_when_made(self_signed_cert: tuple[str, str]) -> None:
+    cert, key = self_signed_cert
+    assert WorkerSettings(server="worker_app:server", certfile=cert, keyfile=key).scheme == "https"
+    with pytest.raises(ValueError, match="certfile and keyfile go together"):
+        WorkerSettings(server="worker_app:server", certfile=cert)
+    with pytest.raises(ValueError, match="certfile/keyfile"):
+        WorkerSettings(server="worker_app:server", certfile=key, keyfile=key)  # a key is no certificate

@@ -263,15 +263,16 @@ async def open_http_client(
     url: str,
     *,
     headers: Mapping[str, str] | None = None,
+    http: HttpClient | None = None,
     auth: HttpAuth | None = None,
     **client_options: Unpack[ClientOptions],
 ) -> AsyncIterator[Client]:
     """Yield an initialized ``Client`` for the MCP endpoint at ``url`` (see ``connect_http_client``)."""
     check_client_options(client_options)
-    _check_http_options(url, headers=headers, auth=auth)
+    _check_http_options(url, headers=headers, http=http, auth=auth)
     with collapse_exception_groups():
         async with trio.open_nursery() as nursery:
-            client = await connect_http_client(nursery, url, headers=headers, auth=auth, **client_options)
+            client = await connect_http_client(nursery, url, headers=headers, http=http, auth=auth, **client_options)
             try:
                 yield client
             finally:

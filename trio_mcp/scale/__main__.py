@@ -19,7 +19,7 @@ async def _main(settings: WorkerSettings) -> int:
 
     async with trio.open_nursery() as nursery:
         port = await nursery.start(supervise)
-        print(f"serving http://{settings.host}:{port} with {settings.workers} workers", flush=True)
+        print(f"serving {settings.scheme}://{settings.host}:{port} with {settings.workers} workers", flush=True)
     return status[0]
 
 
@@ -37,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
         default=30.0,
         help="kill and replace a worker whose event loop is blocked this long",
     )
+    parser.add_argument("--certfile", default=None, help="PEM certificate chain: serve HTTPS (with --keyfile)")
+    parser.add_argument("--keyfile", default=None, help="the certificate's PEM private key")
     parser.add_argument("--max-restarts", type=int, default=5)
     parser.add_argument("--restart-window", type=float, default=60.0)
     args = parser.parse_args(argv)
@@ -52,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
             worker_timeout=args.worker_timeout,
             max_restarts=args.max_restarts,
             restart_window=args.restart_window,
+            certfile=args.certfile,
+            keyfile=args.keyfile,
         )
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))

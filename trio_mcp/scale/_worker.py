@@ -13,6 +13,7 @@ import importlib
 import logging
 import signal
 import socket
+import ssl
 from typing import Any
 
 import attrs
@@ -32,6 +33,16 @@ def load(spec: str) -> Any:
     for part in attribute.split("."):
         found = getattr(found, part)
     return found
+
+
+def tls_context(certfile: str, keyfile: str) -> ssl.SSLContext:
+    """The server-side TLS context of a worker; files that cannot be loaded are a ``ValueError`` naming them."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(certfile, keyfile)
+    except (OSError, ssl.SSLError) as exc:
+        raise ValueError(f"certfile/keyfile: cannot load {certfile!r} and {keyfile!r}: {exc}") from None
+    return context
 
 
 async def _serve(args: argparse.Namespace) -> None:
@@ -79,7 +90,8 @@ async def _serve(args: argparse.Namespace) -> None:
     async def serve(task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
         async with server.running():
             mounts = {"": server.http_mount(options)}
-            await serve_mounts(mounts, args.host, listeners=[listener], task_status=task_status)
+            tls = tls_context(args.certfile, args.keyfile) if args.certfile else None
+            await serve_mounts(mounts, args.host, listeners=[listener], ssl_context=tls, task_status=task_status)
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(beat)
@@ -102,6 +114,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--drain", type=float, required=True)
     parser.add_argument("--options", default=None)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--certfile", default=None)
+    parser.add_argument("--keyfile", default=None)
     trio.run(_serve, parser.parse_args(argv))
 
 

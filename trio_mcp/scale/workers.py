@@ -30,6 +30,7 @@ import attrs
 import trio
 
 from .._keys import MIN_SECRET_KEY_LENGTH, SECRET_KEY_ENV
+from ._worker import tls_context
 
 __all__ = ["WorkerSettings", "run_workers", "supervise_workers"]
 
@@ -79,6 +80,21 @@ class WorkerSettings:
     #: The signing key shared by the workers; None: ``TRIO_MCP_SECRET_KEY`` if set, else a fresh random one.
     secret_key: str | None = attrs.field(default=None)
 
+    #: A PEM certificate chain and its private key: with both, the workers serve HTTPS.
+    certfile: str | None = None
+    keyfile: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if (self.certfile is None) != (self.keyfile is None):
+            raise ValueError("certfile and keyfile go together: give both to serve HTTPS, or neither")
+        if self.certfile is not None and self.keyfile is not None:
+            tls_context(self.certfile, self.keyfile)  # refused here, once, rather than by every worker
+
+    @property
+    def scheme(self) -> str:
+        """``https`` when the workers serve TLS, else ``http``."""
+        return "https" if self.certfile is not None else "http"
+
     @secret_key.validator
     def _check_key(self, attribute: attrs.Attribute[str | None], value: str | None) -> None:
         if value is not None and (not isinstance(value, str) or len(value) < MIN_SECRET_KEY_LENGTH):
@@ -118,6 +134,8 @@ class _Supervisor:
             "--workers",
             str(s.workers),
         ]
+        if s.certfile is not None and s.keyfile is not None:
+            argv += ["--certfile", s.certfile, "--keyfile", s.keyfile]
         return argv + (["--options", s.options] if s.options else [])
 
     async def run_slot(self, index: int) -> None:
