@@ -1,6 +1,6 @@
-"""Restart-honest tasks, for real: a server process with a FileTaskStore is killed (SIGKILL) while a task runs;
-after it is started again on the same store, the client polling that task hears "failed: the server restarted"
-rather than "not found"."""
+"""Restart-honest tasks, for real: a server process with a FileTaskStore (or a RedisTaskStore on a real
+redis-server) is killed (SIGKILL) while a task runs; after it is started again on the same store, the client
+polling that task hears "failed: the server restarted" rather than "not found"."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 import trio
 
 import trio_mcp
@@ -25,7 +26,13 @@ SERVER = textwrap.dedent(
     from trio_mcp import Server
     from trio_mcp.server import FileTaskStore, TaskManager
 
-    server = Server("restart", tasks=TaskManager(store=FileTaskStore(sys.argv[1])))
+    if sys.argv[1].startswith("redis://"):
+        from trio_mcp.scale import RedisClient, RedisTaskStore
+
+        store = RedisTaskStore(RedisClient(sys.argv[1]))
+    else:
+        store = FileTaskStore(sys.argv[1])
+    server = Server("restart", tasks=TaskManager(store=store))
 
     @server.tool(task_support="required")
     async def long_job() -> str:
@@ -42,11 +49,9 @@ SERVER = textwrap.dedent(
 )
 
 
-async def start_server(script: Path, store: Path) -> tuple[trio.Process, int]:
+async def start_server(script: Path, store: str) -> tuple[trio.Process, int]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    process = await trio.lowlevel.open_process(
-        [sys.executable, str(script), str(store)], stdout=subprocess.PIPE, env=env
-    )
+    process = await trio.lowlevel.open_process([sys.executable, str(script), store], stdout=subprocess.PIPE, env=env)
     assert process.stdout is not None
     line = b""
     while not line.endswith(b"\n"):
@@ -56,10 +61,13 @@ async def start_server(script: Path, store: Path) -> tuple[trio.Process, int]:
     return process, int(line)
 
 
-async def test_a_task_of_a_killed_server_reads_failed_after_the_restart(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["file", "redis"])
+async def test_a_task_of_a_killed_server_reads_failed_after_the_restart(
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
     script = tmp_path / "server.py"
     script.write_text(SERVER)
-    store = tmp_path / "tasks"
+    store = request.getfixturevalue("redis_server").url if kind == "redis" else str(tmp_path / "tasks")
     with trio.fail_after(60):
         process, port = await start_server(script, store)
         try:

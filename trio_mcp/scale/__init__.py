@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from .event_store import RedisEventStore
     from .fanout import RedisFanout
     from .redis import RedisClient, RedisCommandError, RedisError, RedisUnavailable
+    from .task_store import RedisTaskStore
 
 _REDIS = {
     "RedisClient": ".redis",
@@ -18,6 +19,7 @@ _REDIS = {
     "RedisCommandError": ".redis",
     "RedisEventStore": ".event_store",
     "RedisFanout": ".fanout",
+    "RedisTaskStore": ".task_store",
 }
 
 
@@ -35,4 +37,5 @@ __all__ = [
     "RedisCommandError",
     "RedisEventStore",
     "RedisFanout",
+    "RedisTaskStore",
 ]
