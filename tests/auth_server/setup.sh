@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the authorization server of the end-to-end authorization tests (tests/test_auth_e2e.py):
+# Installs the authorization server of the end-to-end authorization tests (tests/auth/test_auth_e2e.py):
 # oauth2-mock-server, by `npm ci` from the committed package.json + package-lock.json into
 # tests/auth_server/node_modules, with the Node that tests/interop/setup.sh installed (.interop/paths.json).
 # Idempotent (skipped while its stamp matches its inputs); quiet on success.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepares the real-browser tests (tests/test_browser.py): Debian's chromium (installed with apt-get when
+# Prepares the real-browser tests (tests/interop/test_browser.py): Debian's chromium (installed with apt-get when
 # missing and running as root), and the official TypeScript SDK's client bundled for a web page by esbuild,
 # both from the committed package.json + package-lock.json (`npm ci`, with the Node of tests/interop/setup.sh),
 # into tests/browser/dist/client.js. Idempotent (skipped while its stamp matches its inputs); quiet on success.

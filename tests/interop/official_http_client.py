@@ -7,7 +7,7 @@ Usage (with the interop virtualenv's python, `.interop/mcp-venv/bin/python`):
 Connects to URL: ``--transport streamable`` (Streamable HTTP, the SDK's ``Client(url)``; ``--mode auto``, the
 SDK's default, first probes ``server/discover`` and falls back to ``initialize``, ``--mode legacy`` goes straight
 to ``initialize``) or ``--transport sse`` (the 2024-11-05 HTTP+SSE transport, ``sse_client``; always legacy).
-Then it exercises the tools of the trio_mcp server in tests/test_interop_http.py (echo, count, roots_probe,
+Then it exercises the tools of the trio_mcp server in tests/interop/test_interop_http.py (echo, count, roots_probe,
 sample, ask, fail, sleep) with roots, sampling and elicitation callbacks, and prints ONE JSON line with what it
 saw to stdout. Every step is recorded even when it fails (as ``{"error": "..."}``), so the test sees all of them
 at once; the exit code is 0 whenever that line was printed.

@@ -7,7 +7,7 @@ Run it with the interop virtualenv's python (`.interop/mcp-venv/bin/python`), ne
 It binds 127.0.0.1 on a free port (a socket it opens itself and hands to uvicorn), prints ONE line,
 ``official_http_server: serving http://127.0.0.1:PORT`` (Streamable HTTP at ``/mcp``, the 2024-11-05 HTTP+SSE
 transport at ``/sse`` with messages at ``/messages/``), and serves until SIGINT or SIGTERM.
-tests/test_interop_http.py points trio_mcp's HTTP client at it.
+tests/interop/test_interop_http.py points trio_mcp's HTTP client at it.
 
 Tools:
   echo(text) -> str            the text unchanged

@@ -1,7 +1,7 @@
 """A server built on the official MCP Python SDK (`mcp`, pinned in requirements-mcp.txt), spoken to over stdio.
 
 Run it with the interop virtualenv's python (`.interop/mcp-venv/bin/python`), never with trio_mcp's own
-`.venv`: tests/test_interop_stdio.py points trio_mcp's client at it to check that the two implementations
+`.venv`: tests/interop/test_interop_stdio.py points trio_mcp's client at it to check that the two implementations
 agree on the wire.
 
 Tools:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure the real servers the scaling tests run are on PATH: redis-server (tests/redis_server.py starts
-# its own on a free port of 127.0.0.1 in a temporary directory) and haproxy (tests/test_workers_balancer.py
+# its own on a free port of 127.0.0.1 in a temporary directory) and haproxy (tests/scale/test_workers_balancer.py
 # puts one in front of two servers). Nothing here starts either.
 #
 # Uses what is already on PATH; otherwise installs Debian's `redis-server` / `haproxy` packages with apt-get,

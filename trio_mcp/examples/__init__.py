@@ -1,6 +1,6 @@
 """Runnable examples, shipped with the package so ``python -m trio_mcp.examples.<name>`` works from any install
 and mypy checks them with the library (they cannot drift from the API). Each one runs to completion by itself,
-and tests/test_examples.py runs every one.
+and tests/docs/test_examples.py runs every one.
 
 - ``bookshop``: a small server (``trio-mcp run trio_mcp.examples.bookshop``); ``demo`` drives it over stdio.
 - ``embedded``: a trio app serving MCP over HTTP beside its own background task, in one nursery.

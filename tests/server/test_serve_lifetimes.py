@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import trio
+from paths import ROOT
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
@@ -19,8 +20,6 @@ if sys.version_info < (3, 11):
 import trio_mcp
 from trio_mcp import Server
 from trio_mcp.testing import open_in_memory
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SERVE = """
 import sys, trio
@@ -47,7 +46,7 @@ INITIALIZE = {
 
 @pytest.mark.parametrize("how", ["stdio", "http"])
 async def test_ctrl_c_ends_serving_with_a_plain_keyboard_interrupt(how: str) -> None:
-    env = {**os.environ, "PYTHONPATH": ROOT}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -190,7 +189,7 @@ async def test_cancelling_serve_stdio_with_calls_in_flight_returns_at_once() -> 
             [sys.executable, "-c", STOPPABLE],
             protocol_version="2025-11-25",
             stderr=lines.append,
-            env={**os.environ, "PYTHONPATH": ROOT},
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
         ) as client:
             failures: list[BaseException] = []
 
@@ -233,7 +232,7 @@ async def test_a_keyboard_interrupt_raised_in_a_handler_still_stops_the_server()
             [sys.executable, "-c", INTERRUPTED],
             protocol_version="2025-11-25",
             stderr=lines.append,
-            env={**os.environ, "PYTHONPATH": ROOT},
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
         ) as client:
             with pytest.raises(trio_mcp.ConnectionClosed):
                 await client.call_tool("interrupt")

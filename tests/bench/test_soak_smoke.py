@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 pytestmark = pytest.mark.bench
 
-SOAK = Path(__file__).resolve().parent.parent / "benchmarks" / "soak.py"
+SOAK = ROOT / "benchmarks" / "soak.py"
 
 
 def test_a_short_soak_serves_every_call_and_comes_back_flat() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import trio
+from paths import ROOT
 from scale_peers import RedisServer
 
 from trio_mcp.scale.event_store import RedisEventStore
@@ -156,13 +157,12 @@ def test_the_store_benchmark_runs() -> None:
     import os
     import subprocess
     import sys
-    from pathlib import Path
 
     from scale_peers import BINARY, SKIP_REASON
 
     if BINARY is None:
         pytest.skip(SKIP_REASON)
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     done = subprocess.run(
         [sys.executable, str(root / "benchmarks" / "redis_store.py"), "--appends", "64"],
         capture_output=True,

@@ -21,6 +21,7 @@ from urllib.parse import urlencode
 
 import pytest
 import trio
+from paths import ROOT
 
 import trio_mcp
 from trio_mcp.auth import (
@@ -41,7 +42,6 @@ from trio_mcp.transports._http_client import HttpClient
 pytest.importorskip("jwt", reason="the auth extra (PyJWT[crypto]) is not installed")
 pytestmark = pytest.mark.interop  # a real authorization server and the official SDK: peers nobody here wrote
 
-ROOT = Path(__file__).resolve().parents[1]
 SERVER_JS = ROOT / "tests" / "auth_server" / "server.mjs"
 PATHS = ROOT / ".interop" / "paths.json"
 

@@ -33,6 +33,7 @@ from typing import Any
 
 import pytest
 import trio
+from paths import ROOT
 from peers import cancel_after_first_progress
 
 import trio_mcp
@@ -50,7 +51,7 @@ from trio_mcp.types import (
 
 pytestmark = pytest.mark.interop
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = ROOT
 PATHS_FILE = REPO / ".interop" / "paths.json"
 INTEROP = REPO / "tests" / "interop"
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "trio_mcp"
+from paths import ROOT
+
+PACKAGE = ROOT / "trio_mcp"
 
 
 def module_name(path: Path) -> str:
@@ -113,6 +115,6 @@ def test_the_engine_and_the_wire_layer_import_nothing_above_them() -> None:
         assert above <= {"trio_mcp.transports._base"}, (name, above)
 
 
-if __name__ == "__main__":  # python tests/test_import_graph.py: every circle in the package
+if __name__ == "__main__":  # PYTHONPATH=tests python tests/core/test_import_graph.py: every circle left
     for group in cycles_within("trio_mcp."):
         print(" <-> ".join(group))

@@ -10,10 +10,10 @@ import json
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import trio
+from paths import TESTS
 
 from trio_mcp.asgi import McpAsgiApp
 from trio_mcp.auth import parse_www_authenticate
@@ -21,7 +21,7 @@ from trio_mcp.server._server import serve_http_many
 from trio_mcp.transports._http_client import HttpClient
 from trio_mcp.transports.streamable_http import HttpTransportOptions
 
-sys.path.insert(0, str(Path(__file__).parent / "servers"))
+sys.path.insert(0, str(TESTS / "servers"))
 from scoped_app import make_auth, make_server  # noqa: E402
 
 

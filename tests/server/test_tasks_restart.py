@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from paths import ROOT
 
 import trio_mcp
 from trio_mcp import McpError
@@ -50,7 +51,7 @@ SERVER = textwrap.dedent(
 
 
 async def start_server(script: Path, store: str) -> tuple[trio.Process, int]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = await trio.lowlevel.open_process([sys.executable, str(script), store], stdout=subprocess.PIPE, env=env)
     assert process.stdout is not None
     line = b""

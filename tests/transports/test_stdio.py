@@ -12,12 +12,13 @@ from typing import Any, AsyncIterator
 
 import pytest
 import trio
+from paths import TESTS
 
 import trio_mcp
 from trio_mcp.transports.stdio import StdioProcess
 from trio_mcp.types import ProgressNotificationParams, Root, TextContent
 
-SERVER_DIR = Path(__file__).parent / "servers"
+SERVER_DIR = TESTS / "servers"
 SERVER = [sys.executable, str(SERVER_DIR / "stdio_server.py")]
 HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 

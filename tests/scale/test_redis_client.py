@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from paths import ROOT
 from scale_peers import BINARY, SKIP_REASON, RedisServer
 
 from trio_mcp.scale.redis import RedisClient, RedisCommandError, RedisError, RedisUnavailable
@@ -160,7 +161,7 @@ def test_the_client_comparison_benchmark_runs() -> None:
 
     if BINARY is None:
         pytest.skip(SKIP_REASON)
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     done = subprocess.run(
         [sys.executable, str(root / "benchmarks" / "redis_clients.py"), "--calls", "50"],
         capture_output=True,

@@ -4,19 +4,19 @@ server mounted under Hypercorn's trio worker, and inside a Quart-Trio app."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 from asgi_helpers import hypercorn
+from paths import ROOT
 
 import trio_mcp
 from trio_mcp.transports._http_client import HttpClient
 
 pytest.importorskip("quart_trio", reason="Quart-Trio is a test dependency: pip install quart-trio")
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "web.md"
+DOC = ROOT / "docs" / "web.md"
 
 
 def load_examples() -> dict[str, Any]:

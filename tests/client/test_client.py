@@ -14,12 +14,12 @@ import json
 import logging
 import sys
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 import pytest
 import trio
 import trio.testing
+from paths import TESTS
 
 import trio_mcp
 from trio_mcp import ConnectionClosed, McpError, RequestTimeout
@@ -52,7 +52,7 @@ from trio_mcp.types import (
     ToolUseContent,
 )
 
-SERVERS = Path(__file__).parent / "servers"
+SERVERS = TESTS / "servers"
 SERVER_SCRIPT = SERVERS / "client_test_server.py"
 _spec = importlib.util.spec_from_file_location("client_test_server", SERVER_SCRIPT)
 assert _spec is not None and _spec.loader is not None

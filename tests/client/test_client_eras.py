@@ -4,12 +4,12 @@ round-trip input from the callbacks, per-request log levels, and one listen() AP
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 import trio.testing
+from paths import TESTS
 
 import trio_mcp
 from trio_mcp import Context, Server
@@ -27,7 +27,7 @@ from trio_mcp.types import (
     TextContent,
 )
 
-SERVER = [sys.executable, str(Path(__file__).parent / "servers" / "stdio_server.py")]
+SERVER = [sys.executable, str(TESTS / "servers" / "stdio_server.py")]
 
 
 def make_server() -> Server:

@@ -22,6 +22,7 @@ from typing import Any, AsyncIterator
 
 import pytest
 import trio
+from paths import ROOT
 
 import trio_mcp
 from trio_mcp import McpError
@@ -47,7 +48,7 @@ from trio_mcp.types import (
     TextResourceContents,
 )
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = ROOT
 FIXTURE = REPO / "tests" / "conformance" / "everything_server.py"
 RUN_SUITES = REPO / "tests" / "conformance" / "run_suites.py"
 WATCHED_INTERVAL = 0.1

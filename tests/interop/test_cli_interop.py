@@ -1,6 +1,6 @@
 """The ``trio-mcp`` command line against ``@modelcontextprotocol/server-everything`` (TypeScript SDK), over stdio.
 
-Needs the interop set-up (``bash tests/interop/setup.sh``), like tests/test_interop_stdio.py.
+Needs the interop set-up (``bash tests/interop/setup.sh``), like tests/interop/test_interop_stdio.py.
 """
 
 from __future__ import annotations

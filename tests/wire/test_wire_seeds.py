@@ -30,11 +30,11 @@ An object that fits none of the rules fails the test, so a new kind of example c
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
+from paths import TESTS
 
 from trio_mcp._wire.convert import from_wire, to_wire
 from trio_mcp._wire.methods import METHODS
@@ -59,7 +59,7 @@ from trio_mcp.types import (
     WireType,
 )
 
-EXAMPLES = Path(__file__).parent / "data" / "spec_examples.json"
+EXAMPLES = TESTS / "data" / "spec_examples.json"
 
 #: Examples found and round-tripped when this test was written; the extractor must never find fewer.
 EXPECTED_COVERED = 172

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 import trio
+from paths import ROOT
 from peers import cancel_after_first_progress
 
 import trio_mcp
@@ -29,7 +30,7 @@ from trio_mcp.types import ProgressNotificationParams, Root, TextContent
 
 pytestmark = pytest.mark.interop
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = ROOT
 PATHS_FILE = REPO / ".interop" / "paths.json"
 INTEROP = REPO / "tests" / "interop"
 HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]

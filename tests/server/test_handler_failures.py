@@ -6,19 +6,19 @@ Over real transports: the stdio server in a subprocess, and ``serve_http`` on 12
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 import pytest
 import trio
+from paths import ROOT, TESTS
 
 import trio_mcp
 from trio_mcp.types import TextContent
 
-sys.path.insert(0, str(Path(__file__).parent / "servers"))
+sys.path.insert(0, str(TESTS / "servers"))
 import faulty_server  # noqa: E402
 
-FAULTY = [sys.executable, str(Path(__file__).parent / "servers" / "faulty_server.py")]
+FAULTY = [sys.executable, str(TESTS / "servers" / "faulty_server.py")]
 ERAS = ["2025-11-25", "2026-07-28"]
 
 CRASHERS = ["raise_custom", "raise_system_exit", "raise_generator_exit", "stray_cancelled", "leak_secret"]
@@ -177,7 +177,7 @@ async def test_a_peer_vanishing_at_any_point_ends_the_stdio_server_cleanly(seed:
     import subprocess
 
     cut = random.Random(seed).randrange(len(CONVERSATION) + 1)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with trio.fail_after(15):
         process = await trio.lowlevel.open_process(
             FAULTY, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env

@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 import trio
+from paths import TESTS
 
 from trio_mcp import Server
 from trio_mcp.asgi import McpAsgiApp
 from trio_mcp.transports._http_server import HttpRequest, HttpResponse, serve_http
 from trio_mcp.transports.http import HttpTransportOptions
 
-BUNDLE = Path(__file__).resolve().parent / "browser" / "dist" / "client.js"
+BUNDLE = TESTS / "browser" / "dist" / "client.js"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None or not BUNDLE.exists(),

@@ -5,22 +5,22 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+from paths import TESTS
 
 import trio_mcp
 from trio_mcp import CallNext, McpError, RequestInfo
 from trio_mcp.testing import open_in_memory
 from trio_mcp.transports._base import memory_stream_pair
 
-sys.path.insert(0, str(Path(__file__).parent / "servers"))
+sys.path.insert(0, str(TESTS / "servers"))
 import middleware_server  # noqa: E402
 from transport_helpers import connect  # noqa: E402
 
-SERVER_SCRIPT = Path(__file__).parent / "servers" / "middleware_server.py"
+SERVER_SCRIPT = TESTS / "servers" / "middleware_server.py"
 TRANSPORTS = ["memory", "stdio", "http-session", "http-stateless", "websocket"]
 
 

@@ -1,7 +1,7 @@
 """The WebSocket client takes an authorization provider (``auth=``) as the HTTP clients do, against our own
 WebSocket server protected by a verifier: the provider's headers go with the upgrade, a 401 refusal goes to its
 challenge handling and the upgrade is tried again, and a refusal it cannot resolve is a ``WebSocketRejected``.
-(With a real authorization server and ``OAuthClientProvider``: tests/test_auth_e2e.py.)"""
+(With a real authorization server and ``OAuthClientProvider``: tests/auth/test_auth_e2e.py.)"""
 
 from __future__ import annotations
 

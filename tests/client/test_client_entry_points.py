@@ -11,11 +11,11 @@ import inspect
 import socket
 import sys
 from functools import partial
-from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 import pytest
 import trio
+from paths import TESTS
 
 import trio_mcp
 from trio_mcp import Client, Server
@@ -35,7 +35,7 @@ from trio_mcp.testing import open_in_memory
 from trio_mcp.transports import memory_stream_pair
 from trio_mcp.transports.streamable_http import HttpTransportOptions
 
-SERVER = [sys.executable, str(Path(__file__).parent / "servers" / "stdio_server.py")]
+SERVER = [sys.executable, str(TESTS / "servers" / "stdio_server.py")]
 
 
 def free_port() -> int:

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import logging
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+from paths import TESTS
 
 import trio_mcp
 from trio_mcp import Server, ToolError
 from trio_mcp.testing import open_in_memory
 from trio_mcp.types import TextContent
 
-sys.path.insert(0, str(Path(__file__).parent / "servers"))
+sys.path.insert(0, str(TESTS / "servers"))
 import faulty_server  # noqa: E402
 
-FAULTY = [sys.executable, str(Path(__file__).parent / "servers" / "faulty_server.py")]
+FAULTY = [sys.executable, str(TESTS / "servers" / "faulty_server.py")]
 
 
 def text_of(result: Any) -> str:

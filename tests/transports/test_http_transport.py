@@ -12,6 +12,7 @@ import attrs
 import pytest
 import trio
 import trio.testing
+from paths import TESTS
 
 import trio_mcp
 from trio_mcp import Context, Field, Server
@@ -637,7 +638,7 @@ async def test_a_signal_stops_a_server_with_open_streams_within_its_grace_period
     import subprocess
     import sys
 
-    script = Path(__file__).parent / "servers" / "http_server.py"
+    script = TESTS / "servers" / "http_server.py"
     process = await trio.lowlevel.open_process([sys.executable, str(script)], stdout=subprocess.PIPE)
     try:
         with trio.fail_after(20):

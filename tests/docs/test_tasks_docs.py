@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import ROOT
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "tasks.md"
+DOC = ROOT / "docs" / "tasks.md"
 
 
 @pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
 sys.path.insert(0, str(BENCH))
 

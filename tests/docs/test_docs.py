@@ -6,13 +6,13 @@ from __future__ import annotations
 import ast
 import re
 import shlex
-from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 from trio_mcp.cli._parser import build_parser
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = ROOT
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 _BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
 
