@@ -266,3 +266,38 @@ async def test_run_refuses_workers_it_cannot_run(words: list[str], complaint: st
     out = await run_cli("run", str(CLI_SERVER), *words)
     assert out.status == 2
     assert complaint in out.stderr
+
+
+async def test_run_serves_https_with_a_certificate(self_signed_cert: tuple[str, str]) -> None:
+    import ssl
+
+    import trio_mcp
+    from trio_mcp.client import HttpClient
+
+    cert, key = self_signed_cert
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            running = await start(
+                nursery, "run", str(CLI_SERVER), "-t", "http", "--port", "0", "--certfile", cert, "--keyfile", key
+            )
+            found = await running.wait_for_stderr(r"serving cli-test-server 1\.2\.3 on (https://\S+) ")
+            async with (
+                HttpClient(ssl_context=ssl.create_default_context(cafile=cert)) as http,
+                trio_mcp.open_http_client(found.group(1), http=http) as client,
+            ):
+                result = await client.call_tool("echo", {"text": "over TLS"})
+            assert result.content[0].text == "over TLS"  # type: ignore[union-attr]
+            running.process.send_signal(signal.SIGINT)
+            assert await running.process.wait() == 130
+
+
+async def test_run_refuses_tls_it_cannot_serve(self_signed_cert: tuple[str, str]) -> None:
+    cert, key = self_signed_cert
+    for words, complaint in [
+        (["-t", "http", "--certfile", cert], "--certfile and --keyfile go together"),
+        (["-t", "ws", "--certfile", cert, "--keyfile", key], "--certfile needs --transport http or sse"),
+        (["-t", "http", "--certfile", key, "--keyfile", key], "cannot load"),
+    ]:
+        out = await run_cli("run", str(CLI_SERVER), *words)
+        assert out.status == 2, out.stderr
+        assert complaint in out.stderr

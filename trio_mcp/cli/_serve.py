@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import signal
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import trio
 
+from .._tls import server_tls_context
 from ._exit import OK, USAGE, CliError
 from ._signals import until_interrupted
 from ._target import import_spec, load_server, watched_root
@@ -40,9 +42,11 @@ async def _serve(args: argparse.Namespace) -> int:
             port = await nursery.start(server.serve_websocket, args.host, args.port)
             _say(f"serving {name} on ws://{_authority(args.host, port)}/ (Ctrl-C to stop)")
         else:
-            port = await nursery.start(server.serve_http, args.host, args.port)
+            tls = server_tls_context(args.certfile, args.keyfile) if args.certfile else None
+            port = await nursery.start(functools.partial(server.serve_http, args.host, args.port, ssl_context=tls))
             path = "/sse" if args.transport == "sse" else "/mcp"
-            _say(f"serving {name} on http://{_authority(args.host, port)}{path} (Ctrl-C to stop)")
+            scheme = "https" if tls is not None else "http"
+            _say(f"serving {name} on {scheme}://{_authority(args.host, port)}{path} (Ctrl-C to stop)")
     return OK
 
 
@@ -110,7 +114,13 @@ async def _serve_with_workers(args: argparse.Namespace) -> int:
     spec, folder = import_spec(args.target, server)
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [folder, os.environ.get("PYTHONPATH")]))
     settings = WorkerSettings(
-        server=spec, workers=args.workers, host=args.host, port=args.port, drain_timeout=args.drain_timeout
+        server=spec,
+        workers=args.workers,
+        host=args.host,
+        port=args.port,
+        drain_timeout=args.drain_timeout,
+        certfile=args.certfile,
+        keyfile=args.keyfile,
     )
     status = OK
 
@@ -121,10 +131,22 @@ async def _serve_with_workers(args: argparse.Namespace) -> int:
     async with trio.open_nursery() as nursery:
         port = await nursery.start(supervise)
         _say(
-            f"serving {server.info.name} {server.info.version} on http://{_authority(args.host, port)}/mcp "
+            f"serving {server.info.name} {server.info.version} on {settings.scheme}://{_authority(args.host, port)}/mcp "
             f"from {args.workers} workers (Ctrl-C or SIGTERM drains them)"
         )
     return status
+
+
+def _check_tls(args: argparse.Namespace) -> None:
+    if (args.certfile is None) != (args.keyfile is None):
+        raise CliError("--certfile and --keyfile go together: give both to serve HTTPS, or neither", USAGE)
+    if args.certfile is not None and args.transport not in ("http", "sse"):
+        raise CliError("--certfile needs --transport http or sse (HTTPS)", USAGE)
+    if args.certfile is not None:
+        try:
+            server_tls_context(args.certfile, args.keyfile)
+        except ValueError as exc:
+            raise CliError(str(exc), USAGE) from None
 
 
 def _check_workers(args: argparse.Namespace) -> None:
@@ -139,6 +161,7 @@ def _check_workers(args: argparse.Namespace) -> None:
 async def run_command(args: argparse.Namespace, argv: list[str]) -> int:
     """Entry point of ``run`` inside ``trio.run``."""
     _check_workers(args)
+    _check_tls(args)
     if args.workers > 1:
         return await _serve_with_workers(args)
     if args.reload:

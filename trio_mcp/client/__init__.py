@@ -16,6 +16,7 @@ from ._tasks import TaskCancelled, TaskStatusHandler, call_tool_as_task, get_tas
 from ._tools import StructuredContentError
 
 if TYPE_CHECKING:
+    from ..transports._http_client import HttpClient, HttpTimeouts
     from ._oauth import OAuthClientProvider
     from ._remote import (
         WebSocketOptions,
@@ -36,6 +37,10 @@ def __getattr__(name: str) -> Any:
         from . import _remote
 
         return getattr(_remote, name)
+    if name in ("HttpClient", "HttpTimeouts"):  # for http=: a TLS context of your own, a pool shared by clients
+        from ..transports import _http_client
+
+        return getattr(_http_client, name)
     if name == "OAuthClientProvider":
         from ._oauth import OAuthClientProvider
 
@@ -57,6 +62,8 @@ __all__ = [
     "open_http_client",
     "OAuthClientProvider",
     "connect_http_client",
+    "HttpClient",
+    "HttpTimeouts",
     "open_websocket_client",
     "connect_websocket_client",
     "fill_elicitation_defaults",

@@ -13,13 +13,15 @@ import importlib
 import logging
 import signal
 import socket
-import ssl
 from typing import Any
 
 import attrs
 import trio
 
+from .._tls import server_tls_context
+
 __all__ = ["load", "main"]
+
 
 logger = logging.getLogger("trio_mcp.scale")
 
@@ -33,16 +35,6 @@ def load(spec: str) -> Any:
     for part in attribute.split("."):
         found = getattr(found, part)
     return found
-
-
-def tls_context(certfile: str, keyfile: str) -> ssl.SSLContext:
-    """The server-side TLS context of a worker; files that cannot be loaded are a ``ValueError`` naming them."""
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    try:
-        context.load_cert_chain(certfile, keyfile)
-    except (OSError, ssl.SSLError) as exc:
-        raise ValueError(f"certfile/keyfile: cannot load {certfile!r} and {keyfile!r}: {exc}") from None
-    return context
 
 
 async def _serve(args: argparse.Namespace) -> None:
@@ -90,7 +82,7 @@ async def _serve(args: argparse.Namespace) -> None:
     async def serve(task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
         async with server.running():
             mounts = {"": server.http_mount(options)}
-            tls = tls_context(args.certfile, args.keyfile) if args.certfile else None
+            tls = server_tls_context(args.certfile, args.keyfile) if args.certfile else None
             await serve_mounts(mounts, args.host, listeners=[listener], ssl_context=tls, task_status=task_status)
 
     async with trio.open_nursery() as nursery:

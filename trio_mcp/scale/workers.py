@@ -30,7 +30,7 @@ import attrs
 import trio
 
 from .._keys import MIN_SECRET_KEY_LENGTH, SECRET_KEY_ENV
-from ._worker import tls_context
+from .._tls import server_tls_context
 
 __all__ = ["WorkerSettings", "run_workers", "supervise_workers"]
 
@@ -88,7 +88,7 @@ class WorkerSettings:
         if (self.certfile is None) != (self.keyfile is None):
             raise ValueError("certfile and keyfile go together: give both to serve HTTPS, or neither")
         if self.certfile is not None and self.keyfile is not None:
-            tls_context(self.certfile, self.keyfile)  # refused here, once, rather than by every worker
+            server_tls_context(self.certfile, self.keyfile)  # refused here, once, rather than by every worker
 
     @property
     def scheme(self) -> str:
