@@ -16,7 +16,7 @@ from typing import Any
 from ._core.jsonrpc import RequestId
 from .types import META_PROTOCOL_VERSION
 
-__all__ = ["RequestInfo", "CallNext", "Middleware", "run_middleware", "check_middleware", "require_async"]
+__all__ = ["RequestInfo", "CallNext", "Middleware", "run_middleware", "require_async"]
 
 CallNext = Callable[[], Awaitable[Any]]
 """Runs the rest of the chain (the next middleware, then the handler) and returns the result."""
@@ -96,7 +96,3 @@ def require_async(what: str, function: Any) -> None:
         function = function.func
     if not (inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None))):
         raise TypeError(f"{what} must be an async function (async def), not {function!r}")
-
-
-def check_middleware(function: Any) -> None:
-    require_async("middleware", function)

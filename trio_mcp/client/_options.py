@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, TypedDict
 
 from .._custom import CustomMethods, check_extensions
-from .._middleware import Middleware, check_middleware
+from .._middleware import Middleware, require_async
 from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ..types import (
     CreateMessageRequestParams,
@@ -157,7 +157,7 @@ def _middleware(name: str, value: object) -> None:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise TypeError(f"{name} must be a list of async functions, not {type(value).__name__}")
     for item in value:
-        check_middleware(item)
+        require_async(name, item)  # names the option: middleware or outbound_middleware
 
 
 _CHECKS: Final[Mapping[str, Callable[[str, Any], object]]] = {

@@ -12,7 +12,7 @@ import attrs
 import trio
 
 from .._custom import CustomMethods
-from .._middleware import Middleware, check_middleware
+from .._middleware import Middleware, require_async
 from .._pagination import CursorCodec
 from .._uri_template import MatchedVariables, TemplateRouter
 from .._util import collapse_exception_groups
@@ -447,7 +447,7 @@ class Server:
         what ``call_next()`` returns or raises, may return its own result or raise ``McpError``. The first one
         registered is the outermost.
         """
-        check_middleware(function)
+        require_async("middleware", function)
         self.middleware_chain = (*self.middleware_chain, function)
         return function
 
@@ -455,7 +455,7 @@ class Server:
         """Wrap ``function`` around every request a handler sends the client (``ctx.sample()``, ``ctx.elicit()``,
         ``ctx.list_roots()``, ``ctx.request()``) in a session; ``call.params`` may be replaced before
         ``call_next()``. The first one registered is the outermost."""
-        check_middleware(function)
+        require_async("middleware", function)
         self.outbound_chain = (*self.outbound_chain, function)
         return function
 
@@ -508,9 +508,7 @@ class Server:
     def _extensions(self, version: str) -> dict[str, Any]:
         """The task capability entries and the ``extensions`` declared, as ``version`` has them."""
         entries = task_capabilities(self.tools.values(), version)
-        if self.custom.extensions and version in MODERN_VERSIONS:
-            entries["extensions"] = {**entries.get("extensions", {}), **self.custom.extensions}
-        return entries
+        return self.custom.declared(entries) if version in MODERN_VERSIONS else entries
 
     def offers(self, capability: str) -> bool:
         """True if this server serves the methods behind ``capability`` ("tools", "prompts", ...)."""
