@@ -225,9 +225,12 @@ class Session:
         request_timeout: float | None = None,
         peer_cancel_mode: PeerCancelMode = "interrupt",
         expose_errors: bool = False,
+        request_id_prefix: str = "",
     ) -> None:
         """``expose_errors`` puts a failed handler's exception text and traceback in the error sent to the peer
-        (for development); by default the peer gets a generic message and a correlation id."""
+        (for development); by default the peer gets a generic message and a correlation id. A
+        ``request_id_prefix`` makes the ids of the requests this side sends strings that start with it, so that
+        several processes serving one session (roaming HTTP sessions) never send the same id."""
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
         self._stream = stream
@@ -237,6 +240,7 @@ class Session:
         self._peer_cancel_mode = peer_cancel_mode
         self._expose_errors = expose_errors
         self._next_id = 1
+        self._id_prefix = request_id_prefix
         self._pending: dict[RequestId, _Pending] = {}
         self._progress: dict[RequestId, _Pending] = {}
         self._in_flight: dict[RequestId, InboundRequest] = {}
@@ -339,7 +343,7 @@ class Session:
             raise self._closed_error()
         if timeout is _UNSET:
             timeout = self.request_timeout
-        request_id = self._next_id
+        request_id: RequestId = f"{self._id_prefix}{self._next_id}" if self._id_prefix else self._next_id
         self._next_id += 1
         if on_id is not None:
             on_id(request_id)

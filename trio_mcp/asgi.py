@@ -206,7 +206,7 @@ class McpAsgiApp:
                     header_paths=self.server.tool_header_paths,
                     scopes_for=self.server.required_scopes,
                 )
-                nursery.start_soon(self._app.reaper)
+                nursery.start_soon(self._app.maintain)
                 task_status.started()
                 await trio.sleep_forever()
         finally:

@@ -271,6 +271,7 @@ def test_refusals_raised_by_the_check_are_all_reachable() -> None:
         Refusal.TOO_MANY_SESSIONS,
         Refusal.UNKNOWN_LAST_EVENT_ID,
         Refusal.STREAM_ALREADY_OPEN,
+        Refusal.DIRECTORY_UNAVAILABLE,
     }
     assert {case[5] for case in REFUSED} == set(Refusal) - decided_elsewhere
 

@@ -19,6 +19,7 @@ import attrs
 from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ..errors import (
     HEADER_MISMATCH,
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -84,6 +85,7 @@ class Refusal(enum.Enum):
     TOO_MANY_SESSIONS = "too many sessions"
     UNKNOWN_LAST_EVENT_ID = "unknown last event id"
     STREAM_ALREADY_OPEN = "stream already open"
+    DIRECTORY_UNAVAILABLE = "session directory unavailable"
 
 
 #: The one table of refusals: ``(HTTP status, JSON-RPC code)`` for each.
@@ -102,6 +104,7 @@ REFUSALS: Final[Mapping[Refusal, tuple[int, int]]] = {
     Refusal.TOO_MANY_SESSIONS: (503, INVALID_REQUEST),
     Refusal.UNKNOWN_LAST_EVENT_ID: (400, INVALID_REQUEST),
     Refusal.STREAM_ALREADY_OPEN: (409, INVALID_REQUEST),
+    Refusal.DIRECTORY_UNAVAILABLE: (503, INTERNAL_ERROR),
 }
 
 #: The HTTP status of a 2026-07-28 error answer, by JSON-RPC code ("your request was wrong" is 400, an

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from .event_store import RedisEventStore
     from .fanout import RedisFanout
     from .redis import RedisClient, RedisCommandError, RedisError, RedisUnavailable
+    from .sessions import RedisSessionDirectory
     from .task_store import RedisTaskStore
 
 _REDIS = {
@@ -19,6 +20,7 @@ _REDIS = {
     "RedisCommandError": ".redis",
     "RedisEventStore": ".event_store",
     "RedisFanout": ".fanout",
+    "RedisSessionDirectory": ".sessions",
     "RedisTaskStore": ".task_store",
 }
 
@@ -37,5 +39,6 @@ __all__ = [
     "RedisCommandError",
     "RedisEventStore",
     "RedisFanout",
+    "RedisSessionDirectory",
     "RedisTaskStore",
 ]

@@ -47,10 +47,11 @@ async def _serve(args: argparse.Namespace) -> None:
     options = load(args.options) if args.options else HttpTransportOptions()
     if not isinstance(options, HttpTransportOptions):
         raise TypeError(f"{args.options} is a {type(options).__name__}, not an HttpTransportOptions")
-    if args.workers > 1 and options.sessions:
+    if args.workers > 1 and options.sessions and options.session_directory is None:
         logger.warning(
             "handshake-era sessions live in the worker that created them: a client connection that "
-            "reaches another worker gets 404 (serve them with one worker, or sessions=False)"
+            "reaches another worker gets 404 (give the options a session_directory, serve them with one "
+            "worker, or sessions=False)"
         )
     drain = Drain()
     options = attrs.evolve(options, drain=drain)

@@ -12,19 +12,16 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from typing import Final
 
 import trio
 
 from ..server import Server
-from .pubsub import subscribe
-from .redis import RedisClient, RedisUnavailable
+from .pubsub import follow
+from .redis import RedisClient
 
 __all__ = ["RedisFanout"]
 
 logger = logging.getLogger("trio_mcp.scale")
-
-_MAX_PAUSE: Final = 5.0
 
 
 class RedisFanout:
@@ -57,25 +54,9 @@ class RedisFanout:
         A Redis outage is logged and the subscription retried with a growing pause (at most 5 s); it never ends
         this task. The first subscription must succeed, or this raises ``RedisUnavailable``.
         """
-        started = False
-        pause = self.redis.retry_backoff
-        while True:
-            try:
-                async with subscribe(self.redis, self.channel) as messages:
-                    if not started:
-                        started = True
-                        task_status.started()
-                    pause = self.redis.retry_backoff
-                    async for _, data in messages:
-                        self._deliver(data)
-            except RedisUnavailable as exc:
-                if not started:
-                    raise
-                logger.warning("resource-update fan-out paused: %s; retrying in %g s", exc, pause)
-            await trio.sleep(pause)
-            pause = min(_MAX_PAUSE, pause * 2)
+        await follow(self.redis, self.channel, self._deliver, what="resource-update fan-out", task_status=task_status)
 
-    def _deliver(self, data: bytes) -> None:
+    async def _deliver(self, data: bytes) -> None:
         try:
             message = json.loads(data)
             origin, uri = message["origin"], message["uri"]

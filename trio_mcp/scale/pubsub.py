@@ -9,8 +9,9 @@ probe gets no answer, so a silently dead server (no FIN, say after a network par
 from __future__ import annotations
 
 import collections
+import logging
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
@@ -19,9 +20,13 @@ import trio
 from ._resp import RespProtocolError, encode_commands
 from .redis import RedisClient, RedisUnavailable, _Connection, _Failed
 
-__all__ = ["Subscription", "subscribe"]
+__all__ = ["Subscription", "follow", "subscribe"]
+
+logger = logging.getLogger("trio_mcp.scale")
 
 _READ_SIZE: Final = 65536
+#: The longest pause between attempts to subscribe again after an outage.
+_MAX_PAUSE: Final = 5.0
 
 
 class Subscription:
@@ -132,3 +137,35 @@ async def subscribe(client: RedisClient, *channels: str, health_interval: float 
         yield subscription
     finally:
         await subscription.aclose()
+
+
+async def follow(
+    client: RedisClient,
+    channel: str,
+    deliver: Callable[[bytes], Awaitable[None]],
+    *,
+    what: str,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Hand every message of ``channel`` to ``deliver`` until cancelled; ``task_status.started()`` once subscribed.
+
+    An outage is logged (naming ``what`` pauses) and the subscription retried with a growing pause (at most 5 s);
+    it never ends this task. The first subscription must succeed, or this raises ``RedisUnavailable``.
+    """
+    started = False
+    pause = client.retry_backoff
+    while True:
+        try:
+            async with subscribe(client, channel) as messages:
+                if not started:
+                    started = True
+                    task_status.started()
+                pause = client.retry_backoff
+                async for _, data in messages:
+                    await deliver(data)
+        except RedisUnavailable as exc:
+            if not started:
+                raise
+            logger.warning("%s paused: %s; retrying in %g s", what, exc, pause)
+        await trio.sleep(pause)
+        pause = min(_MAX_PAUSE, pause * 2)

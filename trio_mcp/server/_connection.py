@@ -6,7 +6,7 @@ import collections
 import contextlib
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import trio
@@ -142,6 +142,7 @@ class ServerConnection:
             max_in_flight=server.max_in_flight,
             peer_cancel_mode=server.peer_cancel_mode,
             expose_errors=server.expose_errors,
+            request_id_prefix=control.request_id_prefix if control is not None else "",
         )
         self._log_limiter: RateLimiter | None = None
         #: (method, params, related request, whether it must wait for notifications/initialized)
@@ -156,6 +157,37 @@ class ServerConnection:
         self._nursery: trio.Nursery | None = None
         self._delivering = False
         self._trio_token = trio.lowlevel.current_trio_token()
+        if control is not None:
+            control.on_state(self._apply_state)
+            if control.restored is not None:
+                # A session another process initialized: no handshake here, the client is past it.
+                self._apply_state(control.restored)
+                self.lifecycle.phase = Phase.READY
+                self._initialized.set()
+
+    def session_state(self) -> dict[str, Any]:
+        """What the session negotiated and what the client set since, as JSON (``StreamControl.remember``)."""
+        return {
+            "protocolVersion": self.version,
+            "clientInfo": to_wire(self.client_info) if self.client_info is not None else None,
+            "capabilities": to_wire(self.client_capabilities),
+            "logLevel": self.log_level,
+            "subscriptions": sorted(self.subscriptions),
+        }
+
+    def _apply_state(self, state: Mapping[str, Any]) -> None:
+        """Take what another process serving this session recorded (``session_state``) as this session's own."""
+        self.protocol_version = state["protocolVersion"]
+        info = state.get("clientInfo")
+        self.client_info = from_wire(info, Implementation) if info is not None else None
+        self.client_capabilities = from_wire(state.get("capabilities") or {}, ClientCapabilities)
+        self.log_level = state.get("logLevel") or self.log_level
+        self.subscriptions = set(state.get("subscriptions") or ())
+        self.session.accept_batches = has(self.version, Feature.BATCHES)
+
+    async def _remember(self) -> None:
+        if self.control is not None:
+            await self.control.remember(self.session_state())
 
     @property
     def version(self) -> str:
@@ -366,6 +398,7 @@ class ServerConnection:
         self.session.accept_batches = has(version, Feature.BATCHES)
         if self.control is not None:
             self.control.negotiated(version)
+        await self._remember()
         result = self.server.initialize_result(version)
         self.lifecycle.handle(HandshakeEvent.INITIALIZE_RESULT)
         return result
@@ -417,6 +450,7 @@ class ServerConnection:
         if params.level not in LEVELS:
             raise McpError(INVALID_PARAMS, f"Invalid params: unknown log level {params.level!r}")
         self.log_level = params.level
+        await self._remember()
         return {}
 
     def log_params(
@@ -567,11 +601,13 @@ class ServerConnection:
         if params.uri not in self.subscriptions and len(self.subscriptions) >= _SUBSCRIPTION_LIMIT:
             raise McpError(INVALID_REQUEST, f"Invalid Request: at most {_SUBSCRIPTION_LIMIT} subscriptions")
         self.subscriptions.add(params.uri)
+        await self._remember()
         return {}
 
     async def _unsubscribe(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
         params = params_from_wire(request.params, UnsubscribeRequestParams)
         self.subscriptions.discard(params.uri)
+        await self._remember()
         return {}
 
     # -- prompts ----------------------------------------------------------------------------------

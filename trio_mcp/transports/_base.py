@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any, Final, Protocol
 
@@ -74,6 +75,22 @@ class StreamControl(Protocol):
 
     async def close_request_stream(self, request_id: RequestId) -> bool:
         """End the stream carrying ``request_id``'s answer now, keeping the request running; False if it cannot."""
+
+    @property
+    def restored(self) -> Mapping[str, Any] | None:
+        """The state of a session another process opened (what it last gave ``remember``), for a connection
+        that takes it over without a handshake; None for a session that starts here."""
+
+    @property
+    def request_id_prefix(self) -> str:
+        """Starts the ids of the requests the server sends, unique among the processes serving the session."""
+
+    def on_state(self, apply: Callable[[Mapping[str, Any]], None]) -> None:
+        """Have ``apply`` called with the session's state whenever another process serving it changes it."""
+
+    async def remember(self, state: Mapping[str, Any]) -> None:
+        """The session's state changed (``initialize``, ``logging/setLevel``, subscriptions): keep it where
+        other processes serving the session read it. Returns once it is kept, before the change is answered."""
 
 
 class MemoryMessageStream:

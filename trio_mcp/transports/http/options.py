@@ -12,6 +12,7 @@ from .cors import validate_origins
 from .events import EventStore, MemoryEventStore
 from .exchange import RouteHandler
 from .guard import RequestGuard
+from .roaming import SessionDirectory
 
 __all__ = ["Drain", "HttpLimits", "HttpTransportOptions"]
 
@@ -71,6 +72,10 @@ class HttpTransportOptions:
     max_sessions: int = 1000
     #: Where session events are kept for resumption (None: streams cannot be resumed).
     event_store: EventStore | None = attrs.field(factory=_default_store)
+    #: Where sessions are shared with the other processes serving the same clients (``trio_mcp.scale.
+    #: RedisSessionDirectory``), so that any of them serves any request of a session; give them one shared
+    #: ``event_store`` too, for resumption anywhere. None: a session lives in the process that opened it.
+    session_directory: SessionDirectory | None = None
     #: The ``retry`` hint (milliseconds) sent with priming events on 2025-11-25.
     retry_ms: int = 1000
     #: Seconds between ``:`` keep-alive comments on an idle SSE stream.

@@ -90,9 +90,9 @@ class StreamableHttpApp:
             with trio.move_on_after(_CLOSE_TIMEOUT, shield=True):
                 await self.options.auth.aclose()
 
-    async def reaper(self) -> NoReturn:
-        """Reap idle sessions periodically (runs for the life of the app)."""
-        await self.sessions.reaper()
+    async def maintain(self) -> NoReturn:
+        """Reap idle sessions and hear the other processes sharing a session directory (for the life of the app)."""
+        await self.sessions.maintain()
 
     async def __call__(self, request: Request, response: Response) -> None:
         headers = request.headers
@@ -273,7 +273,7 @@ async def _serve_apps(
             app = StreamableHttpApp(
                 connect, nursery, options=mounted, header_paths=header_paths, scopes_for=scopes_for, bound_host=host
             )
-            nursery.start_soon(app.reaper)
+            nursery.start_soon(app.maintain)
             apps.append(app)
 
         async def route(request: Request, response: Response) -> None:

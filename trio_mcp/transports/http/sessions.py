@@ -6,7 +6,9 @@ to, others on the GET stream, each on one stream only. Every event goes through 
 recorded in the ``EventStore`` and then written, so a resuming client (GET with ``Last-Event-ID``) gets every
 event exactly once and in order, however often its connection drops, even during a replay. On 2025-11-25 each
 stream opens with a priming event and a ``retry`` hint. A dropped stream is not a cancellation in this era.
-Idle sessions are reaped and their number is capped.
+Idle sessions are reaped and their number is capped. With a session directory (``roaming.py``) any process
+sharing it serves any request of a session: it takes the session over from its record, and messages whose
+reader is elsewhere travel through the directory.
 """
 
 from __future__ import annotations
@@ -14,16 +16,16 @@ from __future__ import annotations
 import collections
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 import trio
 
 from ..._core.inbound import Refusal, Rejection, Route
-from ..._core.jsonrpc import RequestId, encode, is_request_id
+from ..._core.jsonrpc import RequestId, encode, error_message, is_request_id
 from ..._core.sse import encode_comment, encode_event
 from ..._wire.versions import DEFAULT_NEGOTIATED_VERSION, V2025_03_26, V2025_11_25
-from ...errors import ConnectionClosed
+from ...errors import INTERNAL_ERROR, ConnectionClosed
 from .._http_server import must_propagate
 from ._common import (
     JSON_HEADERS,
@@ -38,6 +40,7 @@ from ._common import (
 from .exchange import Request as HttpRequest  # the h11 server's, or the ASGI adapter's
 from .exchange import Response as HttpResponse
 from .options import HttpTransportOptions
+from .roaming import principal_key
 
 __all__ = ["HttpSession", "SessionEndpoint"]
 
@@ -50,9 +53,21 @@ _MARK: dict[str, Any] = {}
 class _Stream:
     """One logical SSE stream of a session: the GET stream, or the answers to one POST."""
 
-    __slots__ = ("backlog", "collect", "complete", "id", "last_id", "lock", "pending", "watch", "writer")
+    __slots__ = (
+        "backlog",
+        "collect",
+        "complete",
+        "id",
+        "last_id",
+        "lock",
+        "origin",
+        "pending",
+        "replayed",
+        "watch",
+        "writer",
+    )
 
-    def __init__(self, stream_id: str, pending: set[RequestId]) -> None:
+    def __init__(self, stream_id: str, pending: set[RequestId], *, origin: str | None = None) -> None:
         self.id = stream_id
         #: Request ids whose responses have not been sent yet (POST streams).
         self.pending = pending
@@ -69,6 +84,17 @@ class _Stream:
         self.last_id: str | None = None
         #: Keep the answers for one JSON body (``json_response``) instead of streaming them.
         self.collect = False
+        #: The process serving the requests of a stream resumed here from another one (None: this process).
+        self.origin = origin
+        #: Ids of the events a resumed stream replayed from the store (the same events may also be routed).
+        self.replayed: set[str] = set()
+
+    def answered(self, message: Any) -> bool:
+        """Count the answers in ``message`` off ``pending``; True when none is left."""
+        for item in message if type(message) is list else (message,):
+            if type(item) is dict and "method" not in item:
+                self.pending.discard(item.get("id"))
+        return not self.pending
 
 
 class HttpSession:
@@ -82,15 +108,22 @@ class HttpSession:
         sse_only: bool,
         principal: Any,
         on_end: Callable[[HttpSession], None],
+        restored: Mapping[str, Any] | None = None,
     ) -> None:
         self.id = session_id
         self.principal = principal
         self.sse_only = sse_only
         self._store = None if sse_only else options.event_store
+        self.directory = None if sse_only else options.session_directory
+        self._restored = restored
+        #: Ids of the requests this process sent the client and has no answer for yet (with a directory).
+        self.sent: set[RequestId] = set()
+        #: Takes the session's state when another process serving it changed it (set by the connection).
+        self.apply_state: Callable[[Mapping[str, Any]], None] | None = None
         self._json_response = options.json_response
         self._retry_ms = options.retry_ms
         self._on_end = on_end
-        self.version = DEFAULT_NEGOTIATED_VERSION
+        self.version = restored["protocolVersion"] if restored is not None else DEFAULT_NEGOTIATED_VERSION
         self.last_activity = trio.current_time()
         self.scope = trio.CancelScope()
         self.closed = trio.Event()
@@ -111,6 +144,8 @@ class HttpSession:
     async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
         if self.closed.is_set():
             raise ConnectionClosed("HTTP session ended")
+        if self.directory is not None and type(message) is dict and "method" in message and "id" in message:
+            self.sent.add(message["id"])
         stream = self.standalone
         owner = self.owner.get(related_request_id) if related_request_id is not None and not self.sse_only else None
         if owner is not None and (final or not self._json_response):
@@ -138,6 +173,22 @@ class HttpSession:
     def negotiated(self, version: str) -> None:
         self.version = version
 
+    @property
+    def restored(self) -> Mapping[str, Any] | None:
+        return self._restored
+
+    @property
+    def request_id_prefix(self) -> str:
+        return f"{self.directory.origin}-" if self.directory is not None else ""
+
+    def on_state(self, apply: Callable[[Mapping[str, Any]], None]) -> None:
+        self.apply_state = apply
+
+    async def remember(self, state: Mapping[str, Any]) -> None:
+        if self.directory is not None:
+            await self.directory.save(self.id, {"principal": principal_key(self.principal), "state": dict(state)})
+            await self.directory.publish(self.id, {"kind": "state", "state": dict(state)})
+
     async def close_request_stream(self, request_id: RequestId) -> bool:
         """End the SSE response carrying ``request_id`` now, keeping the request running (SEP-1699 polling).
 
@@ -152,7 +203,9 @@ class HttpSession:
             if writer is None or not writer.open:
                 return False
             if stream.last_id is None:
-                stream.last_id = await self._store.append(self.id, stream.id, _MARK)
+                stream.last_id = await self._record(stream, _MARK)
+            if stream.last_id is None:
+                return False
             await writer.raw(encode_event("", id=stream.last_id, retry=self._retry_ms), last=True)
             stream.writer = None
         if stream.watch is not None:
@@ -161,8 +214,17 @@ class HttpSession:
 
     # streams -----------------------------------------------------------------------------------------------
 
-    def open_stream(self, request_ids: set[RequestId]) -> _Stream:
-        stream = _Stream(str(self._next_stream), set(request_ids))
+    async def open_stream(self, request_ids: set[RequestId]) -> _Stream:
+        """A stream for the answers to ``request_ids``; its id names this process when sessions roam, and the
+        directory learns its requests (to answer them if this process dies while another one resumes it)."""
+        if self.directory is None:
+            stream = _Stream(str(self._next_stream), set(request_ids))
+        else:
+            stream = _Stream(f"{self.directory.origin}.{self._next_stream}", set(request_ids))
+            try:
+                await self.directory.open_stream(self.id, stream.id, sorted(request_ids, key=str))
+            except Exception as exc:  # the directory's own failure: only a resumption after this process dies is lost
+                logger.warning("stream %s of session %s not recorded: %s", stream.id, self.id[:8], type(exc).__name__)
         self._next_stream += 1
         self.streams[stream.id] = stream
         for request_id in request_ids:
@@ -173,20 +235,39 @@ class HttpSession:
         """On 2025-11-25 a resumable stream opens with an event id and empty data, plus a ``retry`` hint."""
         if self.version < V2025_11_25 or self._store is None:
             return None
-        stream.last_id = await self._store.append(self.id, stream.id, _MARK)
+        stream.last_id = await self._record(stream, _MARK)
+        if stream.last_id is None:
+            return None
         return encode_event("", id=stream.last_id, retry=self._retry_ms)
+
+    async def _record(self, stream: _Stream, message: Any) -> str | None:
+        """Keep an event in the store; its id, or None when the store failed (a networked store in an outage):
+        the event is still sent, only it cannot be resumed from."""
+        assert self._store is not None
+        try:
+            event_id = await self._store.append(self.id, stream.id, message)
+        except Exception as exc:
+            logger.warning("an event of session %s was not stored: %s", self.id[:8], type(exc).__name__)
+            return None
+        stream.last_id = event_id
+        return event_id
 
     async def _emit(self, stream: _Stream, message: Any, *, last: bool = False) -> None:
         async with stream.lock:
             # Events get ids only where they can be resumed from: with an event store.
             event_id = None
             if self._store is not None:
-                event_id = stream.last_id = await self._store.append(self.id, stream.id, message)
+                event_id = await self._record(stream, message)
             writer = stream.writer
             if writer is not None and await writer.event(message, event_id, last=last):
                 return
             if stream.writer is writer:
                 stream.writer = None
+            if self.directory is not None and not stream.collect:
+                # Its reader may be attached to another process: the GET stream, or a stream resumed there.
+                routed = {"kind": "event", "stream": stream.id, "id": event_id, "message": message, "last": last}
+                await self.directory.publish(self.id, routed)
+                return
             # Nobody is reading this stream now. The GET stream keeps what it missed for the next GET; a POST
             # stream's events wait in the event store for a resuming GET (or here, without a store).
             if self._store is None or stream is self.standalone or stream.collect:
@@ -202,6 +283,9 @@ class HttpSession:
                 stream.backlog.clear()  # a resuming client gets the stored events instead
                 replay = await self._store.replay(self.id, last_event_id)
                 for event_id, message in replay[1] if replay is not None else ():
+                    if stream.origin is not None:
+                        stream.replayed.add(event_id)
+                        stream.answered(message)
                     if not await writer.event(message, event_id):
                         return False
             while stream.backlog:
@@ -211,6 +295,40 @@ class HttpSession:
                 stream.backlog.popleft()
             stream.writer = writer
             return True
+
+    async def routed_event(self, stream_id: str, event_id: str | None, message: Any, *, last: bool) -> None:
+        """Write an event another process emitted on a stream whose reader is attached here."""
+        stream = self.streams.get(stream_id)
+        if stream is None or stream.writer is None:
+            return
+        async with stream.lock:
+            writer = stream.writer
+            if writer is None or (event_id is not None and event_id in stream.replayed):
+                return
+            done = stream.origin is not None and (stream.answered(message) or last)
+            if not await writer.event(message, event_id, last=done):
+                stream.writer = None
+            elif done:
+                stream.writer = None
+                stream.complete.set()
+
+    async def orphaned(self, stream: _Stream) -> None:
+        """The process serving a resumed stream's requests is gone: answer each with an error, end the stream."""
+        async with stream.lock:
+            writer = stream.writer
+            stream.writer = None
+            stream.complete.set()
+            unanswered = sorted(stream.pending, key=str)
+            stream.pending.clear()
+            for position, request_id in enumerate(unanswered):
+                answer = error_message(
+                    request_id,
+                    INTERNAL_ERROR,
+                    "Internal error: the server process serving this request stopped before answering; "
+                    "it may or may not have taken effect",
+                )
+                if writer is not None and not await writer.event(answer, None, last=position == len(unanswered) - 1):
+                    return
 
     def collected_answers(self, stream: _Stream) -> list[Any]:
         """The answers a JSON-response POST stream collected."""
@@ -223,6 +341,27 @@ class HttpSession:
 
     def busy(self) -> bool:
         return any(stream.writer is not None for stream in self.streams.values())
+
+    def local(self, message: Any) -> tuple[Any, Any]:
+        """Split a client message into what this process serves and what goes to the others (with a directory):
+        answers to requests another process sent go there; notifications go to both (``initialized``, a
+        cancellation or progress for something served elsewhere, roots changes)."""
+        if self.directory is None:
+            return message, None
+        here: list[Any] = []
+        there: list[Any] = []
+        for item in message if type(message) is list else (message,):
+            if type(item) is dict and "method" in item:
+                here.append(item)
+                there.append(item)
+            elif type(item) is dict and item.get("id") in self.sent:
+                self.sent.discard(item["id"])
+                here.append(item)
+            else:
+                there.append(item)
+        if type(message) is not list:
+            return (here[0] if here else None), (there[0] if there else None)
+        return (here or None), (there or None)
 
     async def deliver(self, message: Any) -> None:
         """Hand a client message to the connection (waits while its inbox is full)."""
@@ -250,6 +389,9 @@ class SessionEndpoint:
         self._connect = connect
         self._nursery = nursery
         self.sessions: dict[str, HttpSession] = {}
+        self._directory = options.session_directory
+        #: Sessions being taken over from the directory, so that concurrent requests take one over once.
+        self._adopting: dict[str, trio.Event] = {}
 
     # -- POST, GET, DELETE ---------------------------------------------------------------------------------
 
@@ -261,9 +403,8 @@ class SessionEndpoint:
                 return
             session = opened
         else:
-            found = self.find(route.session_id)
+            found = await self._lookup(route.session_id, response, _single_id(message))
             if found is None:
-                await refuse(response, Rejection(Refusal.SESSION_NOT_FOUND, "Session not found", _single_id(message)))
                 return
             session = found
         if type(message) is list and session.version != V2025_03_26:
@@ -277,10 +418,14 @@ class SessionEndpoint:
             return
         session.touch()
         if not route.request_ids:
-            await session.deliver(message)
+            here, there = session.local(message)
+            if there is not None and session.directory is not None:
+                await session.directory.publish(session.id, {"kind": "inbound", "message": there})
+            if here is not None:
+                await session.deliver(here)
             await response.send(202)
             return
-        stream = session.open_stream(set(route.request_ids))
+        stream = await session.open_stream(set(route.request_ids))
         headers: list[tuple[str, str]] = [("mcp-session-id", session.id)]
         if self.options.json_response:
             stream.collect = True
@@ -310,6 +455,8 @@ class SessionEndpoint:
             store = self.options.event_store
             replay = await store.replay(session.id, last_event_id) if store is not None else None
             resumed = session.streams.get(replay[0]) if replay is not None else None
+            if resumed is None and replay is not None and session.directory is not None:
+                resumed = await self._resume_elsewhere(session, replay[0])
             if resumed is None:
                 await refuse(
                     response, Rejection(Refusal.UNKNOWN_LAST_EVENT_ID, f"Unknown Last-Event-ID {last_event_id!r}")
@@ -325,7 +472,7 @@ class SessionEndpoint:
         writer = SseWriter(response)
         if not await session.attach(stream, writer, last_event_id=last_event_id):
             return
-        if stream is not session.standalone and stream.complete.is_set():
+        if stream is not session.standalone and (stream.complete.is_set() or not stream.pending):
             if stream.writer is writer:
                 stream.writer = None
             await writer.end()
@@ -337,13 +484,68 @@ class SessionEndpoint:
         if session is None:
             return
         session.end()
+        if session.directory is not None:
+            await session.directory.publish(session.id, {"kind": "end"})
+            await session.directory.forget(session.id)
         await response.send(200)
 
     async def _session_for(self, route: Route, response: HttpResponse) -> HttpSession | None:
-        session = self.find(route.session_id) if route.session_id is not None else None
-        if session is None:
+        if route.session_id is None:
             await refuse(response, Rejection(Refusal.SESSION_NOT_FOUND, "Session not found"))
+            return None
+        return await self._lookup(route.session_id, response, None)
+
+    async def _lookup(
+        self, session_id: str, response: HttpResponse, request_id: RequestId | None
+    ) -> HttpSession | None:
+        """The caller's session with this id, taken over from the directory if another process opened it;
+        None after answering 404 (or 503 when the directory cannot be reached)."""
+        session = self.find(session_id)
+        if session is None and self._directory is not None and session_id not in self.sessions:
+            try:
+                session = await self._adopt(session_id)
+            except Exception as exc:  # the directory's own failure (Redis down, say): this request only
+                logger.warning("session directory unavailable for session %s: %s", session_id[:8], type(exc).__name__)
+                await refuse(
+                    response,
+                    Rejection(Refusal.DIRECTORY_UNAVAILABLE, "Sessions are unavailable; try again later", request_id),
+                )
+                return None
+        if session is None:
+            await refuse(response, Rejection(Refusal.SESSION_NOT_FOUND, "Session not found", request_id))
         return session
+
+    async def _adopt(self, session_id: str) -> HttpSession | None:
+        """Serve here a session another process opened, rebuilt from its record (no handshake again)."""
+        assert self._directory is not None
+        adopting = self._adopting.get(session_id)
+        if adopting is not None:
+            await adopting.wait()
+            return self.find(session_id)
+        self._adopting[session_id] = done = trio.Event()
+        try:
+            record = await self._directory.load(session_id)
+            if record is None or record.get("principal") != principal_key(request_principal.get()):
+                return None
+            if len(self.sessions) >= self.options.max_sessions:
+                self.reap_idle()
+            if len(self.sessions) >= self.options.max_sessions:
+                logger.warning("cannot take over HTTP session %s: max_sessions reached", session_id[:8])
+                return None
+            return self._start(session_id, sse_only=False, restored=record["state"])
+        finally:
+            del self._adopting[session_id]
+            done.set()
+
+    async def _resume_elsewhere(self, session: HttpSession, stream_id: str) -> _Stream | None:
+        """A stream another process opened, followed here: stored events now, routed ones as they come."""
+        assert session.directory is not None
+        requests = await session.directory.stream_requests(session.id, stream_id)
+        if requests is None:
+            return None
+        stream = _Stream(stream_id, set(requests), origin=stream_id.partition(".")[0])
+        session.streams[stream_id] = stream
+        return stream
 
     async def _stream_until_done(
         self, session: HttpSession, stream: _Stream, writer: SseWriter, response: HttpResponse
@@ -354,10 +556,20 @@ class SessionEndpoint:
         with trio.CancelScope() as watch:
             stream.watch = watch
             response.cancel_on_disconnect(watch, or_shutdown=True)
+            # A stream followed from another process is checked on while it is quiet: it ends if that process died.
+            quiet = (
+                self.options.keepalive_interval if stream.origin is None else min(self.options.keepalive_interval, 1.0)
+            )
             while not stream.complete.is_set():
-                with trio.move_on_after(self.options.keepalive_interval):
+                with trio.move_on_after(quiet):
                     await stream.complete.wait()
-                if not stream.complete.is_set() and not await writer.raw(encode_comment()):
+                if stream.complete.is_set():
+                    break
+                if stream.origin is not None and session.directory is not None:
+                    if not await session.directory.alive(stream.origin):
+                        await session.orphaned(stream)
+                        break
+                if not await writer.raw(encode_comment()):
                     break
         if stream.writer is writer:
             stream.writer = None
@@ -380,12 +592,16 @@ class SessionEndpoint:
                 ),
             )
             return None
+        return self._start(secrets.token_urlsafe(32), sse_only=sse_only)
+
+    def _start(self, session_id: str, *, sse_only: bool, restored: Mapping[str, Any] | None = None) -> HttpSession:
         session = HttpSession(
-            secrets.token_urlsafe(32),
+            session_id,
             self.options,
             sse_only=sse_only,
             principal=request_principal.get(),
             on_end=self._forget,
+            restored=restored,
         )
         self.sessions[session.id] = session
         self._nursery.start_soon(self._run_session, session)
@@ -417,7 +633,8 @@ class SessionEndpoint:
         if self.sessions.get(session.id) is session:
             del self.sessions[session.id]
         store = self.options.event_store
-        if store is not None and not session.sse_only:
+        # With a directory another process may still serve the session: its stored events expire on their own.
+        if store is not None and not session.sse_only and session.directory is None:
             self._nursery.start_soon(store.forget, session.id)
 
     def reap_idle(self) -> None:
@@ -428,12 +645,49 @@ class SessionEndpoint:
                 logger.info("ending idle HTTP session %s", session.id[:8])
                 session.end()
 
-    async def reaper(self) -> NoReturn:
-        """Reap idle sessions periodically (runs for the life of the endpoint)."""
-        interval = max(min(self.options.session_idle_timeout / 4, 60.0), 0.05)
-        while True:
-            await trio.sleep(interval)
-            self.reap_idle()
+    async def maintain(self) -> NoReturn:
+        """Reap idle sessions periodically and, with a directory, hear the other processes (runs for the life
+        of the endpoint)."""
+        async with trio.open_nursery() as nursery:
+            if self._directory is not None:
+                await nursery.start(self._directory.run, self._routed)
+            interval = max(min(self.options.session_idle_timeout / 4, 60.0), 0.05)
+            while True:
+                swept = trio.current_time()
+                await trio.sleep(interval)
+                self.reap_idle()
+                if self._directory is not None:
+                    await self._touch_used(swept)
+        raise AssertionError("unreachable")
+
+    async def _touch_used(self, since: float) -> None:
+        """Keep the directory records of the sessions used here since ``since`` (an outage only logs)."""
+        assert self._directory is not None
+        used = [session.id for session in self.sessions.values() if session.last_activity >= since]
+        try:
+            await self._directory.touch(used)
+        except Exception as exc:  # the directory's own failure: the records may expire early, nothing more
+            logger.warning("session records not refreshed: %s", type(exc).__name__)
+
+    async def _routed(self, session_id: str, routed: Mapping[str, Any]) -> None:
+        """What another process published for a session: a client message, an event, or the session's end."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return
+        kind = routed.get("kind")
+        if kind == "inbound":
+            here, _ = session.local(routed.get("message"))
+            if here is not None:
+                with trio.move_on_after(self.options.keepalive_interval):  # a stuck session never stalls routing
+                    await session.deliver(here)
+        elif kind == "event":
+            await session.routed_event(
+                str(routed.get("stream")), routed.get("id"), routed.get("message"), last=bool(routed.get("last"))
+            )
+        elif kind == "state" and session.apply_state is not None and isinstance(routed.get("state"), dict):
+            session.apply_state(routed["state"])
+        elif kind == "end":
+            session.end()
 
 
 def _single_id(message: Any) -> RequestId | None:

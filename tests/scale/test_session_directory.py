@@ -1,0 +1,138 @@
+"""``RedisSessionDirectory`` in one test process: two HTTP servers (as two processes would be, each with its own
+directory and origin) share a real redis-server; requests of one session alternate between them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+from scale_peers import RedisServer
+
+from trio_mcp import Context, Server
+from trio_mcp.errors import INTERNAL_ERROR
+from trio_mcp.scale import RedisClient, RedisEventStore, RedisSessionDirectory
+from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports.streamable_http import HttpTransportOptions
+
+VERSION = "2025-06-18"
+
+
+def make_server(name: str) -> Server:
+    server = Server(name)
+
+    @server.tool()
+    async def where(ctx: Context) -> str:
+        """Log at debug level and say which server answered, with what the client declared."""
+        await ctx.log("debug", "a debug record")
+        return f"{name} {ctx.client_info.name if ctx.client_info else None} {ctx.client_capabilities.elicitation is not None}"
+
+    @server.resource("note://one")
+    def one() -> str:
+        return "one"
+
+    return server
+
+
+@asynccontextmanager
+async def two_servers(redis_server: RedisServer) -> AsyncIterator[tuple[list[str], HttpClient]]:
+    async with RedisClient(redis_server.url, retries=0, connect_timeout=0.5) as redis, HttpClient() as http:
+        async with trio.open_nursery() as nursery:
+            urls = []
+            for name in ("a", "b"):
+                options = HttpTransportOptions(
+                    event_store=RedisEventStore(redis), session_directory=RedisSessionDirectory(redis)
+                )
+                server = make_server(name)
+                port = await nursery.start(
+                    lambda task_status, s=server, o=options: s.serve_http(
+                        "127.0.0.1", 0, options=o, task_status=task_status
+                    )
+                )
+                urls.append(f"http://127.0.0.1:{port}/mcp")
+            yield urls, http
+            nursery.cancel_scope.cancel()
+
+
+async def post(http: HttpClient, url: str, message: Any, session_id: str | None = None) -> tuple[int, Any, Any]:
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    if session_id is not None:
+        headers |= {"mcp-session-id": session_id, "mcp-protocol-version": VERSION}
+    response = await http.request("POST", url, headers=list(headers.items()), body=json.dumps(message).encode())
+    body = b""
+    while chunk := await response.receive_some():
+        body += chunk
+    text = body.decode()
+    events = [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:") and line[5:].strip()]
+    if not events and text.strip():
+        events = [json.loads(text)]
+    return response.status, response.headers, events
+
+
+def request(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+async def test_what_a_session_negotiated_and_set_roams_with_it(redis_server: RedisServer) -> None:
+    with trio.fail_after(30):
+        async with two_servers(redis_server) as ((a, b), http):
+            initialize = request(
+                1,
+                "initialize",
+                {
+                    "protocolVersion": VERSION,
+                    "capabilities": {"elicitation": {}},
+                    "clientInfo": {"name": "roamer", "version": "1"},
+                },
+            )
+            status, headers, _ = await post(http, a, initialize)
+            assert status == 200
+            session = headers["mcp-session-id"]
+            assert (await post(http, b, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session))[0] == 202
+
+            # What initialize settled is known on b, which never saw it.
+            _, _, events = await post(http, b, request(2, "tools/call", {"name": "where", "arguments": {}}), session)
+            assert events[-1]["result"]["content"][0]["text"] == "b roamer True"
+            assert not any(event.get("method") == "notifications/message" for event in events)  # default level
+
+            # A log level set on b holds on a (b tells a through Redis pub/sub, within moments).
+            assert (await post(http, b, request(3, "logging/setLevel", {"level": "debug"}), session))[0] == 200
+            logged: list[Any] = []
+            while not logged:
+                _, _, events = await post(
+                    http, a, request(4, "tools/call", {"name": "where", "arguments": {}}), session
+                )
+                logged = [event["params"]["data"] for event in events if event.get("method") == "notifications/message"]
+            assert logged == ["a debug record"]
+
+            # DELETE on a ends the session on b too.
+            response = await http.request(
+                "DELETE", a, headers=[("mcp-session-id", session), ("mcp-protocol-version", VERSION)]
+            )
+            assert response.status == 200
+            with trio.fail_after(5):
+                while (await post(http, b, request(5, "ping", {}), session))[0] != 404:
+                    await trio.sleep(0.05)
+
+
+async def test_without_redis_a_session_held_elsewhere_is_a_clear_503_and_recovers(redis_server: RedisServer) -> None:
+    with trio.fail_after(40):
+        async with two_servers(redis_server) as ((a, b), http):
+            initialize = request(
+                1,
+                "initialize",
+                {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
+            )
+            _, headers, _ = await post(http, a, initialize)
+            session = headers["mcp-session-id"]
+            redis_server.stop()
+            status, _, events = await post(http, b, request(2, "ping", {}), session)
+            assert status == 503
+            assert events[0]["error"]["code"] == INTERNAL_ERROR and events[0]["id"] == 2
+            status, _, events = await post(http, a, request(3, "ping", {}), session)
+            assert (status, events) == (200, [{"jsonrpc": "2.0", "id": 3, "result": {}}])  # held here: unaffected
+            redis_server.start()
+            status, _, events = await post(http, b, request(4, "ping", {}), session)
+            assert status == 200 and events[0]["result"] == {}

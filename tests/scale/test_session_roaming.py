@@ -1,0 +1,114 @@
+"""Session roaming: handshake-era sessions served by whichever process a real HAProxy picks (round robin, no
+stickiness), three server processes sharing a real redis-server through ``RedisSessionDirectory``."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from scale_peers import RedisServer, haproxy, supervisor
+
+import trio_mcp
+from trio_mcp import McpError
+from trio_mcp.errors import INTERNAL_ERROR
+from trio_mcp.types import ElicitResult, ProgressNotificationParams
+
+VERSION = "2025-11-25"
+
+
+def port_of(url: str) -> int:
+    return int(url.rsplit(":", 1)[1].split("/")[0])
+
+
+@asynccontextmanager
+async def balanced(redis_server: RedisServer, directory: Path, processes: int = 3) -> AsyncIterator[str]:
+    """``processes`` independent servers (one worker each, as machines would run them) behind HAProxy."""
+    env = {"TRIO_MCP_TEST_REDIS": redis_server.url, "TRIO_MCP_SECRET_KEY": "one key for every process, 32+ chars"}
+    async with AsyncExitStack() as stack:
+        urls = [
+            (
+                await stack.enter_async_context(
+                    supervisor("roaming_app:server", "--workers", "1", "--options", "roaming_app:options", env=env)
+                )
+            )[0]
+            for _ in range(processes)
+        ]
+        port = await stack.enter_async_context(haproxy([port_of(url) for url in urls], directory))
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+async def test_one_session_is_served_by_every_process_in_turn(redis_server: RedisServer, tmp_path: Path) -> None:
+    """1,000 requests of one session, spread round robin over three processes, all succeed; an elicitation
+    started by one process is answered through the balancer, whichever process that answer reaches."""
+    asked: list[str] = []
+
+    async def answer(params: Any) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"name": "Ada"})
+
+    with trio.fail_after(120):
+        async with (
+            balanced(redis_server, tmp_path) as url,
+            trio_mcp.open_http_client(url, protocol_version=VERSION, elicitation=answer) as client,
+        ):
+            served_by: list[int] = []
+
+            async def calls(count: int) -> None:
+                for _ in range(count):
+                    result = await client.call_tool("pid", {})
+                    assert not result.is_error, result
+                    served_by.append(result.structured_content["result"])
+
+            async with trio.open_nursery() as nursery:
+                for _ in range(10):
+                    nursery.start_soon(calls, 100)
+            assert len(served_by) == 1000
+            assert len(set(served_by)) == 3, set(served_by)  # no stickiness: every process served the session
+
+            greeters = set()
+            for _ in range(6):
+                result = await client.call_tool("greet", {})
+                text = result.content[0].text
+                assert not result.is_error and text.startswith("Ada answered, asked by "), text
+                greeters.add(text.split()[-1])
+            assert len(asked) == 6
+            assert len(greeters) >= 2
+
+
+async def test_a_killed_process_stream_resumes_elsewhere_exactly_once(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """The process streaming a call's 200 progress events is SIGKILLed mid-stream: the client resumes through the
+    balancer on another process, gets every event stored before the kill once and in order, then a clear error
+    for the call (never a hang); the session goes on serving new requests."""
+    progress: list[tuple[float, str | None]] = []
+    killed: list[int] = []
+
+    def on_progress(params: ProgressNotificationParams) -> None:
+        progress.append((params.progress, params.message))
+        if len(progress) == 40 and params.message is not None:
+            killed.append(int(params.message))
+            os.kill(killed[0], signal.SIGKILL)
+
+    with trio.fail_after(120):
+        async with (
+            balanced(redis_server, tmp_path) as url,
+            trio_mcp.open_http_client(url, protocol_version=VERSION) as client,
+        ):
+            await client.call_tool("pid", {})
+            with pytest.raises(McpError) as failure:
+                await client.call_tool("count", {"steps": 200}, on_progress=on_progress)
+            assert failure.value.code == INTERNAL_ERROR
+            assert "stopped before answering" in failure.value.message
+            steps = [step for step, _ in progress]
+            assert steps == list(range(1, len(steps) + 1)), steps  # in order, none twice, none missing
+            assert 40 <= len(steps) < 200
+            assert {message for _, message in progress} == {str(killed[0])}
+            after = [(await client.call_tool("pid", {})).structured_content["result"] for _ in range(6)]
+            assert killed[0] not in after

@@ -1,0 +1,81 @@
+"""What several processes serving one handshake-era session share: the ``SessionDirectory`` interface.
+
+With a directory (``HttpTransportOptions(session_directory=...)``), a session is not tied to the process that
+opened it. Its state (what the connection hands ``StreamControl.remember``) is kept in the directory and any process that receives a request for
+it takes it over, and every process serving a session hears the others through ``publish``:
+
+- a client's answer to a server request, or a cancellation, that reaches a process which did not send that
+  request or is not serving it;
+- a client notification (``notifications/initialized``, roots changes), for every process serving the session;
+- an SSE event for a stream whose reader is attached to another process (the GET stream, or a request's stream
+  resumed elsewhere with ``Last-Event-ID``).
+
+Each process has an ``origin`` (random, unique): the ids of the streams it opens and of the requests it sends
+start with it, so ids never clash, and a stream resumed on another process can tell whether the process that
+serves it is still alive (``alive``). ``trio_mcp.scale.RedisSessionDirectory`` implements it on Redis.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, NoReturn, Protocol
+
+import trio
+
+from ..._core.jsonrpc import RequestId
+
+__all__ = ["Routed", "SessionDirectory", "principal_key"]
+
+#: Receives what another process published for a session this process may be serving.
+Routed = Callable[[str, Mapping[str, Any]], Awaitable[None]]
+
+
+class SessionDirectory(Protocol):
+    """Session records and messages shared by the processes that serve the same clients."""
+
+    @property
+    def origin(self) -> str:
+        """This process's id among those sharing the directory (letters and digits only)."""
+
+    async def save(self, session_id: str, record: Mapping[str, Any]) -> None:
+        """Keep a session's record (JSON), replacing the previous one; it expires when the session idles out."""
+
+    async def load(self, session_id: str) -> Mapping[str, Any] | None:
+        """A session's record, or None if there is none (never opened, ended, or expired)."""
+
+    async def touch(self, session_ids: Sequence[str]) -> None:
+        """These sessions were used: their records live another ``ttl`` (the directory's own setting)."""
+
+    async def forget(self, session_id: str) -> None:
+        """Drop a session's record and stream records (it ended)."""
+
+    async def open_stream(self, session_id: str, stream_id: str, request_ids: Sequence[RequestId]) -> None:
+        """Record which requests a stream answers, for a process that resumes it after its own process died."""
+
+    async def stream_requests(self, session_id: str, stream_id: str) -> list[RequestId] | None:
+        """The requests a stream answers (``open_stream``), or None if unknown."""
+
+    async def publish(self, session_id: str, message: Mapping[str, Any]) -> None:
+        """Send ``message`` (JSON) to every other process, for the session ``session_id``; at most once (an
+        outage drops it, and never raises)."""
+
+    async def alive(self, origin: str) -> bool:
+        """Whether the process ``origin`` is running (it keeps saying so while its ``run`` runs)."""
+
+    async def run(self, routed: Routed, *, task_status: trio.TaskStatus[None] = ...) -> NoReturn:
+        """Deliver what the other processes publish to ``routed`` and keep this process marked alive, for the
+        life of the HTTP app; ``task_status.started()`` once subscribed."""
+
+
+def principal_key(principal: Any) -> str:
+    """Who a session belongs to, as text another process can compare: the identity of an authenticated
+    ``Principal`` (subject, client, issuer; never its token), or the repr of another principal."""
+    if principal is None:
+        return ""
+    if all(hasattr(principal, name) for name in ("subject", "client_id", "issuer")):
+        identity = json.dumps([principal.subject, principal.client_id, principal.issuer])
+    else:
+        identity = repr(principal)
+    return hashlib.sha256(identity.encode()).hexdigest()
