@@ -12,6 +12,7 @@ import trio
 from scale_peers import RedisServer
 
 from trio_mcp import Context, Server
+from trio_mcp._core.sse import SSEDecoder
 from trio_mcp.errors import INTERNAL_ERROR
 from trio_mcp.scale import RedisClient, RedisEventStore, RedisSessionDirectory
 from trio_mcp.transports._http_client import HttpClient
@@ -28,6 +29,12 @@ def make_server(name: str) -> Server:
         """Log at debug level and say which server answered, with what the client declared."""
         await ctx.log("debug", "a debug record")
         return f"{name} {ctx.client_info.name if ctx.client_info else None} {ctx.client_capabilities.elicitation is not None}"
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        """Ask the client for a name."""
+        answer = await ctx.elicit("name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+        return f"{name} heard {(answer.content or {}).get('name')}"
 
     @server.resource("note://one")
     def one() -> str:
@@ -136,3 +143,51 @@ async def test_without_redis_a_session_held_elsewhere_is_a_clear_503_and_recover
             redis_server.start()
             status, _, events = await post(http, b, request(4, "ping", {}), session)
             assert status == 200 and events[0]["result"] == {}
+
+
+async def test_an_answer_to_one_process_request_reaches_it_through_another(redis_server: RedisServer) -> None:
+    """The client's answer to an elicitation a sends is posted to b; b routes it to a, whose call then ends."""
+    with trio.fail_after(30):
+        async with two_servers(redis_server) as ((a, b), http):
+            initialize = request(
+                1,
+                "initialize",
+                {
+                    "protocolVersion": VERSION,
+                    "capabilities": {"elicitation": {}},
+                    "clientInfo": {"name": "c", "version": "1"},
+                },
+            )
+            _, headers, _ = await post(http, a, initialize)
+            session = headers["mcp-session-id"]
+            await post(http, a, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+            call = json.dumps(request(2, "tools/call", {"name": "ask", "arguments": {}})).encode()
+            stream = await http.request(
+                "POST",
+                a,
+                headers=[
+                    ("content-type", "application/json"),
+                    ("accept", "application/json, text/event-stream"),
+                    ("mcp-session-id", session),
+                    ("mcp-protocol-version", VERSION),
+                ],
+                body=call,
+            )
+            decoder = SSEDecoder()
+            received: list[Any] = []
+
+            async def until(predicate: Any) -> Any:
+                while True:
+                    for message in received:
+                        if predicate(message):
+                            return message
+                    chunk = await stream.receive_some()
+                    assert chunk, "the stream ended early"
+                    received.extend(json.loads(event.data) for event in decoder.receive_data(chunk) if event.data)
+
+            asked = await until(lambda message: message.get("method") == "elicitation/create")
+            assert isinstance(asked["id"], str)  # prefixed with a's process id: unique across processes
+            answer = {"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept", "content": {"name": "Ada"}}}
+            assert (await post(http, b, answer, session))[0] == 202
+            result = await until(lambda message: message.get("id") == 2)
+            assert result["result"]["content"][0]["text"] == "a heard Ada"

@@ -2,7 +2,8 @@
 
 The rooms: ``guard`` (Host, Origin, bearer tokens; shared with the WebSocket server), ``router`` (the
 options and the dispatch), ``stateless`` (2026-07-28), ``sessions`` (2025-03-26 .. 2025-11-25: sessions,
-streams, resumption, reaper), ``legacy_sse`` (2024-11-05) and ``events`` (the event store). The inbound
+streams, resumption, reaper), ``legacy_sse`` (2024-11-05), ``events`` (the event store) and ``roaming`` (sessions
+shared by several processes). The inbound
 check they route by is pure and lives in ``trio_mcp._core.inbound``.
 """
 
@@ -12,6 +13,7 @@ from .events import EventStore, MemoryEventStore
 from .exchange import Request, Response, RouteHandler
 from .guard import RequestGuard
 from .options import HttpTransportOptions
+from .roaming import SessionDirectory
 from .router import Mount, StreamableHttpApp, serve_mounts, serve_streamable_http
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "Mount",
     "Request",
     "RequestGuard",
+    "SessionDirectory",
     "Response",
     "RouteHandler",
     "StreamableHttpApp",

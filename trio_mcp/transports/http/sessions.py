@@ -46,6 +46,9 @@ __all__ = ["HttpSession", "SessionEndpoint"]
 
 logger = logging.getLogger("trio_mcp.http")
 
+#: The most unanswered server requests a session remembers sending (with a session directory).
+_MAX_SENT = 4096
+
 #: The mark a stream's start (its priming event) and a handler's stream close leave in the event store.
 _MARK: dict[str, Any] = {}
 
@@ -116,8 +119,9 @@ class HttpSession:
         self._store = None if sse_only else options.event_store
         self.directory = None if sse_only else options.session_directory
         self._restored = restored
-        #: Ids of the requests this process sent the client and has no answer for yet (with a directory).
-        self.sent: set[RequestId] = set()
+        #: Ids of the requests this process sent the client and has no answer for yet (with a directory; the
+        #: oldest are forgotten past ``_MAX_SENT``, as the requests themselves time out).
+        self.sent: dict[RequestId, None] = {}
         #: Takes the session's state when another process serving it changed it (set by the connection).
         self.apply_state: Callable[[Mapping[str, Any]], None] | None = None
         self._json_response = options.json_response
@@ -145,7 +149,9 @@ class HttpSession:
         if self.closed.is_set():
             raise ConnectionClosed("HTTP session ended")
         if self.directory is not None and type(message) is dict and "method" in message and "id" in message:
-            self.sent.add(message["id"])
+            self.sent[message["id"]] = None
+            if len(self.sent) > _MAX_SENT:
+                del self.sent[next(iter(self.sent))]
         stream = self.standalone
         owner = self.owner.get(related_request_id) if related_request_id is not None and not self.sse_only else None
         if owner is not None and (final or not self._json_response):
@@ -345,7 +351,7 @@ class HttpSession:
     def local(self, message: Any) -> tuple[Any, Any]:
         """Split a client message into what this process serves and what goes to the others (with a directory):
         answers to requests another process sent go there; notifications go to both (``initialized``, a
-        cancellation or progress for something served elsewhere, roots changes)."""
+        cancellation or progress for something served elsewhere, roots changes); requests stay here."""
         if self.directory is None:
             return message, None
         here: list[Any] = []
@@ -353,9 +359,10 @@ class HttpSession:
         for item in message if type(message) is list else (message,):
             if type(item) is dict and "method" in item:
                 here.append(item)
-                there.append(item)
+                if "id" not in item:
+                    there.append(item)
             elif type(item) is dict and item.get("id") in self.sent:
-                self.sent.discard(item["id"])
+                del self.sent[item["id"]]
                 here.append(item)
             else:
                 there.append(item)
@@ -417,14 +424,15 @@ class SessionEndpoint:
             )
             return
         session.touch()
+        here, there = session.local(message)
+        if there is not None and session.directory is not None:
+            await session.directory.publish(session.id, {"kind": "inbound", "message": there})
         if not route.request_ids:
-            here, there = session.local(message)
-            if there is not None and session.directory is not None:
-                await session.directory.publish(session.id, {"kind": "inbound", "message": there})
             if here is not None:
                 await session.deliver(here)
             await response.send(202)
             return
+        message = here
         stream = await session.open_stream(set(route.request_ids))
         headers: list[tuple[str, str]] = [("mcp-session-id", session.id)]
         if self.options.json_response:
