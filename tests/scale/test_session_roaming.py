@@ -112,3 +112,45 @@ async def test_a_killed_process_stream_resumes_elsewhere_exactly_once(
             assert {message for _, message in progress} == {str(killed[0])}
             after = [(await client.call_tool("pid", {})).structured_content["result"] for _ in range(6)]
             assert killed[0] not in after
+
+
+async def test_a_redis_restart_mid_load_fails_clearly_and_recovers(redis_server: RedisServer, tmp_path: Path) -> None:
+    """Redis is killed and restarted while calls of one session run through the balancer: every call ends, in a
+    result or a typed error (never a hang); afterwards the session and new sessions are served."""
+    outcomes: list[str] = []
+    with trio.fail_after(120):
+        async with (
+            balanced(redis_server, tmp_path) as url,
+            trio_mcp.open_http_client(url, protocol_version=VERSION) as client,
+        ):
+            for _ in range(6):
+                await client.call_tool("pid", {})
+            restarted = trio.Event()
+
+            async def calls() -> None:
+                for _ in range(40):
+                    try:
+                        result = await client.call_tool("pid", {}, timeout=20)
+                        outcomes.append("error result" if result.is_error else "ok")
+                    except (McpError, trio_mcp.ConnectionClosed) as exc:
+                        outcomes.append(type(exc).__name__)
+                    await trio.sleep(0.01)
+
+            async def restart() -> None:
+                while len(outcomes) < 40:
+                    await trio.sleep(0.01)
+                redis_server.stop(signal.SIGKILL)
+                await trio.sleep(0.5)
+                await trio.to_thread.run_sync(redis_server.start)
+                restarted.set()
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(restart)
+                for _ in range(4):
+                    nursery.start_soon(calls)
+            assert restarted.is_set() and len(outcomes) == 160
+            assert outcomes.count("ok") >= 120, outcomes  # the processes hold the session: most calls never noticed
+            after = [(await client.call_tool("pid", {})).structured_content["result"] for _ in range(6)]
+            assert len(set(after)) == 3
+            async with trio_mcp.open_http_client(url, protocol_version=VERSION) as fresh:
+                assert not (await fresh.call_tool("pid", {})).is_error

@@ -46,6 +46,16 @@ __all__ = ["HttpSession", "SessionEndpoint"]
 
 logger = logging.getLogger("trio_mcp.http")
 
+#: Notifications of a change the server's processes all hear; with a directory only the GET stream's holder sends them.
+_CHANGES = frozenset(
+    {
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/resources/updated",
+    }
+)
+
 #: The most unanswered server requests a session remembers sending (with a session directory).
 _MAX_SENT = 4096
 
@@ -259,6 +269,16 @@ class HttpSession:
         return event_id
 
     async def _emit(self, stream: _Stream, message: Any, *, last: bool = False) -> None:
+        if (
+            self.directory is not None
+            and stream is self.standalone
+            and stream.writer is None
+            and type(message) is dict
+            and message.get("method") in _CHANGES
+        ):
+            # Every process serving the session hears every change (RedisFanout): the one holding the GET stream
+            # tells the client, once; the others would only repeat it.
+            return
         async with stream.lock:
             # Events get ids only where they can be resumed from: with an event store.
             event_id = None
