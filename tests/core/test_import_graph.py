@@ -87,23 +87,8 @@ def cycles_within(prefix: str) -> list[list[str]]:
     return groups
 
 
-#: The circle left in server/: ``Context.server`` is typed ``Server`` and ``Context`` types its connection, while
-#: the modules that define tools, prompts, resources (and tasks, mounts) import ``Context``. Cutting it means
-#: splitting the registry out of ``Server``. These modules must stay out of every circle:
-OUTSIDE = ["trio_mcp.server._calls", "trio_mcp.server._logging", "trio_mcp.server._modern"]
-
-
-def test_no_import_circle_outside_the_server_package() -> None:
-    """The wire types, the client, the transports and everything else import in one direction only."""
-    outside = [
-        group for group in cycles_within("trio_mcp.") if not all(m.startswith("trio_mcp.server.") for m in group)
-    ]
-    assert outside == []
-
-
-def test_the_helpers_of_the_server_are_in_no_import_circle() -> None:
-    for group in cycles_within("trio_mcp."):
-        assert not set(OUTSIDE) & set(group), group
+def test_no_import_circle_in_the_package() -> None:
+    assert cycles_within("trio_mcp.") == []
 
 
 def test_the_engine_and_the_wire_layer_import_nothing_above_them() -> None:
@@ -115,6 +100,6 @@ def test_the_engine_and_the_wire_layer_import_nothing_above_them() -> None:
         assert above <= {"trio_mcp.transports._base"}, (name, above)
 
 
-if __name__ == "__main__":  # PYTHONPATH=tests python tests/core/test_import_graph.py: every circle left
+if __name__ == "__main__":  # PYTHONPATH=tests python tests/core/test_import_graph.py: every circle, if any
     for group in cycles_within("trio_mcp."):
         print(" <-> ".join(group))

@@ -175,7 +175,7 @@ async def test_server_cancelling_a_task_raises_task_cancelled(clock: trio.testin
                 async def cancel_soon() -> None:
                     await seen["started"].wait()
                     for live in list(manager._live.values()):
-                        manager._cancel(live, "operator stopped it")
+                        manager.cancel(live, "operator stopped it")
 
                 nursery.start_soon(cancel_soon)
                 with pytest.raises(TaskCancelled, match="operator stopped it"):
@@ -259,7 +259,7 @@ async def test_finishing_while_being_cancelled_ends_in_one_state(clock: trio.tes
                 release.set()  # the handler returns at the next checkpoint ...
                 live = manager._live.get(task_id)
                 if live is not None:
-                    manager._cancel(live, "raced")  # ... and the cancel lands in the same tick
+                    manager.cancel(live, "raced")  # ... and the cancel lands in the same tick
                 while manager.running_tasks():
                     await trio.sleep(0)
                 record = await manager.store.load(task_id)

@@ -1,4 +1,5 @@
-"""Calling user handlers: string arguments converted to parameter types, sync functions run in threads."""
+"""Calling user handlers: which parameters are injected, string arguments converted to parameter types, sync
+functions run in threads."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import trio
 
-__all__ = ["coerce_strings", "invoke", "is_async_callable", "returns_content"]
+__all__ = ["coerce_strings", "invoke", "is_async_callable", "is_context", "returns_content"]
 
 
 def coerce_strings(schema: Mapping[str, Any], values: Mapping[str, str | list[str]]) -> dict[str, Any]:
@@ -69,6 +70,12 @@ async def invoke(fn: Callable[..., Any], kwargs: dict[str, Any], *, is_async: bo
     if not run_in_thread:
         return fn(**kwargs)
     return await trio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
+
+
+def is_context(annotation: Any) -> bool:
+    """Parameters annotated ``Context`` are injected, not arguments the client sends; the class carries the
+    ``_trio_mcp_context`` marker, so the definitions need not import it."""
+    return isinstance(annotation, type) and getattr(annotation, "_trio_mcp_context", False) is True
 
 
 def returns_content(annotation: Any) -> bool:

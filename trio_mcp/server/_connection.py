@@ -7,7 +7,7 @@ import contextlib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import trio
 
@@ -58,11 +58,10 @@ from ..types import (
 from ._context import Context, HandlerCancelled
 from ._logging import LEVELS, RateLimiter, current_context, level_rank
 from ._modern import InputRequired, ModernRequest, find_input_required, is_modern, modern_meta, params_digest
-from ._tasks import CORE_TASK_METHODS, EXTENSION_TASK_METHODS
+from ._registry import ServerCore
+from ._task_requests import CORE_TASK_METHODS, EXTENSION_TASK_METHODS, TaskContext
+from ._tasks import LiveTask
 from ._tools import ToolDefinition, error_result
-
-if TYPE_CHECKING:
-    from ._server import Server
 
 __all__ = ["ServerConnection"]
 
@@ -115,7 +114,7 @@ class ServerConnection:
 
     def __init__(
         self,
-        server: Server,
+        server: ServerCore,
         stream: MessageStream,
         *,
         modern_only: bool = False,
@@ -529,9 +528,14 @@ class ServerConnection:
         if tool is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {name}")
         if tool.execution is not None or "task" in params:
-            asked = self.server.tasks.wants_task(self, request, modern, tool)
+            tasks = self.server.tasks
+            asked = tasks.wants_task(self, request, modern, tool)
             if asked is not None:
-                return await self.server.tasks.start(self, request, modern, tool, arguments, asked, tool.defer_task)
+
+                def work(live: LiveTask) -> Awaitable[dict[str, Any]]:
+                    return self.run_tool(tool, arguments, TaskContext(request, self, modern, live, tasks))
+
+                return await tasks.start(self, request, modern, tool, asked, work)
         try:
             with self._context(request, modern) as context:
                 return await self.run_tool(tool, arguments, context)
@@ -545,7 +549,7 @@ class ServerConnection:
         raises becomes an ``isError`` result, except a protocol error and the cancellation of a scope around it."""
         token = current_context.set(context)
         try:
-            return await tool.run(arguments, context)
+            return await tool.run(arguments, context, context.protocol_version)
         except McpError:
             raise
         except BaseException as exc:

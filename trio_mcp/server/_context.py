@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 import trio
 
 from .._core.jsonrpc import RequestId
+from .._core.lifecycle import Lifecycle
 from .._middleware import RequestInfo, run_middleware
 from .._schema import json_schema_for, validate
 from .._session import InboundRequest
@@ -21,6 +22,7 @@ from ..errors import (
     McpError,
     RemoteProtocolError,
 )
+from ..transports._base import StreamControl
 from ..types import (
     ClientCapabilities,
     CreateMessageResult,
@@ -36,12 +38,10 @@ from ..types import (
 )
 from ._logging import LEVELS
 from ._modern import InputRequired, ModernRequest
+from ._registry import ServerCore
+from ._tasks import TaskConnection
 
-if TYPE_CHECKING:
-    from ._connection import ServerConnection
-    from ._server import Server
-
-__all__ = ["Context", "HandlerCancelled", "is_context"]
+__all__ = ["Context", "HandlerCancelled", "RequestConnection"]
 
 T = TypeVar("T")
 
@@ -56,6 +56,41 @@ class HandlerCancelled(Exception):
         self.timed_out = timed_out
 
 
+class RequestConnection(TaskConnection, Protocol):
+    """What a ``Context`` and the ``tasks/*`` methods use of the ``ServerConnection`` serving the request."""
+
+    @property
+    def server(self) -> ServerCore: ...
+
+    @property
+    def control(self) -> StreamControl | None: ...
+
+    @property
+    def lifecycle(self) -> Lifecycle: ...
+
+    @property
+    def protocol_version(self) -> str | None: ...
+
+    @property
+    def client_info(self) -> Implementation | None: ...
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities: ...
+
+    @property
+    def log_level(self) -> str: ...
+
+    async def release_logs(self, request: InboundRequest) -> None: ...
+
+    def log_params(
+        self, level: str, data: Any, logger_name: str | None, threshold: str | None
+    ) -> dict[str, Any] | None: ...
+
+    def queue_log(
+        self, level: str, data: Any, logger_name: str | None, related: RequestId | None, threshold: str | None
+    ) -> None: ...
+
+
 class Context:
     """What a handler can know and do about the request it is serving.
 
@@ -67,9 +102,11 @@ class Context:
     """
 
     __slots__ = ("_request", "_connection", "_modern", "_asked", "_scope")
+    #: Marks the parameters the server injects (``_calls.is_context``).
+    _trio_mcp_context: ClassVar[bool] = True
 
     def __init__(
-        self, request: InboundRequest, connection: ServerConnection, modern: ModernRequest | None = None
+        self, request: InboundRequest, connection: RequestConnection, modern: ModernRequest | None = None
     ) -> None:
         self._request = request
         self._connection = connection
@@ -108,7 +145,7 @@ class Context:
     # -- the server and the client ------------------------------------------------------------------
 
     @property
-    def server(self) -> Server:
+    def server(self) -> ServerCore:
         """The ``Server`` this request arrived at."""
         return self._connection.server
 
@@ -379,11 +416,6 @@ class Context:
             if self._modern is not None:  # an answer in inputResponses: the request itself is malformed
                 raise McpError(INVALID_PARAMS, f"Invalid params: inputResponses for {method}: {exc}") from None
             raise RemoteProtocolError(f"client sent an invalid {method} result: {exc}") from None
-
-
-def is_context(annotation: Any) -> bool:
-    """Parameters annotated ``Context`` are injected, not arguments the client sends."""
-    return annotation is Context
 
 
 def _flat_schema(cls: type) -> dict[str, Any]:

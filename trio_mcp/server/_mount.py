@@ -14,7 +14,7 @@ import functools
 import logging
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import attrs
 
@@ -22,11 +22,9 @@ from .._uri_template import UriTemplate
 from ..types import PromptReference, ResourceTemplateReference
 from ._context import Context
 from ._prompts import PromptDefinition
+from ._registry import CompletionHandler, ServerCore
 from ._resources import ResourceDefinition
 from ._tools import ToolDefinition
-
-if TYPE_CHECKING:
-    from ._server import Server
 
 __all__ = ["Mount", "MountedContext"]
 
@@ -39,10 +37,10 @@ class MountedContext(Context):
     """The request's ``Context`` as a mounted server's handler sees it: that server, and its lifespan state."""
 
     __slots__ = ("_mounted_server",)
-    _mounted_server: Server
+    _mounted_server: ServerCore
 
     @classmethod
-    def wrap(cls, context: Context, server: Server) -> MountedContext:
+    def wrap(cls, context: Context, server: ServerCore) -> MountedContext:
         mounted = cls.__new__(cls)
         for klass in type(context).__mro__:
             for slot in getattr(klass, "__slots__", ()):
@@ -52,7 +50,7 @@ class MountedContext(Context):
         return mounted
 
     @property
-    def server(self) -> Server:
+    def server(self) -> ServerCore:
         """The mounted ``Server`` whose handler is running."""
         return self._mounted_server
 
@@ -62,7 +60,9 @@ class MountedContext(Context):
         return self._mounted_server.lifespan_state
 
 
-def _rebind(fn: Callable[..., Any], is_async: bool, injected: tuple[str, ...], server: Server) -> Callable[..., Any]:
+def _rebind(
+    fn: Callable[..., Any], is_async: bool, injected: tuple[str, ...], server: ServerCore
+) -> Callable[..., Any]:
     """``fn`` with each injected ``Context`` argument replaced by the mounted server's view of it."""
     if not injected:
         return fn
@@ -91,7 +91,9 @@ def _rebind(fn: Callable[..., Any], is_async: bool, injected: tuple[str, ...], s
 class Mount:
     """One child mounted in one parent under one prefix; keeps the parent's copies in step with the child."""
 
-    def __init__(self, parent: Server, prefix: str, child: Server, separator: str, *, prefix_uris: bool) -> None:
+    def __init__(
+        self, parent: ServerCore, prefix: str, child: ServerCore, separator: str, *, prefix_uris: bool
+    ) -> None:
         if not _PREFIX.match(prefix):
             raise ValueError(f"mount prefix {prefix!r} must be 1-64 letters, digits, '_' or '-'")
         if not separator or not re.fullmatch(r"[A-Za-z0-9_.\-/]+", separator):
@@ -154,7 +156,7 @@ class Mount:
         elif kind == "resources":
             self._sync_resources()
 
-    def completer(self, ref: PromptReference | ResourceTemplateReference) -> tuple[Any, Any] | None:
+    def completer(self, ref: PromptReference | ResourceTemplateReference) -> tuple[CompletionHandler, Any] | None:
         """The child's completion handler for ``ref`` (renamed as the child knows it), if it is the child's."""
         if isinstance(ref, PromptReference):
             if ref.name not in self.added["prompts"]:
@@ -211,6 +213,6 @@ class Mount:
         return attrs.evolve(definition, fn=fn, **changes)
 
 
-def _mounts(server: Server, target: Server) -> bool:
+def _mounts(server: ServerCore, target: ServerCore) -> bool:
     """True when ``target`` is mounted in ``server``, directly or deeper down."""
     return any(mount.child is target or _mounts(mount.child, target) for mount in server.mounts)

@@ -11,8 +11,7 @@ from .._schema import FunctionSchema, describe_function
 from .._wire.convert import WireFormatError, from_wire, to_wire
 from .._wire.features import content_for_revision, project
 from ..types import GetPromptResult, Icon, PromptMessage, TextContent
-from ._calls import coerce_strings, invoke, is_async_callable, returns_content
-from ._context import Context, is_context
+from ._calls import coerce_strings, invoke, is_async_callable, is_context, returns_content
 from ._tools import CONTENT_TYPES
 
 __all__ = ["PromptDefinition", "make_prompt"]
@@ -62,7 +61,7 @@ class PromptDefinition:
             item["_meta"] = self.meta
         return project("Prompt", item, version)
 
-    async def render(self, arguments: Mapping[str, str] | None, context: Context, version: str) -> dict[str, Any]:
+    async def render(self, arguments: Mapping[str, str] | None, context: object, version: str) -> dict[str, Any]:
         """Run the prompt function and return the ``prompts/get`` result for ``version``.
 
         Raises ``ArgumentError`` for missing or invalid arguments.

@@ -14,8 +14,7 @@ from .._uri_template import UriTemplate
 from .._wire.convert import to_wire
 from .._wire.features import project
 from ..types import Annotations, BlobResourceContents, Icon, TextResourceContents
-from ._calls import coerce_strings, invoke, is_async_callable, returns_content
-from ._context import Context, is_context
+from ._calls import coerce_strings, invoke, is_async_callable, is_context, returns_content
 
 __all__ = ["ResourceDefinition", "make_resource", "contents_to_wire"]
 
@@ -59,7 +58,7 @@ class ResourceDefinition:
             item["_meta"] = self.meta
         return project("ResourceTemplate" if self.template is not None else "Resource", item, version)
 
-    async def read(self, uri: str, variables: Mapping[str, str | list[str]], context: Context) -> list[dict[str, Any]]:
+    async def read(self, uri: str, variables: Mapping[str, str | list[str]], context: object) -> list[dict[str, Any]]:
         """Run the handler for ``uri`` and return the ``contents`` list of a ``resources/read`` result."""
         kwargs = self.schema.bind(coerce_strings(self.schema.input_schema, variables))
         for name in self.schema.skipped:

@@ -13,6 +13,9 @@ until the client answers, and progress and logs go where the wire form allows.
 * 2026-07-28 (``form="extension"``, ``io.modelcontextprotocol/tasks``): the server decides, for clients that
   declare the extension; ``tasks/get`` inlines the result, ``tasks/update`` answers ``inputRequests``.
   Tasks belong to the principal.
+
+This module is the engine, ``TaskManager``: records, limits, TTLs and the work of each task. The ``tasks/*``
+methods and the ``Context`` of a handler running as a task are in ``_task_requests``.
 """
 
 from __future__ import annotations
@@ -22,20 +25,19 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 import trio
 
 from .._core.tasks import TaskEvent, TaskRecord, apply, detailed_task_wire, task_wire
-from .._pagination import InvalidCursor, paginate
-from .._session import InboundRequest
+from .._session import InboundRequest, Session
 from .._wire.versions import V2025_11_25
 from ..errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    INVALID_REQUEST,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     SERVER_BUSY,
@@ -44,23 +46,20 @@ from ..errors import (
 )
 from ..types import META_RELATED_TASK, RESULT_TASK, ServerTasksCapability
 from ..types.tasks import TASKS_EXTENSION_ID
-from ._context import Context
-from ._logging import LEVELS
 from ._modern import ModernRequest
 from ._task_store import MemoryTaskStore, TaskStore
 
 if TYPE_CHECKING:
-    from ._connection import ServerConnection
     from ._tools import ToolDefinition
 
-__all__ = ["TaskManager", "TaskContext", "task_capabilities", "CORE_TASK_METHODS", "EXTENSION_TASK_METHODS"]
+__all__ = ["TaskManager", "TaskConnection", "LiveTask", "task_capabilities", "owner_key", "REQUIRES_EXTENSION"]
 
 logger = logging.getLogger("trio_mcp.server")
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 #: Seconds a status notification may take to write before it is given up.
 _NOTIFY_TIMEOUT: Final = 5.0
-_REQUIRES_EXTENSION: Final[dict[str, Any]] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION_ID: {}}}}
+REQUIRES_EXTENSION: Final[dict[str, Any]] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION_ID: {}}}}
 
 
 def task_support(tool: ToolDefinition) -> TaskSupport:
@@ -79,13 +78,30 @@ def task_capabilities(tools: Iterable[ToolDefinition], version: str) -> dict[str
     return {}
 
 
-def _owner_key(principal: Any) -> str:
+def owner_key(principal: Any) -> str:
     """A digest of who created a task: stores never hold a principal (or the token behind it) itself."""
     return hashlib.sha256(repr(principal).encode("utf-8", "backslashreplace")).hexdigest()
 
 
 def _not_found(task_id: Any) -> McpError:
     return McpError(INVALID_PARAMS, f"Failed to retrieve task: Task not found ({task_id!r})")
+
+
+class TaskConnection(Protocol):
+    """What the engine uses of a connection that starts a task or asks about one (a ``ServerConnection``)."""
+
+    @property
+    def principal(self) -> Any: ...
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def session(self) -> Session: ...
+
+    def task_nursery(self) -> trio.Nursery: ...
+
+    def task_changed(self, task_id: str, params: dict[str, Any]) -> None: ...
 
 
 class _Question:
@@ -98,12 +114,14 @@ class _Question:
         self.answer: Any = None
 
 
-class _LiveTask:
+class LiveTask:
     """A task whose work runs in this process (or is about to)."""
 
-    def __init__(self, record: TaskRecord, connection: ServerConnection, progress_token: Any) -> None:
+    def __init__(self, record: TaskRecord, connection: TaskConnection, progress_token: Any) -> None:
         self.record = record
         self.connection = connection
+        #: Extension form: the connections whose ``subscriptions/listen`` streams follow this task.
+        self.followers: weakref.WeakSet[TaskConnection] = weakref.WeakSet()
         self.progress_token = progress_token
         self.scope = trio.CancelScope()
         self.cancel_requested = trio.Event()
@@ -163,7 +181,7 @@ class TaskManager:
         #: Names this manager's life: a record it did not write and that is not finished was left by a
         #: process that is gone.
         self.instance = secrets.token_hex(8)
-        self._live: dict[str, _LiveTask] = {}
+        self._live: dict[str, LiveTask] = {}
         self._nursery: trio.Nursery | None = None
         self._sessions: dict[int, str] = {}
         self._epoch: float | None = None
@@ -182,7 +200,7 @@ class TaskManager:
                 self._nursery = None
                 nursery.cancel_scope.cancel()
 
-    def _now(self) -> float:
+    def now(self) -> float:
         """Wall-clock seconds, advancing with trio's clock (so TTLs follow a ``MockClock`` in tests)."""
         if self._epoch is None:
             self._epoch = time.time() - trio.current_time()
@@ -192,25 +210,25 @@ class TaskManager:
         """How many tasks have work running in this process."""
         return len(self._live)
 
-    def session_key(self, connection: ServerConnection) -> str:
+    def session_key(self, connection: TaskConnection) -> str:
         key = self._sessions.get(id(connection))
         if key is None:
             key = self._sessions[id(connection)] = secrets.token_hex(16)
         return key
 
-    def connection_closed(self, connection: ServerConnection) -> None:
+    def connection_closed(self, connection: TaskConnection) -> None:
         """A session ended: nobody can reach its tasks any more, so they are cancelled."""
         key = self._sessions.pop(id(connection), None)
         if key is None:
             return
         for live in list(self._live.values()):
             if live.record.session == key:
-                self._cancel(live, "the session ended")
+                self.cancel(live, "the session ended")
 
     # -- starting a task from tools/call ----------------------------------------------------------
 
     def wants_task(
-        self, connection: ServerConnection, request: InboundRequest, modern: ModernRequest | None, tool: ToolDefinition
+        self, connection: TaskConnection, request: InboundRequest, modern: ModernRequest | None, tool: ToolDefinition
     ) -> dict[str, Any] | None:
         """Whether this ``tools/call`` runs as a task: its ``task`` params ({} if none given) or None.
 
@@ -224,7 +242,7 @@ class TaskManager:
                     MISSING_REQUIRED_CLIENT_CAPABILITY,
                     f"Missing required client capability: tool {tool.name!r} runs only as a task "
                     f"({TASKS_EXTENSION_ID})",
-                    _REQUIRES_EXTENSION,
+                    REQUIRES_EXTENSION,
                 )
             return {} if declared and support != "forbidden" else None
         if connection.version != V2025_11_25:
@@ -240,18 +258,18 @@ class TaskManager:
 
     async def start(
         self,
-        connection: ServerConnection,
+        connection: TaskConnection,
         request: InboundRequest,
         modern: ModernRequest | None,
         tool: ToolDefinition,
-        arguments: dict[str, Any] | None,
         asked: dict[str, Any],
-        defer: bool,
+        work: Callable[[LiveTask], Awaitable[dict[str, Any]]],
     ) -> dict[str, Any]:
-        """Start the handler as a task; answer with the task, or (deferred start) with what it did inline."""
-        owner = _owner_key(connection.principal)
+        """Start ``work`` (the tool's handler, run with the task's context) as a task; answer with the task, or
+        (``defer_task``) with what it did inline."""
+        owner = owner_key(connection.principal)
         self._check_limits(owner)
-        now = self._now()
+        now = self.now()
         record = TaskRecord(
             task_id=secrets.token_urlsafe(24),
             owner=owner,
@@ -263,23 +281,22 @@ class TaskManager:
             ttl_ms=self._ttl_ms(asked.get("ttl")),
             poll_interval_ms=self.poll_interval_ms,
         )
-        live = _LiveTask(record, connection, request.progress_token)
-        context = TaskContext(request, connection, modern, live, self)
+        live = LiveTask(record, connection, request.progress_token)
         self._live[record.task_id] = live
         try:
-            if not defer:
+            if not tool.defer_task:
                 await self.create(live)
         except BaseException:
             self._live.pop(record.task_id, None)
             raise
         nursery = self._nursery or connection.task_nursery()
-        nursery.start_soon(self._run, live, tool, arguments, context)
+        nursery.start_soon(self._run, live, tool, work)
         try:
             await live.decided.wait()
         except BaseException:
             # The request went away before it could answer: nobody will ever learn of this task, so its work
             # stops too.
-            self._cancel(live, "the request that started it was cancelled")
+            self.cancel(live, "the request that started it was cancelled")
             raise
         if live.created:
             if modern is None:
@@ -307,16 +324,16 @@ class TaskManager:
             return min(int(asked), self.max_ttl_ms)
         return self.default_ttl_ms
 
-    async def create(self, live: _LiveTask) -> None:
+    async def create(self, live: LiveTask) -> None:
         """Make the task durable, then let the request answer with it."""
         if live.created:
             return
-        await self._save(live, notify=False)
+        await self.save(live, notify=False)
         live.created = True
         live.decided.set()
 
     async def _run(
-        self, live: _LiveTask, tool: ToolDefinition, arguments: dict[str, Any] | None, context: TaskContext
+        self, live: LiveTask, tool: ToolDefinition, work: Callable[[LiveTask], Awaitable[dict[str, Any]]]
     ) -> None:
         event = TaskEvent.FAILED
         result: dict[str, Any] | None = None
@@ -325,7 +342,7 @@ class TaskManager:
         try:
             with live.scope:
                 try:
-                    result = await live.connection.run_tool(tool, arguments, context)
+                    result = await work(live)
                     event = TaskEvent.COMPLETED
                 except McpError as exc:
                     error = exc.to_error()
@@ -364,7 +381,7 @@ class TaskManager:
 
     # -- status changes ---------------------------------------------------------------------------
 
-    def _change(self, live: _LiveTask, event: TaskEvent, message: str | None = None) -> bool:
+    def _change(self, live: LiveTask, event: TaskEvent, message: str | None = None) -> bool:
         """Apply ``event`` to the record now (synchronously); False if it changed nothing."""
         record = live.record
         status = apply(record.status, event)
@@ -374,14 +391,14 @@ class TaskManager:
         if event in (TaskEvent.COMPLETED, TaskEvent.FAILED, TaskEvent.CANCELLED):
             record.input_requests.clear()
             record.status_message = message
-        record.last_updated_at = self._now()
+        record.last_updated_at = self.now()
         changed, live.changed = live.changed, trio.Event()
         changed.set()
         return True
 
     async def _finish(
         self,
-        live: _LiveTask,
+        live: LiveTask,
         event: TaskEvent,
         *,
         result: dict[str, Any] | None,
@@ -389,7 +406,7 @@ class TaskManager:
         message: str | None,
     ) -> None:
         if not self._change(live, event, message):
-            await self._save(live, notify=False)  # it ended earlier (cancelled): store that final state
+            await self.save(live, notify=False)  # it ended earlier (cancelled): store that final state
             return
         if event is TaskEvent.COMPLETED:
             live.record.result = result
@@ -397,9 +414,9 @@ class TaskManager:
                 live.record.status = "failed"  # 2025-11-25 counts a tool's isError result as failed
         elif event is TaskEvent.FAILED:
             live.record.error = error
-        await self._save(live)
+        await self.save(live)
 
-    def _cancel(self, live: _LiveTask, message: str) -> bool:
+    def cancel(self, live: LiveTask, message: str) -> bool:
         """Record the task cancelled now (unless it already ended) and cancel its work; the work's end
         stores the record."""
         changed = self._change(live, TaskEvent.CANCELLED, message)
@@ -407,7 +424,9 @@ class TaskManager:
         live.scope.cancel()
         return changed
 
-    async def _save(self, live: _LiveTask, *, notify: bool = True) -> None:
+    async def save(self, live: LiveTask, *, notify: bool = True) -> None:
+        """Store the task's record; once the task exists, tell the client (core form) or the listen streams that
+        follow it (extension form) of its new state."""
         if live.purged:
             return
         async with live.save_lock:
@@ -421,34 +440,33 @@ class TaskManager:
             await self._notify_status(live)
         else:
             detailed = detailed_task_wire(live.record)
-            for connection in list(live.connection.server.connections):
+            for connection in list(live.followers):
                 connection.task_changed(live.record.task_id, detailed)
 
     def listen_filter(
-        self, connection: ServerConnection, modern: ModernRequest | None, wanted: list[str] | None
+        self, connection: TaskConnection, modern: ModernRequest | None, wanted: list[str] | None
     ) -> list[str] | None:
-        """The ``taskIds`` a ``subscriptions/listen`` stream gets ``notifications/tasks`` for: those of the
-        requested tasks that belong to the caller and still run. Asking without the extension is -32021."""
+        """The ``taskIds`` a ``subscriptions/listen`` stream gets ``notifications/tasks`` for, which ``connection``
+        now follows: those of the requested tasks that belong to the caller and still run. Asking without the
+        extension is -32021."""
         if not wanted:
             return None
         if modern is None or TASKS_EXTENSION_ID not in (modern.capabilities.extensions or {}):
             raise McpError(
                 MISSING_REQUIRED_CLIENT_CAPABILITY,
                 f"Missing required client capability: taskIds need the {TASKS_EXTENSION_ID} extension",
-                _REQUIRES_EXTENSION,
+                REQUIRES_EXTENSION,
             )
-        owner = _owner_key(connection.principal)
-        honoured = [
-            task_id
-            for task_id in dict.fromkeys(wanted)
-            if (live := self._live.get(task_id)) is not None
-            and live.created
-            and live.record.owner == owner
-            and live.record.form == "extension"
-        ]
+        owner = owner_key(connection.principal)
+        honoured = []
+        for task_id in dict.fromkeys(wanted):
+            live = self._live.get(task_id)
+            if live is not None and live.created and live.record.owner == owner and live.record.form == "extension":
+                live.followers.add(connection)
+                honoured.append(task_id)
         return honoured or None
 
-    async def _notify_status(self, live: _LiveTask) -> None:
+    async def _notify_status(self, live: LiveTask) -> None:
         session = live.connection.session
         if session.closed:
             return
@@ -460,7 +478,7 @@ class TaskManager:
 
     # -- questions to the client ------------------------------------------------------------------
 
-    async def ask_extension(self, live: _LiveTask, key: str, embedded: dict[str, Any], timeout: float | None) -> Any:
+    async def ask_extension(self, live: LiveTask, key: str, embedded: dict[str, Any], timeout: float | None) -> Any:
         """Publish a question in ``inputRequests`` and wait for ``tasks/update`` to answer it."""
         if key in live.keys_used:
             raise ValueError(f"input request key {key!r} was already used by this task")
@@ -468,8 +486,8 @@ class TaskManager:
         question = live.questions[key] = _Question()
         live.record.input_requests[key] = embedded
         if not self._change(live, TaskEvent.INPUT_NEEDED):
-            live.record.last_updated_at = self._now()
-        await self._save(live)
+            live.record.last_updated_at = self.now()
+        await self.save(live)
         try:
             with trio.fail_after(timeout if timeout is not None else math.inf):
                 await question.answered.wait()
@@ -479,15 +497,15 @@ class TaskManager:
             live.record.input_requests.pop(key, None)
             if not live.record.input_requests and self._change(live, TaskEvent.INPUT_ANSWERED):
                 with trio.CancelScope(shield=True):
-                    await self._save(live)
+                    await self.save(live)
 
-    async def ask_core(self, live: _LiveTask, method: str, params: dict[str, Any], timeout: float | None) -> Any:
+    async def ask_core(self, live: LiveTask, method: str, params: dict[str, Any], timeout: float | None) -> Any:
         """Send a request to the client on the task's behalf, the task ``input_required`` meanwhile."""
         meta = dict(params.get("_meta") or {})
         meta[META_RELATED_TASK] = {"taskId": live.record.task_id}
         live.asking += 1
         if self._change(live, TaskEvent.INPUT_NEEDED):
-            await self._save(live)
+            await self.save(live)
         try:
             related = live.result_waiters[-1] if live.result_waiters else None
             return await live.connection.session.request(
@@ -497,13 +515,13 @@ class TaskManager:
             live.asking -= 1
             if not live.asking and self._change(live, TaskEvent.INPUT_ANSWERED):
                 with trio.CancelScope(shield=True):
-                    await self._save(live)
+                    await self.save(live)
 
     # -- the tasks/* methods ----------------------------------------------------------------------
 
     async def find(
-        self, connection: ServerConnection, modern: ModernRequest | None, task_id: Any
-    ) -> _LiveTask | TaskRecord:
+        self, connection: TaskConnection, modern: ModernRequest | None, task_id: Any
+    ) -> LiveTask | TaskRecord:
         """The caller's task (live, or its record); anyone else's, an expired or an unknown one is -32602."""
         if type(task_id) is not str:
             raise McpError(INVALID_PARAMS, "Invalid params: taskId must be a string")
@@ -513,16 +531,16 @@ class TaskManager:
         record = live.record if live is not None else await self.store.load(task_id)
         if (
             record is None
-            or record.owner != _owner_key(connection.principal)
+            or record.owner != owner_key(connection.principal)
             or record.session != session
             or record.form != form
             or (live is not None and not live.created)
         ):
             raise _not_found(task_id)
         expires = record.expires_at()
-        if expires is not None and expires <= self._now():
+        if expires is not None and expires <= self.now():
             if live is not None:
-                self._cancel(live, "the task expired")
+                self.cancel(live, "the task expired")
                 live.purged = True
             await self.store.delete([task_id])
             raise McpError(INVALID_PARAMS, f"Failed to retrieve task: Task has expired ({task_id!r})")
@@ -532,11 +550,11 @@ class TaskManager:
             record.status_message = "the server restarted while the task was running"
             record.error = {"code": INTERNAL_ERROR, "message": "Internal error: the server restarted"}
             record.input_requests = {}
-            record.last_updated_at = self._now()
+            record.last_updated_at = self.now()
             await self.store.save(record)
         return live if live is not None else record
 
-    async def update(self, live: _LiveTask, responses: dict[str, Any]) -> None:
+    async def update(self, live: LiveTask, responses: dict[str, Any]) -> None:
         """Answer outstanding questions; keys that are not outstanding are ignored."""
         for key, answer in responses.items():
             question = live.questions.get(key)
@@ -546,15 +564,15 @@ class TaskManager:
             question.answered.set()
             live.record.input_requests.pop(key, None)
         if not live.record.input_requests and self._change(live, TaskEvent.INPUT_ANSWERED):
-            await self._save(live)
+            await self.save(live)
 
     async def purge(self) -> int:
         """Delete every record whose TTL ran out (cancelling its work if it still runs); returns how many."""
-        expired = await self.store.expired(self._now())
+        expired = await self.store.expired(self.now())
         for task_id in expired:
             live = self._live.get(task_id)
             if live is not None:
-                self._cancel(live, "the task expired")
+                self.cancel(live, "the task expired")
                 live.purged = True
         if expired:
             await self.store.delete(expired)
@@ -568,224 +586,3 @@ class TaskManager:
                 await self.purge()
             except Exception:
                 logger.exception("purging expired tasks failed")
-
-
-def _record(found: _LiveTask | TaskRecord) -> TaskRecord:
-    return found.record if isinstance(found, _LiveTask) else found
-
-
-def _manager(connection: ServerConnection, modern: ModernRequest | None) -> TaskManager:
-    """The server's task manager, once the request may use tasks at all (else the wire form's refusal)."""
-    server = connection.server
-    if modern is not None:
-        if TASKS_EXTENSION_ID not in (modern.capabilities.extensions or {}):
-            raise McpError(
-                MISSING_REQUIRED_CLIENT_CAPABILITY,
-                f"Missing required client capability: tasks/* need the {TASKS_EXTENSION_ID} extension",
-                _REQUIRES_EXTENSION,
-            )
-    elif connection.version != V2025_11_25 or not task_capabilities(server.tools.values(), V2025_11_25):
-        raise McpError(METHOD_NOT_FOUND, "Method not found: this server does not offer tasks")
-    return server.tasks
-
-
-async def _tasks_get(connection: ServerConnection, request: InboundRequest, modern: ModernRequest | None) -> Any:
-    manager = _manager(connection, modern)
-    record = _record(await manager.find(connection, modern, (request.params or {}).get("taskId")))
-    return task_wire(record) if modern is None else detailed_task_wire(record)
-
-
-async def _tasks_result(connection: ServerConnection, request: InboundRequest, modern: ModernRequest | None) -> Any:
-    """Core ``tasks/result``: wait for the end, then answer exactly as the tool call would have."""
-    manager = _manager(connection, modern)
-    task_id = (request.params or {}).get("taskId")
-    found = await manager.find(connection, modern, task_id)
-    if isinstance(found, _LiveTask):
-        found.result_waiters.append(request.id)
-        try:
-            while not found.record.terminal:
-                await found.changed.wait()
-        finally:
-            found.result_waiters.remove(request.id)
-        record = found.record
-    else:
-        record = found
-    related = {META_RELATED_TASK: {"taskId": record.task_id}}
-    if record.status == "cancelled":
-        raise McpError(INVALID_REQUEST, f"Invalid Request: task {record.task_id!r} was cancelled", related)
-    if record.error is not None:
-        error = record.error
-        raise McpError(error.get("code", INTERNAL_ERROR), error.get("message", "Internal error"), error.get("data"))
-    result = dict(record.result or {})
-    result["_meta"] = {**(result.get("_meta") or {}), **related}
-    return result
-
-
-async def _tasks_list(connection: ServerConnection, request: InboundRequest, modern: ModernRequest | None) -> Any:
-    manager = _manager(connection, modern)
-    session = manager.session_key(connection)
-    records = [
-        r
-        for r in await manager.store.records(_owner_key(connection.principal))
-        if r.session == session and r.form == "core"
-    ]
-    cursor = (request.params or {}).get("cursor")
-    try:
-        page, next_cursor = paginate(
-            [task_wire(r) for r in records],
-            cursor,
-            page_size=connection.server.page_size or 100,
-            scope="tasks/list",
-            codec=connection.server.cursors,
-        )
-    except InvalidCursor as exc:
-        raise McpError(INVALID_PARAMS, f"Invalid params: bad cursor ({exc})") from None
-    result: dict[str, Any] = {"tasks": page}
-    if next_cursor is not None:
-        result["nextCursor"] = next_cursor
-    return result
-
-
-async def _tasks_cancel(connection: ServerConnection, request: InboundRequest, modern: ModernRequest | None) -> Any:
-    manager = _manager(connection, modern)
-    found = await manager.find(connection, modern, (request.params or {}).get("taskId"))
-    record = _record(found)
-    if isinstance(found, _LiveTask) and not record.terminal:
-        manager._cancel(found, "cancelled by request")
-        await manager._save(found)
-    elif modern is None:
-        raise McpError(INVALID_PARAMS, f"Invalid params: task {record.task_id!r} already ended ({record.status})")
-    return task_wire(record) if modern is None else {}
-
-
-async def _tasks_update(connection: ServerConnection, request: InboundRequest, modern: ModernRequest | None) -> Any:
-    manager = _manager(connection, modern)
-    params = request.params or {}
-    responses = params.get("inputResponses")
-    if type(responses) is not dict:
-        raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
-    found = await manager.find(connection, modern, params.get("taskId"))
-    if isinstance(found, _LiveTask) and not found.record.terminal:
-        await manager.update(found, responses)
-    return {}
-
-
-MethodEntry = tuple[Callable[["ServerConnection", InboundRequest, "ModernRequest | None"], Any], None]
-
-#: The 2025-11-25 task methods (handshake era).
-CORE_TASK_METHODS: Final[dict[str, MethodEntry]] = {
-    "tasks/get": (_tasks_get, None),
-    "tasks/result": (_tasks_result, None),
-    "tasks/list": (_tasks_list, None),
-    "tasks/cancel": (_tasks_cancel, None),
-}
-
-#: The extension's methods (2026-07-28): no tasks/result or tasks/list (they answer -32601).
-EXTENSION_TASK_METHODS: Final[dict[str, MethodEntry]] = {
-    "tasks/get": (_tasks_get, None),
-    "tasks/update": (_tasks_update, None),
-    "tasks/cancel": (_tasks_cancel, None),
-}
-
-
-class TaskContext(Context):
-    """The ``Context`` of a handler running as a task: cancellation, questions, progress and logs go
-    through the task rather than through the request that started it (which has been answered)."""
-
-    __slots__ = ("_live", "_manager", "_last_progress")
-
-    def __init__(
-        self,
-        request: InboundRequest,
-        connection: ServerConnection,
-        modern: ModernRequest | None,
-        live: _LiveTask,
-        manager: TaskManager,
-    ) -> None:
-        super().__init__(request, connection, modern)
-        self._live = live
-        self._manager = manager
-        self._last_progress: float | None = None
-
-    @property
-    def task_id(self) -> str:
-        """The id of the task this handler runs as."""
-        return self._live.record.task_id
-
-    @property
-    def cancel_scope(self) -> trio.CancelScope:
-        """The task's own scope (``tasks/cancel`` cancels it); the handler runs inside it from the start."""
-        return self._live.scope
-
-    @property
-    def cancel_requested(self) -> trio.Event:
-        return self._live.cancel_requested
-
-    async def start_task(self) -> bool:
-        await self._manager.create(self._live)
-        return True
-
-    async def close_sse_stream(self) -> bool:
-        return False if self._live.created else await super().close_sse_stream()
-
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        live = self._live
-        if not live.created:
-            await super().report_progress(progress, total, message)
-            return
-        if live.record.form == "extension":  # the extension has no progress: the status message says it
-            if message is not None and not live.record.terminal:
-                live.record.status_message = message
-                live.record.last_updated_at = self._manager._now()
-                await self._manager._save(live)
-            return
-        token = live.progress_token
-        if token is None or (self._last_progress is not None and not progress > self._last_progress):
-            return
-        self._last_progress = progress
-        params: dict[str, Any] = {"progressToken": token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        await self._send_related("notifications/progress", params)
-
-    async def log(self, level: Any, data: Any, *, logger: str | None = None) -> None:
-        live = self._live
-        if not live.created:
-            await super().log(level, data, logger=logger)
-            return
-        if level not in LEVELS:
-            raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LEVELS)}")
-        if live.record.form == "extension":
-            return  # the extension sends no logs for tasks (no stream outlives the request)
-        params = self._connection.log_params(level, data, logger, self._connection.log_level)
-        if params is not None:
-            await self._send_related("notifications/message", params)
-
-    def _log_soon(self, level: str, data: Any, logger: str | None) -> None:
-        if not self._live.created:
-            super()._log_soon(level, data, logger)
-        elif self._live.record.form == "core":  # the request is answered: the record goes out on its own
-            self._connection.queue_log(level, data, logger, None, self._connection.log_level)
-
-    async def _send_related(self, method: str, params: dict[str, Any]) -> None:
-        params["_meta"] = {META_RELATED_TASK: {"taskId": self._live.record.task_id}}
-        try:
-            await self._connection.session.notify(method, params)
-        except ConnectionClosed:
-            pass
-
-    async def _ask(self, method: str, params: dict[str, Any] | None, timeout: float | None, key: str | None) -> Any:
-        live = self._live
-        if not live.created:
-            return await super()._ask(method, params, timeout, key)
-        self._asked += 1
-        embedded: dict[str, Any] = {"method": method, "params": params if params is not None else {}}
-        if live.record.form == "extension":
-            key = key or f"{method.replace('/', '-')}-{self._asked}"
-            return await self._manager.ask_extension(live, key, embedded, timeout)
-        refusal = self._connection.lifecycle.server_request_refusal(method)
-        if refusal is not None:
-            raise McpError(INVALID_REQUEST, refusal)
-        return await self._manager.ask_core(live, method, embedded["params"], timeout)

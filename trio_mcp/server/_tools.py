@@ -30,8 +30,7 @@ from ..types import (
     ToolExecution,
     UnknownContent,
 )
-from ._calls import invoke, is_async_callable
-from ._context import Context, is_context
+from ._calls import invoke, is_async_callable, is_context
 
 __all__ = ["CONTENT_TYPES", "ToolDefinition", "make_tool", "tool_result_wire"]
 
@@ -107,8 +106,8 @@ class ToolDefinition:
             tool["_meta"] = self.meta
         return project("Tool", tool, version)
 
-    async def run(self, arguments: Mapping[str, Any] | None, context: Context) -> dict[str, Any]:
-        """Call the tool and return the finished ``CallToolResult`` wire object for the request's revision.
+    async def run(self, arguments: Mapping[str, Any] | None, context: object, version: str) -> dict[str, Any]:
+        """Call the tool and return the finished ``CallToolResult`` wire object for ``version``, the request's.
 
         Bad arguments become an ``isError`` result naming each problem; whatever the function raises
         propagates (the connection decides what a failure becomes).
@@ -117,13 +116,13 @@ class ToolDefinition:
             result = tool_result_wire(self, await self.call(arguments, context))
         except ArgumentError as exc:
             return argument_error_result(self, exc)
-        version = context.protocol_version
         if not has(version, Feature.AUDIO_CONTENT) or not has(version, Feature.RESOURCE_LINKS):
             result["content"] = [content_for_revision(block, version) for block in result["content"]]
         return project("CallToolResult", result, version)
 
-    async def call(self, arguments: Mapping[str, Any] | None, context: Context) -> Any:
-        """Validate ``arguments``, run the function (sync ones in a worker thread) and return its value.
+    async def call(self, arguments: Mapping[str, Any] | None, context: object) -> Any:
+        """Validate ``arguments``, run the function (sync ones in a worker thread, ``context`` in each injected
+        parameter) and return its value.
 
         Raises ``ArgumentError`` for bad arguments; whatever the function raises propagates.
         """

@@ -1,0 +1,254 @@
+"""Tasks as requests meet them: the ``tasks/*`` methods, and the ``Context`` of a handler that runs as a task.
+
+The engine they drive, ``TaskManager``, is in ``_tasks`` (which also says how tasks work in each wire form).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import trio
+
+from .._core.tasks import TaskRecord, detailed_task_wire, task_wire
+from .._pagination import InvalidCursor, paginate
+from .._session import InboundRequest
+from .._wire.versions import V2025_11_25
+from ..errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    ConnectionClosed,
+    McpError,
+)
+from ..types import META_RELATED_TASK
+from ..types.tasks import TASKS_EXTENSION_ID
+from ._context import Context, RequestConnection
+from ._logging import LEVELS
+from ._modern import ModernRequest
+from ._tasks import REQUIRES_EXTENSION, LiveTask, TaskManager, owner_key, task_capabilities
+
+__all__ = ["TaskContext", "CORE_TASK_METHODS", "EXTENSION_TASK_METHODS"]
+
+
+def _record(found: LiveTask | TaskRecord) -> TaskRecord:
+    return found.record if isinstance(found, LiveTask) else found
+
+
+def _manager(connection: RequestConnection, modern: ModernRequest | None) -> TaskManager:
+    """The server's task manager, once the request may use tasks at all (else the wire form's refusal)."""
+    server = connection.server
+    if modern is not None:
+        if TASKS_EXTENSION_ID not in (modern.capabilities.extensions or {}):
+            raise McpError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"Missing required client capability: tasks/* need the {TASKS_EXTENSION_ID} extension",
+                REQUIRES_EXTENSION,
+            )
+    elif connection.version != V2025_11_25 or not task_capabilities(server.tools.values(), V2025_11_25):
+        raise McpError(METHOD_NOT_FOUND, "Method not found: this server does not offer tasks")
+    return server.tasks
+
+
+async def _tasks_get(connection: RequestConnection, request: InboundRequest, modern: ModernRequest | None) -> Any:
+    manager = _manager(connection, modern)
+    record = _record(await manager.find(connection, modern, (request.params or {}).get("taskId")))
+    return task_wire(record) if modern is None else detailed_task_wire(record)
+
+
+async def _tasks_result(connection: RequestConnection, request: InboundRequest, modern: ModernRequest | None) -> Any:
+    """Core ``tasks/result``: wait for the end, then answer exactly as the tool call would have."""
+    manager = _manager(connection, modern)
+    task_id = (request.params or {}).get("taskId")
+    found = await manager.find(connection, modern, task_id)
+    if isinstance(found, LiveTask):
+        found.result_waiters.append(request.id)
+        try:
+            while not found.record.terminal:
+                await found.changed.wait()
+        finally:
+            found.result_waiters.remove(request.id)
+        record = found.record
+    else:
+        record = found
+    related = {META_RELATED_TASK: {"taskId": record.task_id}}
+    if record.status == "cancelled":
+        raise McpError(INVALID_REQUEST, f"Invalid Request: task {record.task_id!r} was cancelled", related)
+    if record.error is not None:
+        error = record.error
+        raise McpError(error.get("code", INTERNAL_ERROR), error.get("message", "Internal error"), error.get("data"))
+    result = dict(record.result or {})
+    result["_meta"] = {**(result.get("_meta") or {}), **related}
+    return result
+
+
+async def _tasks_list(connection: RequestConnection, request: InboundRequest, modern: ModernRequest | None) -> Any:
+    manager = _manager(connection, modern)
+    session = manager.session_key(connection)
+    records = [
+        r
+        for r in await manager.store.records(owner_key(connection.principal))
+        if r.session == session and r.form == "core"
+    ]
+    cursor = (request.params or {}).get("cursor")
+    try:
+        page, next_cursor = paginate(
+            [task_wire(r) for r in records],
+            cursor,
+            page_size=connection.server.page_size or 100,
+            scope="tasks/list",
+            codec=connection.server.cursors,
+        )
+    except InvalidCursor as exc:
+        raise McpError(INVALID_PARAMS, f"Invalid params: bad cursor ({exc})") from None
+    result: dict[str, Any] = {"tasks": page}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    return result
+
+
+async def _tasks_cancel(connection: RequestConnection, request: InboundRequest, modern: ModernRequest | None) -> Any:
+    manager = _manager(connection, modern)
+    found = await manager.find(connection, modern, (request.params or {}).get("taskId"))
+    record = _record(found)
+    if isinstance(found, LiveTask) and not record.terminal:
+        manager.cancel(found, "cancelled by request")
+        await manager.save(found)
+    elif modern is None:
+        raise McpError(INVALID_PARAMS, f"Invalid params: task {record.task_id!r} already ended ({record.status})")
+    return task_wire(record) if modern is None else {}
+
+
+async def _tasks_update(connection: RequestConnection, request: InboundRequest, modern: ModernRequest | None) -> Any:
+    manager = _manager(connection, modern)
+    params = request.params or {}
+    responses = params.get("inputResponses")
+    if type(responses) is not dict:
+        raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+    found = await manager.find(connection, modern, params.get("taskId"))
+    if isinstance(found, LiveTask) and not found.record.terminal:
+        await manager.update(found, responses)
+    return {}
+
+
+MethodEntry = tuple[Callable[[RequestConnection, InboundRequest, ModernRequest | None], Awaitable[Any]], None]
+
+#: The 2025-11-25 task methods (handshake era).
+CORE_TASK_METHODS: Final[dict[str, MethodEntry]] = {
+    "tasks/get": (_tasks_get, None),
+    "tasks/result": (_tasks_result, None),
+    "tasks/list": (_tasks_list, None),
+    "tasks/cancel": (_tasks_cancel, None),
+}
+
+#: The extension's methods (2026-07-28): no tasks/result or tasks/list (they answer -32601).
+EXTENSION_TASK_METHODS: Final[dict[str, MethodEntry]] = {
+    "tasks/get": (_tasks_get, None),
+    "tasks/update": (_tasks_update, None),
+    "tasks/cancel": (_tasks_cancel, None),
+}
+
+
+class TaskContext(Context):
+    """The ``Context`` of a handler running as a task: cancellation, questions, progress and logs go
+    through the task rather than through the request that started it (which has been answered)."""
+
+    __slots__ = ("_live", "_manager", "_last_progress")
+
+    def __init__(
+        self,
+        request: InboundRequest,
+        connection: RequestConnection,
+        modern: ModernRequest | None,
+        live: LiveTask,
+        manager: TaskManager,
+    ) -> None:
+        super().__init__(request, connection, modern)
+        self._live = live
+        self._manager = manager
+        self._last_progress: float | None = None
+
+    @property
+    def task_id(self) -> str:
+        """The id of the task this handler runs as."""
+        return self._live.record.task_id
+
+    @property
+    def cancel_scope(self) -> trio.CancelScope:
+        """The task's own scope (``tasks/cancel`` cancels it); the handler runs inside it from the start."""
+        return self._live.scope
+
+    @property
+    def cancel_requested(self) -> trio.Event:
+        return self._live.cancel_requested
+
+    async def start_task(self) -> bool:
+        await self._manager.create(self._live)
+        return True
+
+    async def close_sse_stream(self) -> bool:
+        return False if self._live.created else await super().close_sse_stream()
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        live = self._live
+        if not live.created:
+            await super().report_progress(progress, total, message)
+            return
+        if live.record.form == "extension":  # the extension has no progress: the status message says it
+            if message is not None and not live.record.terminal:
+                live.record.status_message = message
+                live.record.last_updated_at = self._manager.now()
+                await self._manager.save(live)
+            return
+        token = live.progress_token
+        if token is None or (self._last_progress is not None and not progress > self._last_progress):
+            return
+        self._last_progress = progress
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._send_related("notifications/progress", params)
+
+    async def log(self, level: Any, data: Any, *, logger: str | None = None) -> None:
+        live = self._live
+        if not live.created:
+            await super().log(level, data, logger=logger)
+            return
+        if level not in LEVELS:
+            raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LEVELS)}")
+        if live.record.form == "extension":
+            return  # the extension sends no logs for tasks (no stream outlives the request)
+        params = self._connection.log_params(level, data, logger, self._connection.log_level)
+        if params is not None:
+            await self._send_related("notifications/message", params)
+
+    def _log_soon(self, level: str, data: Any, logger: str | None) -> None:
+        if not self._live.created:
+            super()._log_soon(level, data, logger)
+        elif self._live.record.form == "core":  # the request is answered: the record goes out on its own
+            self._connection.queue_log(level, data, logger, None, self._connection.log_level)
+
+    async def _send_related(self, method: str, params: dict[str, Any]) -> None:
+        params["_meta"] = {META_RELATED_TASK: {"taskId": self._live.record.task_id}}
+        try:
+            await self._connection.session.notify(method, params)
+        except ConnectionClosed:
+            pass
+
+    async def _ask(self, method: str, params: dict[str, Any] | None, timeout: float | None, key: str | None) -> Any:
+        live = self._live
+        if not live.created:
+            return await super()._ask(method, params, timeout, key)
+        self._asked += 1
+        embedded: dict[str, Any] = {"method": method, "params": params if params is not None else {}}
+        if live.record.form == "extension":
+            key = key or f"{method.replace('/', '-')}-{self._asked}"
+            return await self._manager.ask_extension(live, key, embedded, timeout)
+        refusal = self._connection.lifecycle.server_request_refusal(method)
+        if refusal is not None:
+            raise McpError(INVALID_REQUEST, refusal)
+        return await self._manager.ask_core(live, method, embedded["params"], timeout)
