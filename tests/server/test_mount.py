@@ -95,6 +95,31 @@ async def test_everything_is_served_under_the_prefix(mcp_client: Client) -> None
     assert read.contents[0].text == "Lima via weather"  # type: ignore[union-attr]
 
 
+async def test_a_mounted_tool_run_as_a_task_keeps_its_task_context_and_its_server() -> None:
+    """A mounted handler's ``Context`` is still the task's (progress and cancellation go through the task) while
+    ``ctx.server`` and ``ctx.lifespan_state`` are the mounted server's."""
+    child = Server("child", lifespan=lambda server: _state("child-db"))
+
+    @child.tool(task_support="optional")
+    async def work(ctx: Context) -> str:
+        await ctx.report_progress(1, 1)
+        return f"{ctx.server.info.name} {ctx.lifespan_state} {ctx.task_id}"  # type: ignore[attr-defined]
+
+    parent = Server("parent")
+    parent.mount("c", child)
+    with trio.fail_after(10):
+        async with parent.running(), open_in_memory(parent, protocol_version="2025-11-25") as client:
+            result = await client.call_tool_as_task("c_work", {})
+    name, state, task_id = text(result).split()
+    assert (name, state) == ("child", "child-db")
+    assert result.meta is not None and result.meta["io.modelcontextprotocol/related-task"]["taskId"] == task_id
+
+
+@asynccontextmanager
+async def _state(value: str) -> AsyncIterator[str]:
+    yield value
+
+
 async def test_lifespans_nest() -> None:
     events.clear()
     app, _ = build()

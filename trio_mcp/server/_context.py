@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
 
 import trio
 
@@ -40,6 +41,9 @@ from ._logging import LEVELS
 from ._modern import InputRequired, ModernRequest
 from ._registry import ServerCore
 from ._tasks import TaskConnection
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["Context", "HandlerCancelled", "RequestConnection"]
 
@@ -101,7 +105,7 @@ class Context:
     ``McpError`` when the client did not declare the capability they need.
     """
 
-    __slots__ = ("_request", "_connection", "_modern", "_asked", "_scope")
+    __slots__ = ("_request", "_connection", "_modern", "_asked", "_scope", "_server")
     #: Marks the parameters the server injects (``_calls.is_context``).
     _trio_mcp_context: ClassVar[bool] = True
 
@@ -113,6 +117,15 @@ class Context:
         self._modern = modern
         self._asked = 0
         self._scope = trio.CancelScope()
+        #: The server whose handler runs, when it is not the connection's: a mounted one.
+        self._server: ServerCore | None = None
+
+    def with_server(self, server: ServerCore) -> Self:
+        """This context as a handler of ``server`` sees it (a mounted server's handler): the same request, the
+        same kind of context (a task's stays a task's), that server and its lifespan state."""
+        mounted = copy.copy(self)
+        mounted._server = server
+        return mounted
 
     # -- the request --------------------------------------------------------------------------------
 
@@ -146,8 +159,8 @@ class Context:
 
     @property
     def server(self) -> ServerCore:
-        """The ``Server`` this request arrived at."""
-        return self._connection.server
+        """The ``Server`` whose handler is running: the one the request arrived at, or a server mounted in it."""
+        return self._server if self._server is not None else self._connection.server
 
     @property
     def principal(self) -> Any:
@@ -163,7 +176,7 @@ class Context:
     @property
     def lifespan_state(self) -> Any:
         """Whatever the server's lifespan context manager yielded (None without a lifespan)."""
-        return self._connection.server.lifespan_state
+        return self.server.lifespan_state
 
     @property
     def protocol_version(self) -> str:

@@ -26,38 +26,11 @@ from ._registry import CompletionHandler, ServerCore
 from ._resources import ResourceDefinition
 from ._tools import ToolDefinition
 
-__all__ = ["Mount", "MountedContext"]
+__all__ = ["Mount"]
 
 logger = logging.getLogger("trio_mcp.server")
 
 _PREFIX: Final = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
-
-
-class MountedContext(Context):
-    """The request's ``Context`` as a mounted server's handler sees it: that server, and its lifespan state."""
-
-    __slots__ = ("_mounted_server",)
-    _mounted_server: ServerCore
-
-    @classmethod
-    def wrap(cls, context: Context, server: ServerCore) -> MountedContext:
-        mounted = cls.__new__(cls)
-        for klass in type(context).__mro__:
-            for slot in getattr(klass, "__slots__", ()):
-                if hasattr(context, slot):
-                    object.__setattr__(mounted, slot, getattr(context, slot))
-        mounted._mounted_server = server
-        return mounted
-
-    @property
-    def server(self) -> ServerCore:
-        """The mounted ``Server`` whose handler is running."""
-        return self._mounted_server
-
-    @property
-    def lifespan_state(self) -> Any:
-        """What the mounted server's own lifespan yielded."""
-        return self._mounted_server.lifespan_state
 
 
 def _rebind(
@@ -70,7 +43,7 @@ def _rebind(
     def rewrite(kwargs: dict[str, Any]) -> dict[str, Any]:
         for name in injected:
             if isinstance(kwargs.get(name), Context):
-                kwargs[name] = MountedContext.wrap(kwargs[name], server)
+                kwargs[name] = kwargs[name].with_server(server)
         return kwargs
 
     if is_async:
