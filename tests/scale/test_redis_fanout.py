@@ -60,6 +60,28 @@ async def test_an_update_on_one_machine_reaches_subscribers_on_another(redis_ser
                 assert set(updates) == {"note://a"}
 
 
+async def test_a_list_change_on_one_machine_reaches_the_clients_of_another(redis_server: RedisServer) -> None:
+    env = {"TRIO_MCP_TEST_REDIS_URL": redis_server.url}
+    changed: list[str] = []
+    arrived = trio.Event()
+
+    def on_list_changed(kind: str) -> None:
+        changed.append(kind)
+        arrived.set()
+
+    with trio.fail_after(60):
+        async with (
+            supervisor("fanout_app:server", "--workers", "1", env=env) as (first, _),
+            supervisor("fanout_app:server", "--workers", "1", env=env) as (second, _),
+            trio_mcp.open_http_client(first, protocol_version="2025-11-25", on_list_changed=on_list_changed) as client,
+            trio_mcp.open_http_client(second, protocol_version="2026-07-28") as other,
+        ):
+            await client.list_tools()
+            await other.call_tool("retool", {})
+            await arrived.wait()
+            assert changed == ["tools"]
+
+
 async def test_the_first_subscription_must_succeed() -> None:
     server = trio_mcp.Server("lonely")
     async with RedisClient("redis://127.0.0.1:1", connect_timeout=0.2, retries=1) as redis:

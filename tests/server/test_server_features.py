@@ -334,6 +334,19 @@ async def test_subscriptions_deliver_updates_until_unsubscribed() -> None:
                 await client.subscribe_resource("test://nowhere")
 
 
+async def test_a_list_change_made_elsewhere_is_announced_by_notify_list_changed() -> None:
+    server = make_resource_server()
+    changed: list[str] = []
+    with trio.fail_after(5):
+        async with open_in_memory(server, on_list_changed=changed.append, protocol_version="2025-11-25") as client:
+            server.notify_list_changed("resources")
+            await client.ping()
+            await trio.testing.wait_all_tasks_blocked()
+            assert changed == ["resources"]
+    with pytest.raises(ValueError, match="kind must be"):
+        server.notify_list_changed("tool")
+
+
 # -- prompts and completion ------------------------------------------------------------------------
 
 

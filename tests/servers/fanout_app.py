@@ -1,5 +1,5 @@
-"""The server the fan-out tests run (``fanout_app:server``): resource updates go to every process's subscribers
-through the Redis named by ``TRIO_MCP_TEST_REDIS_URL``."""
+"""The server the fan-out tests run (``fanout_app:server``): resource updates and list changes go to every
+process's clients through the Redis named by ``TRIO_MCP_TEST_REDIS_URL``."""
 
 from __future__ import annotations
 
@@ -35,4 +35,11 @@ def note(name: str) -> str:
 async def touch(uri: str, ctx: Context) -> int:
     """Tell every process's subscribers that ``uri`` changed; returns this process's id."""
     await ctx.lifespan_state.resource_updated(uri)
+    return os.getpid()
+
+
+@server.tool()
+async def retool(ctx: Context) -> int:
+    """Tell every process's clients that the tool list changed; returns this process's id."""
+    await ctx.lifespan_state.list_changed("tools")
     return os.getpid()

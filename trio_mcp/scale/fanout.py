@@ -1,8 +1,9 @@
-"""``notifications/resources/updated`` for the subscribers of every worker and machine, through Redis pub/sub.
+"""Change notifications for the clients of every worker and machine, through Redis pub/sub.
 
-Each process serves its own clients, so ``Server.notify_resource_updated`` reaches only the subscribers of the
-process that calls it. ``RedisFanout.resource_updated`` notifies this process's subscribers at once and
-publishes the URI; every other process running a ``RedisFanout`` on the same channel notifies its own. A
+Each process serves its own clients, so ``Server.notify_resource_updated`` and ``notify_list_changed`` reach only
+the clients of the process that calls them. ``RedisFanout.resource_updated`` (and ``list_changed``) notifies this
+process's clients at once and publishes the change; every other process running a ``RedisFanout`` on the same
+channel notifies its own. With session roaming, a session hears it once, from the process holding its GET stream. A
 process skips what it published itself (each fan-out has a random origin id). Delivery to other processes is
 at most once (pub/sub): a process reconnecting to Redis misses what was published meanwhile.
 """
@@ -25,13 +26,14 @@ logger = logging.getLogger("trio_mcp.scale")
 
 
 class RedisFanout:
-    """Fans resource-update notifications out to every process serving ``server`` with the same ``channel``.
+    """Fans change notifications out to every process serving ``server`` with the same ``channel``.
 
     Run ``await nursery.start(fanout.run)`` (for instance in the server's lifespan), then call
-    ``await fanout.resource_updated(uri)`` where a single process would call ``server.notify_resource_updated``.
+    ``await fanout.resource_updated(uri)`` where a single process would call ``server.notify_resource_updated``,
+    and ``await fanout.list_changed(kind)`` for ``server.notify_list_changed``.
     """
 
-    def __init__(self, server: Server, redis: RedisClient, *, channel: str = "trio_mcp:resources-updated") -> None:
+    def __init__(self, server: Server, redis: RedisClient, *, channel: str = "trio_mcp:changes") -> None:
         if not channel:
             raise ValueError("channel must be a non-empty string")
         self.server = server
@@ -45,7 +47,19 @@ class RedisFanout:
         Raises ``RedisUnavailable`` when Redis cannot take the message (this process's subscribers were told).
         """
         self.server.notify_resource_updated(uri)
-        message = json.dumps({"origin": self._origin, "uri": uri}, separators=(",", ":"))
+        await self._publish({"uri": uri})
+
+    async def list_changed(self, kind: str) -> None:
+        """Tell every process's clients that the ``kind`` list (tools, prompts or resources) changed: for an
+        application whose processes read the list from one shared source and have each updated it.
+
+        Raises ``RedisUnavailable`` when Redis cannot take the message (this process's clients were told).
+        """
+        self.server.notify_list_changed(kind)
+        await self._publish({"list": kind})
+
+    async def _publish(self, change: dict[str, str]) -> None:
+        message = json.dumps({"origin": self._origin, **change}, separators=(",", ":"))
         await self.redis.execute("PUBLISH", self.channel, message, idempotent=False)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -54,14 +68,19 @@ class RedisFanout:
         A Redis outage is logged and the subscription retried with a growing pause (at most 5 s); it never ends
         this task. The first subscription must succeed, or this raises ``RedisUnavailable``.
         """
-        await follow(self.redis, self.channel, self._deliver, what="resource-update fan-out", task_status=task_status)
+        await follow(self.redis, self.channel, self._deliver, what="change fan-out", task_status=task_status)
 
     async def _deliver(self, data: bytes) -> None:
         try:
             message = json.loads(data)
-            origin, uri = message["origin"], message["uri"]
+            origin = message["origin"]
         except (ValueError, TypeError, KeyError):
             logger.warning("ignored a malformed message on %s", self.channel)
             return
-        if origin != self._origin and isinstance(uri, str):
+        if origin == self._origin:
+            return
+        uri, kind = message.get("uri"), message.get("list")
+        if isinstance(uri, str):
             self.server.notify_resource_updated(uri)
+        elif kind in ("tools", "prompts", "resources"):
+            self.server.notify_list_changed(kind)

@@ -315,6 +315,13 @@ class ServerCore:
         for mount in list(self._mounted_in):
             mount.resource_updated(uri)
 
+    def notify_list_changed(self, kind: str) -> None:
+        """Send ``notifications/<kind>/list_changed`` to every client (``kind``: tools, prompts or resources), for
+        a list that changed other than through ``add_*``/``remove_*`` here (which notify by themselves)."""
+        if kind not in ("tools", "prompts", "resources"):
+            raise ValueError(f"kind must be 'tools', 'prompts' or 'resources', not {kind!r}")
+        self._changed(kind)
+
     # -- prompts ----------------------------------------------------------------------------------
 
     def prompt(
