@@ -47,7 +47,7 @@ from .errors import (
 )
 from .transports._base import MessageStream
 
-__all__ = ["Session", "InboundRequest", "RequestHandler", "ProgressCallback", "SessionStatistics"]
+__all__ = ["Session", "InboundRequest", "RequestHandler", "ProgressCallback", "SessionStatistics", "progress_params"]
 
 logger = logging.getLogger("trio_mcp.session")
 
@@ -71,6 +71,16 @@ class RequestHandler(Protocol):
     async def handle_request(self, request: InboundRequest) -> Any: ...
 
     async def handle_notification(self, method: str, params: dict[str, Any] | None) -> None: ...
+
+
+def progress_params(token: RequestId, progress: float, total: float | None, message: str | None) -> dict[str, Any]:
+    """The params of ``notifications/progress``: the optional fields only when given."""
+    params: dict[str, Any] = {"progressToken": token, "progress": progress}
+    if total is not None:
+        params["total"] = total
+    if message is not None:
+        params["message"] = message
+    return params
 
 
 class InboundRequest:
@@ -138,11 +148,7 @@ class InboundRequest:
             )
             return
         self._last_progress = progress
-        params: dict[str, Any] = {"progressToken": token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
+        params = progress_params(token, progress, total, message)
         await self.session.notify("notifications/progress", params, related_request_id=self.id)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:

@@ -82,21 +82,18 @@ def request(request_id: int, method: str, params: dict[str, Any]) -> dict[str, A
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
 
 
+async def initialize(http: HttpClient, url: str, capabilities: dict[str, Any], name: str = "roamer") -> str:
+    """Open a session at ``url``; its id."""
+    params = {"protocolVersion": VERSION, "capabilities": capabilities, "clientInfo": {"name": name, "version": "1"}}
+    status, headers, _ = await post(http, url, request(1, "initialize", params))
+    assert status == 200
+    return str(headers["mcp-session-id"])
+
+
 async def test_what_a_session_negotiated_and_set_roams_with_it(redis_server: RedisServer) -> None:
     with trio.fail_after(30):
         async with two_servers(redis_server) as ((a, b), http):
-            initialize = request(
-                1,
-                "initialize",
-                {
-                    "protocolVersion": VERSION,
-                    "capabilities": {"elicitation": {}},
-                    "clientInfo": {"name": "roamer", "version": "1"},
-                },
-            )
-            status, headers, _ = await post(http, a, initialize)
-            assert status == 200
-            session = headers["mcp-session-id"]
+            session = await initialize(http, a, {"elicitation": {}})
             assert (await post(http, b, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session))[0] == 202
 
             # What initialize settled is known on b, which never saw it.
@@ -127,13 +124,7 @@ async def test_what_a_session_negotiated_and_set_roams_with_it(redis_server: Red
 async def test_without_redis_a_session_held_elsewhere_is_a_clear_503_and_recovers(redis_server: RedisServer) -> None:
     with trio.fail_after(40):
         async with two_servers(redis_server) as ((a, b), http):
-            initialize = request(
-                1,
-                "initialize",
-                {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
-            )
-            _, headers, _ = await post(http, a, initialize)
-            session = headers["mcp-session-id"]
+            session = await initialize(http, a, {})
             redis_server.stop()
             status, _, events = await post(http, b, request(2, "ping", {}), session)
             assert status == 503
@@ -149,17 +140,7 @@ async def test_an_answer_to_one_process_request_reaches_it_through_another(redis
     """The client's answer to an elicitation a sends is posted to b; b routes it to a, whose call then ends."""
     with trio.fail_after(30):
         async with two_servers(redis_server) as ((a, b), http):
-            initialize = request(
-                1,
-                "initialize",
-                {
-                    "protocolVersion": VERSION,
-                    "capabilities": {"elicitation": {}},
-                    "clientInfo": {"name": "c", "version": "1"},
-                },
-            )
-            _, headers, _ = await post(http, a, initialize)
-            session = headers["mcp-session-id"]
+            session = await initialize(http, a, {"elicitation": {}})
             await post(http, a, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
             call = json.dumps(request(2, "tools/call", {"name": "ask", "arguments": {}})).encode()
             stream = await http.request(

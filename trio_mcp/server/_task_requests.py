@@ -12,7 +12,7 @@ import trio
 
 from .._core.tasks import TaskRecord, detailed_task_wire, task_wire
 from .._pagination import InvalidCursor, paginate
-from .._session import InboundRequest
+from .._session import InboundRequest, progress_params
 from .._wire.versions import V2025_11_25
 from ..errors import (
     INTERNAL_ERROR,
@@ -206,12 +206,7 @@ class TaskContext(Context):
         if token is None or (self._last_progress is not None and not progress > self._last_progress):
             return
         self._last_progress = progress
-        params: dict[str, Any] = {"progressToken": token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        await self._send_related("notifications/progress", params)
+        await self._send_related("notifications/progress", progress_params(token, progress, total, message))
 
     async def log(self, level: Any, data: Any, *, logger: str | None = None) -> None:
         live = self._live
