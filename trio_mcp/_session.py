@@ -272,6 +272,19 @@ class Session:
             finally:
                 self._shutdown(reason)
 
+    async def serve_alone(self, message: Any) -> None:
+        """Serve one message already read (a stateless HTTP request) in the caller's task, with no reader and no
+        task of its own, then close: the same handling as ``run`` gives a message, without its machinery."""
+        if self._nursery is not None:
+            raise RuntimeError("Session.serve_alone() is for a session that does not run()")
+        try:
+            if type(message) is list:
+                await self._receive_batch(message)
+            else:
+                await self._dispatch(classify(message) if type(message) is not InvalidMessage else message, None)
+        finally:
+            self._shutdown(ConnectionClosed("request served"))
+
     def close(self, reason: str = "session closed") -> None:
         """Stop the session now: fail every pending call with ``ConnectionClosed`` and cancel every handler."""
         self._shutdown(ConnectionClosed(reason))
@@ -495,10 +508,9 @@ class Session:
             request._batch = batch
             batch.remaining += 1
         self._in_flight[request_id] = request
-        if event.method in self._handler.inline_methods:
+        if event.method in self._handler.inline_methods or self._nursery is None:  # no nursery: serve_alone
             await self._serve(request)
         else:
-            assert self._nursery is not None
             self._nursery.start_soon(self._serve, request)
 
     async def _serve(self, request: InboundRequest) -> None:

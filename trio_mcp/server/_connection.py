@@ -209,6 +209,19 @@ class ServerConnection:
             self.server.tasks.connection_closed(self)
             nursery.cancel_scope.cancel()
 
+    async def serve_alone(self, message: Any) -> None:
+        """Serve the one message of a stateless HTTP request in this task (``Session.serve_alone``), then end;
+        the nursery holds only what the request starts (its notifications' delivery, its tasks)."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            self.server.connections.add(self)
+            try:
+                await self.session.serve_alone(message)
+            finally:
+                self.server.connections.discard(self)
+                self.server.tasks.connection_closed(self)
+                nursery.cancel_scope.cancel()
+
     def task_nursery(self) -> trio.Nursery:
         """Where tasks run when the server's task manager is not serving (outside ``Server.running()``)."""
         assert self._nursery is not None

@@ -58,18 +58,24 @@ class Server(ServerCore):
         modern_only: bool = False,
         principal: Any = None,
         control: StreamControl | None = None,
+        request: Any = None,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve one client over ``stream`` until it disconnects (for custom transports and tests).
 
         ``modern_only`` treats every request as 2026-07-28 (stateless HTTP requests); ``principal`` is who the
         transport authenticated (``Context.principal``); ``control`` is what a transport with per-request
-        streams offers the connection. This does not run the lifespan; wrap it in ``running()`` when the
-        server has one.
+        streams offers the connection. ``request`` is the one message of a stateless request, already read:
+        it is served in this task, ``stream`` only carries what it sends, and the connection then ends. This
+        does not run the lifespan; wrap it in ``running()`` when the server has one.
         """
         connection = ServerConnection(self, stream, modern_only=modern_only, principal=principal, control=control)
         with collapse_exception_groups():
-            await connection.run(task_status=task_status)
+            if request is not None:
+                task_status.started()
+                await connection.serve_alone(request)
+            else:
+                await connection.run(task_status=task_status)
 
     async def serve_http(
         self,

@@ -49,7 +49,8 @@ class ConnectFunction(Protocol):
     """Serves one connection over ``stream`` until it closes (``Server.serve_connection``).
 
     ``principal`` is what ``HttpTransportOptions.authenticate`` said about the caller (None without it);
-    ``control`` lets a session's connection report its revision and end a request's stream.
+    ``control`` lets a session's connection report its revision and end a request's stream; ``request`` is
+    the one message of a stateless request, served in the caller's task.
     """
 
     def __call__(
@@ -59,6 +60,7 @@ class ConnectFunction(Protocol):
         modern_only: bool = ...,
         principal: Any = ...,
         control: StreamControl | None = ...,
+        request: Any = ...,
     ) -> Awaitable[None]: ...
 
 

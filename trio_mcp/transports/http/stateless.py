@@ -1,6 +1,6 @@
 """The stateless revision (2026-07-28) on Streamable HTTP: each POST is served on its own.
 
-A fresh connection serves the one request. Its answer goes as a JSON body when nothing came before it;
+A fresh connection serves the one request, in the HTTP request's own task. Its answer goes as a JSON body when nothing came before it;
 anything earlier (progress, a log record) turns the response into an SSE stream that the answer ends. Closing
 that stream cancels the request, and everything the request started (its keep-alive ticks included) ends
 with it. No session id is minted or read.
@@ -31,27 +31,20 @@ __all__ = ["serve_stateless"]
 
 
 class _Exchange:
-    """The ``MessageStream`` of one stateless POST: one request in, its notifications and answer out."""
+    """The ``MessageStream`` of one stateless POST: its notifications and answer out (the request itself is
+    handed to the connection, already read)."""
 
-    def __init__(
-        self, response: HttpResponse, message: dict[str, Any], nursery: trio.Nursery, keepalive: float
-    ) -> None:
+    def __init__(self, response: HttpResponse, nursery: trio.Nursery, keepalive: float) -> None:
         self._response = response
-        self._message: dict[str, Any] | None = message
         self._nursery = nursery
         self._keepalive = keepalive
         #: Cancelled when the request ends, so that its keep-alive ticks end with it (made when they start).
         self.scope: trio.CancelScope | None = None
         self._answered = False
         self._writer: SseWriter | None = None
-        self.done = trio.Event()
 
     async def receive(self) -> Any:
-        message, self._message = self._message, None
-        if message is not None:
-            return message
-        await self.done.wait()
-        raise ConnectionClosed("stateless request finished")
+        raise ConnectionClosed("a stateless request carries one message")
 
     async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
         # Decisions are made before the first await, so concurrent senders (the handler, the log outbox) agree
@@ -65,7 +58,6 @@ class _Exchange:
             if writer is None:
                 if final:
                     await self._response.send(answer_status(message), JSON_HEADERS, encode(message))
-                    self.done.set()
                     return
                 # The first event goes with the head, in one write (the answer, being final, never comes first).
                 writer = self._writer = SseWriter(self._response)
@@ -74,17 +66,14 @@ class _Exchange:
                 self._nursery.start_soon(self._keep_alive, writer, self.scope)
                 return
             if await writer.event(message, None, last=final):
-                if final:
-                    self.done.set()
                 return
         except ClientDisconnected:
             pass
         self._answered = True
-        self.done.set()
         raise ConnectionClosed("the client closed the stream")
 
     async def aclose(self) -> None:
-        self.done.set()
+        pass
 
     async def _keep_alive(self, writer: SseWriter, scope: trio.CancelScope) -> None:
         with scope:
@@ -113,16 +102,15 @@ async def serve_stateless(
         if type(message) is dict and "method" in message:
             # No notification of this revision is meant for HTTP, but an extension's may be: the server's
             # handlers (and middleware) get it, then the connection ends, with nothing to answer.
-            exchange = _Exchange(response, message, nursery, keepalive)
-            exchange.done.set()
-            await connect(exchange, modern_only=True, principal=request_principal.get())
+            exchange = _Exchange(response, nursery, keepalive)
+            await connect(exchange, modern_only=True, principal=request_principal.get(), request=message)
         await response.send(202)
         return
-    exchange = _Exchange(response, route.message, nursery, keepalive)
+    exchange = _Exchange(response, nursery, keepalive)
     try:
         with trio.CancelScope() as scope:
             response.cancel_on_disconnect(scope)  # closing the stream is the cancellation
-            await connect(exchange, modern_only=True, principal=request_principal.get())
+            await connect(exchange, modern_only=True, principal=request_principal.get(), request=route.message)
     finally:
         if exchange.scope is not None:
             exchange.scope.cancel()
