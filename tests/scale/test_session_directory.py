@@ -36,6 +36,14 @@ def make_server(name: str) -> Server:
         answer = await ctx.elicit("name?", {"type": "object", "properties": {"name": {"type": "string"}}})
         return f"{name} heard {(answer.content or {}).get('name')}"
 
+    @server.tool()
+    async def count(ctx: Context) -> str:
+        """Twenty progress events, a little apart."""
+        for step in range(1, 21):
+            await ctx.report_progress(step, 20)
+            await trio.sleep(0.02)
+        return f"{name} counted"
+
     @server.resource("note://one")
     def one() -> str:
         return "one"
@@ -43,15 +51,23 @@ def make_server(name: str) -> Server:
     return server
 
 
+class LosingEvents(RedisSessionDirectory):
+    """Loses every routed event, as pub/sub may (at most once): the store must make up for it."""
+
+    async def publish(self, session_id: str, message: Any) -> None:
+        if message.get("kind") != "event":
+            await super().publish(session_id, message)
+
+
 @asynccontextmanager
-async def two_servers(redis_server: RedisServer) -> AsyncIterator[tuple[list[str], HttpClient]]:
+async def two_servers(
+    redis_server: RedisServer, directory: type[RedisSessionDirectory] = RedisSessionDirectory
+) -> AsyncIterator[tuple[list[str], HttpClient]]:
     async with RedisClient(redis_server.url, retries=0, connect_timeout=0.5) as redis, HttpClient() as http:
         async with trio.open_nursery() as nursery:
             urls = []
             for name in ("a", "b"):
-                options = HttpTransportOptions(
-                    event_store=RedisEventStore(redis), session_directory=RedisSessionDirectory(redis)
-                )
+                options = HttpTransportOptions(event_store=RedisEventStore(redis), session_directory=directory(redis))
                 server = make_server(name)
                 port = await nursery.start(
                     lambda task_status, s=server, o=options: s.serve_http(
@@ -82,9 +98,13 @@ def request(request_id: int, method: str, params: dict[str, Any]) -> dict[str, A
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
 
 
-async def initialize(http: HttpClient, url: str, capabilities: dict[str, Any], name: str = "roamer") -> str:
+async def initialize(http: HttpClient, url: str, capabilities: dict[str, Any], *, version: str = VERSION) -> str:
     """Open a session at ``url``; its id."""
-    params = {"protocolVersion": VERSION, "capabilities": capabilities, "clientInfo": {"name": name, "version": "1"}}
+    params = {
+        "protocolVersion": version,
+        "capabilities": capabilities,
+        "clientInfo": {"name": "roamer", "version": "1"},
+    }
     status, headers, _ = await post(http, url, request(1, "initialize", params))
     assert status == 200
     return str(headers["mcp-session-id"])
@@ -172,3 +192,39 @@ async def test_an_answer_to_one_process_request_reaches_it_through_another(redis
             assert (await post(http, b, answer, session))[0] == 202
             result = await until(lambda message: message.get("id") == 2)
             assert result["result"]["content"][0]["text"] == "a heard Ada"
+
+
+async def test_a_stream_resumed_elsewhere_gets_every_event_even_when_routing_loses_them(
+    redis_server: RedisServer,
+) -> None:
+    """The client leaves a's stream mid-call and resumes on b; a's events never reach b through pub/sub, yet b
+    sends every one of them from the store, once and in order, and the answer ends the stream."""
+    with trio.fail_after(30):
+        async with two_servers(redis_server, LosingEvents) as ((a, b), http):
+            session = await initialize(http, a, {}, version="2025-11-25")
+            headers = [
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+                ("mcp-session-id", session),
+                ("mcp-protocol-version", "2025-11-25"),
+            ]
+            call = request(2, "tools/call", {"name": "count", "arguments": {}, "_meta": {"progressToken": "p"}})
+            first = await http.request("POST", a, headers=headers, body=json.dumps(call).encode())
+            decoder = SSEDecoder()
+            seen: list[tuple[str, Any]] = []
+            while len([m for _, m in seen if m]) < 3:
+                seen += [
+                    (e.id, json.loads(e.data) if e.data else None)
+                    for e in decoder.receive_data(await first.receive_some())
+                ]
+            await first.aclose()
+            resumed = await http.request(
+                "GET", b, headers=[*headers[2:], ("accept", "text/event-stream"), ("last-event-id", seen[-1][0])]
+            )
+            assert resumed.status == 200
+            decoder = SSEDecoder()
+            while chunk := await resumed.receive_some():
+                seen += [(e.id, json.loads(e.data) if e.data else None) for e in decoder.receive_data(chunk)]
+    messages = [message for _, message in seen if message]
+    assert [m["params"]["progress"] for m in messages if m.get("method")] == list(range(1, 21))
+    assert messages[-1]["id"] == 2 and messages[-1]["result"]["content"][0]["text"] == "a counted"

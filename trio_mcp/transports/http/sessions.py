@@ -310,9 +310,11 @@ class HttpSession:
                 replay = await self._store.replay(self.id, last_event_id)
                 for event_id, message in replay[1] if replay is not None else ():
                     if stream.origin is not None:
-                        stream.replayed.add(event_id)
-                        stream.answered(message)
-                    if not await writer.event(message, event_id):
+                        if not await self._follow(stream, writer, event_id, message):
+                            return False
+                        if stream.complete.is_set():
+                            break
+                    elif not await writer.event(message, event_id):
                         return False
             while stream.backlog:
                 kept_id, kept = stream.backlog[0]
@@ -325,18 +327,53 @@ class HttpSession:
     async def routed_event(self, stream_id: str, event_id: str | None, message: Any, *, last: bool) -> None:
         """Write an event another process emitted on a stream whose reader is attached here."""
         stream = self.streams.get(stream_id)
-        if stream is None or stream.writer is None:
+        if stream is None:
             return
         async with stream.lock:
             writer = stream.writer
-            if writer is None or (event_id is not None and event_id in stream.replayed):
+            if writer is None:
                 return
-            done = stream.origin is not None and (stream.answered(message) or last)
-            if not await writer.event(message, event_id, last=done):
+            if stream.origin is not None:
+                await self._follow(stream, writer, event_id, message, last=last)
+            elif not await writer.event(message, event_id):
                 stream.writer = None
-            elif done:
-                stream.writer = None
-                stream.complete.set()
+
+    async def catch_up(self, stream: _Stream) -> None:
+        """Write what the store kept for a followed stream past what was written here: an event whose routing
+        was lost (pub/sub is at most once) still reaches the client, in order."""
+        if self._store is None or stream.last_id is None:
+            return
+        async with stream.lock:
+            writer = stream.writer
+            if writer is None:
+                return
+            try:
+                replay = await self._store.replay(self.id, stream.last_id)
+            except Exception as exc:  # a networked store in an outage: try again on the next quiet tick
+                logger.warning("cannot read the stored events of session %s: %s", self.id[:8], type(exc).__name__)
+                return
+            for event_id, message in replay[1] if replay is not None else ():
+                if not await self._follow(stream, writer, event_id, message) or stream.complete.is_set():
+                    return
+
+    async def _follow(
+        self, stream: _Stream, writer: SseWriter, event_id: str | None, message: Any, *, last: bool = False
+    ) -> bool:
+        """Write one event of a stream followed from another process (its lock held): each event once, and the
+        stream complete with its last answer. False when the client is gone."""
+        if event_id is not None:
+            if event_id in stream.replayed:
+                return True
+            stream.replayed.add(event_id)
+            stream.last_id = event_id
+        done = stream.answered(message) or last
+        if not await writer.event(message, event_id, last=done):
+            stream.writer = None
+            return False
+        if done:
+            stream.writer = None
+            stream.complete.set()
+        return True
 
     async def orphaned(self, stream: _Stream) -> None:
         """The process serving a resumed stream's requests is gone: answer each with an error, end the stream."""
@@ -484,7 +521,7 @@ class SessionEndpoint:
             replay = await store.replay(session.id, last_event_id) if store is not None else None
             resumed = session.streams.get(replay[0]) if replay is not None else None
             if resumed is None and replay is not None and session.directory is not None:
-                resumed = await self._resume_elsewhere(session, replay[0])
+                resumed = await self._resume_elsewhere(session, replay[0], last_event_id)
             if resumed is None:
                 await refuse(
                     response, Rejection(Refusal.UNKNOWN_LAST_EVENT_ID, f"Unknown Last-Event-ID {last_event_id!r}")
@@ -565,13 +602,14 @@ class SessionEndpoint:
             del self._adopting[session_id]
             done.set()
 
-    async def _resume_elsewhere(self, session: HttpSession, stream_id: str) -> _Stream | None:
+    async def _resume_elsewhere(self, session: HttpSession, stream_id: str, last_event_id: str) -> _Stream | None:
         """A stream another process opened, followed here: stored events now, routed ones as they come."""
         assert session.directory is not None
         requests = await session.directory.stream_requests(session.id, stream_id)
         if requests is None:
             return None
         stream = _Stream(stream_id, set(requests), origin=stream_id.partition(".")[0])
+        stream.last_id = last_event_id  # where catching up from the store starts
         session.streams[stream_id] = stream
         return stream
 
@@ -594,6 +632,9 @@ class SessionEndpoint:
                 if stream.complete.is_set():
                     break
                 if stream.origin is not None and session.directory is not None:
+                    await session.catch_up(stream)
+                    if stream.complete.is_set():
+                        break
                     if not await session.directory.alive(stream.origin):
                         await session.orphaned(stream)
                         break
