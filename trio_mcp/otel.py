@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 import trio
 
@@ -33,7 +33,9 @@ from ._version import __version__
 from .errors import McpError, RequestTimeout
 
 if TYPE_CHECKING:
-    from .client import ClientOptions
+    from collections.abc import Sequence
+
+    from ._middleware import Middleware
     from .server import Server
 
 __all__ = ["Telemetry"]
@@ -49,6 +51,14 @@ _TARGETS: Final = {
     "resources/unsubscribe": ("uri", "mcp.resource.uri", False),
     "notifications/resources/updated": ("uri", "mcp.resource.uri", False),
 }
+
+
+class TracingClientOptions(TypedDict):
+    """The two ``Client`` options ``Telemetry.client_options()`` sets (and nothing else, so that they combine
+    with any other option at a call)."""
+
+    middleware: Sequence[Middleware]
+    outbound_middleware: Sequence[Middleware]
 
 
 class _MetaGetter(Getter[dict[str, Any]]):
@@ -131,7 +141,7 @@ class Telemetry:
             description="Client connections being served (sessions, and stateless requests in progress).",
         )
 
-    def client_options(self) -> ClientOptions:
+    def client_options(self) -> TracingClientOptions:
         """The ``Client`` options that trace and measure what a client sends and receives: pass them to any
         ``open_*``/``connect_*`` function (``open_http_client(url, **telemetry.client_options())``)."""
         return {"middleware": [self.receiving], "outbound_middleware": [self.sending]}

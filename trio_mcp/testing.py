@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -13,11 +13,16 @@ from .client import Client
 from .server import Server
 from .transports import memory_stream_pair
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .client import ClientOptions
+
 __all__ = ["open_in_memory"]
 
 
 @asynccontextmanager
-async def open_in_memory(server: Server, **client_options: Any) -> AsyncIterator[Client]:
+async def open_in_memory(server: Server, **client_options: Unpack[ClientOptions]) -> AsyncIterator[Client]:
     """Serve ``server`` to an initialized ``Client`` over an in-memory pair, inside the server's lifespan.
 
     Messages are serialised on the way through, so this exercises the same codec and engine as a real

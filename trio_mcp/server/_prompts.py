@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import attrs
 
@@ -99,6 +99,16 @@ def _messages(value: Any) -> list[PromptMessage]:
         else:
             raise TypeError(f"a prompt function must return messages, strings or content, not {type(item).__name__}")
     return messages
+
+
+class PromptOptions(TypedDict, total=False):
+    """What ``Server.add_prompt()`` takes besides the function: the keywords of ``Server.prompt()``."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    icons: Sequence[Icon] | None
+    meta: Mapping[str, Any] | None
 
 
 def make_prompt(

@@ -37,13 +37,13 @@ from ..types import (
     ToolsCapability,
 )
 from ._modern import StateSigner
-from ._prompts import PromptDefinition, make_prompt
-from ._resources import ResourceDefinition, make_resource
+from ._prompts import PromptDefinition, PromptOptions, make_prompt
+from ._resources import ResourceDefinition, ResourceOptions, make_resource
 from ._tasks import TaskManager, task_capabilities
-from ._tools import ToolDefinition, make_tool
+from ._tools import ToolDefinition, ToolOptions, make_tool
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from typing_extensions import Self, Unpack
 
 __all__ = ["ServerCore", "CompletionHandler", "Listener", "Mounted"]
 
@@ -202,20 +202,20 @@ class ServerCore:
         ``scopes`` are the OAuth scopes a caller needs (``trio_mcp.auth``): others do not see the tool listed,
         and calling it gets the step-up challenge (the same holds for resources and prompts).
         """
-        options = dict(
-            name=name,
-            title=title,
-            description=description,
-            annotations=annotations,
-            icons=icons,
-            execution=execution,
-            input_schema=input_schema,
-            structured_output=structured_output,
-            meta=meta,
-            run_in_thread=run_in_thread,
-            task_support=task_support,
-            defer_task=defer_task,
-        )
+        options: ToolOptions = {
+            "name": name,
+            "title": title,
+            "description": description,
+            "annotations": annotations,
+            "icons": icons,
+            "execution": execution,
+            "input_schema": input_schema,
+            "structured_output": structured_output,
+            "meta": meta,
+            "run_in_thread": run_in_thread,
+            "task_support": task_support,
+            "defer_task": defer_task,
+        }
 
         ScopeTable.checked(scopes)  # refused at the decorator, before anything is registered
 
@@ -225,7 +225,7 @@ class ServerCore:
 
         return register
 
-    def add_tool(self, fn: Callable[..., Any], **options: Any) -> ToolDefinition:
+    def add_tool(self, fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> ToolDefinition:
         """Register ``fn`` as a tool (the non-decorator form of ``tool()``); returns its definition."""
         return self._add(self.tools, make_tool(fn, **options), "tools")
 
@@ -256,16 +256,16 @@ class ServerCore:
         passed to the function's parameters of the same names, converted to their annotated types. The
         function returns ``str`` (text), ``bytes`` (a blob), resource contents, or JSON-able data.
         """
-        options = dict(
-            name=name,
-            title=title,
-            description=description,
-            mime_type=mime_type,
-            annotations=annotations,
-            size=size,
-            icons=icons,
-            meta=meta,
-        )
+        options: ResourceOptions = {
+            "name": name,
+            "title": title,
+            "description": description,
+            "mime_type": mime_type,
+            "annotations": annotations,
+            "size": size,
+            "icons": icons,
+            "meta": meta,
+        }
 
         ScopeTable.checked(scopes)  # refused at the decorator, before anything is registered
 
@@ -276,7 +276,7 @@ class ServerCore:
 
         return register
 
-    def add_resource(self, fn: Callable[..., Any], uri: str, **options: Any) -> ResourceDefinition:
+    def add_resource(self, fn: Callable[..., Any], uri: str, **options: Unpack[ResourceOptions]) -> ResourceDefinition:
         """Register ``fn`` as the resource (or template) at ``uri``; the non-decorator form of ``resource()``."""
         definition = make_resource(fn, uri, **options)
         if definition.template is None:
@@ -340,7 +340,13 @@ class ServerCore:
         ``Annotated[str, Field(description=...)]`` or the docstring). It returns a string (one user
         message), content, ``PromptMessage`` objects, or a list of them.
         """
-        options = dict(name=name, title=title, description=description, icons=icons, meta=meta)
+        options: PromptOptions = {
+            "name": name,
+            "title": title,
+            "description": description,
+            "icons": icons,
+            "meta": meta,
+        }
 
         ScopeTable.checked(scopes)  # refused at the decorator, before anything is registered
 
@@ -350,7 +356,7 @@ class ServerCore:
 
         return register
 
-    def add_prompt(self, fn: Callable[..., Any], **options: Any) -> PromptDefinition:
+    def add_prompt(self, fn: Callable[..., Any], **options: Unpack[PromptOptions]) -> PromptDefinition:
         """Register ``fn`` as a prompt; the non-decorator form of ``prompt()``."""
         return self._add(self.prompts, make_prompt(fn, **options), "prompts")
 

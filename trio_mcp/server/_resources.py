@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import attrs
 
@@ -65,6 +65,19 @@ class ResourceDefinition:
             kwargs[name] = context
         value = await invoke(self.fn, kwargs, is_async=self.is_async)
         return contents_to_wire(value, uri, self.mime_type)
+
+
+class ResourceOptions(TypedDict, total=False):
+    """What ``Server.add_resource()`` takes besides the function and URI: the keywords of ``Server.resource()``."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    mime_type: str | None
+    annotations: Annotations | Mapping[str, Any] | None
+    size: int | None
+    icons: Sequence[Icon] | None
+    meta: Mapping[str, Any] | None
 
 
 def make_resource(

@@ -10,7 +10,7 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import attrs
 
@@ -130,6 +130,23 @@ class ToolDefinition:
         for name in self.schema.skipped:
             kwargs[name] = context
         return await invoke(self.fn, kwargs, is_async=self.is_async, run_in_thread=self.run_in_thread)
+
+
+class ToolOptions(TypedDict, total=False):
+    """What ``Server.add_tool()`` takes besides the function: the keywords of ``Server.tool()``."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    annotations: ToolAnnotations | Mapping[str, Any] | None
+    icons: Sequence[Icon] | None
+    execution: ToolExecution | None
+    input_schema: Mapping[str, Any] | None
+    structured_output: bool | None
+    meta: Mapping[str, Any] | None
+    run_in_thread: bool
+    task_support: Literal["forbidden", "optional", "required"] | None
+    defer_task: bool
 
 
 def make_tool(
