@@ -12,17 +12,6 @@ from ._lazy import lazy_attributes
 from ._middleware import CallNext, RequestInfo
 from ._schema import Field
 from ._version import __version__
-from .client import (
-    Client,
-    ClientGroup,
-    StructuredContentError,
-    TaskCancelled,
-    connect_client,
-    connect_stdio_client,
-    fill_elicitation_defaults,
-    open_client,
-    open_stdio_client,
-)
 from .errors import (
     CapabilityError,
     ConnectionClosed,
@@ -36,15 +25,38 @@ from .server import Context, McpLogHandler, Server, TaskManager
 
 if TYPE_CHECKING:
     from .client import (
+        Client,
+        ClientGroup,
         OAuthClientProvider,
+        StructuredContentError,
+        TaskCancelled,
+        connect_client,
         connect_http_client,
+        connect_stdio_client,
         connect_websocket_client,
+        fill_elicitation_defaults,
+        open_client,
         open_http_client,
+        open_stdio_client,
         open_websocket_client,
     )
     from .transports.streamable_http import HttpTransportOptions
 
 _LAZY = {
+    **dict.fromkeys(
+        (
+            "Client",
+            "ClientGroup",
+            "StructuredContentError",
+            "TaskCancelled",
+            "connect_client",
+            "connect_stdio_client",
+            "fill_elicitation_defaults",
+            "open_client",
+            "open_stdio_client",
+        ),
+        "trio_mcp.client",
+    ),
     "open_http_client": "trio_mcp.client",
     "connect_http_client": "trio_mcp.client",
     "open_websocket_client": "trio_mcp.client",
@@ -54,7 +66,7 @@ _LAZY = {
 }
 
 
-# Network transports load on first use, so that a stdio server or client starts fast.
+# The client and the network transports load on first use, so that a server (and a stdio client) starts fast.
 __getattr__ = lazy_attributes(__name__, _LAZY)
 
 
