@@ -139,6 +139,8 @@ async def test_what_a_session_negotiated_and_set_roams_with_it(redis_server: Red
             with trio.fail_after(5):
                 while (await post(http, b, request(5, "ping", {}), session))[0] != 404:
                     await trio.sleep(0.05)
+            async with RedisClient(redis_server.url) as redis:  # nothing of the session is left in Redis
+                assert await redis.execute("KEYS", f"*{session}*") == []
 
 
 async def test_without_redis_a_session_held_elsewhere_is_a_clear_503_and_recovers(redis_server: RedisServer) -> None:

@@ -549,9 +549,11 @@ class SessionEndpoint:
         if session is None:
             return
         session.end()
-        if session.directory is not None:
+        if session.directory is not None:  # ended for every process: its record and its events go
             await session.directory.publish(session.id, {"kind": "end"})
             await session.directory.forget(session.id)
+            if self.options.event_store is not None:
+                await self.options.event_store.forget(session.id)
         await response.send(200)
 
     async def _session_for(self, route: Route, response: HttpResponse) -> HttpSession | None:
