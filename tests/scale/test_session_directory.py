@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
 import trio
 from scale_peers import RedisServer
 
@@ -230,3 +231,18 @@ async def test_a_stream_resumed_elsewhere_gets_every_event_even_when_routing_los
     messages = [message for _, message in seen if message]
     assert [m["params"]["progress"] for m in messages if m.get("method")] == list(range(1, 21))
     assert messages[-1]["id"] == 2 and messages[-1]["result"]["content"][0]["text"] == "a counted"
+
+
+def test_options_are_checked_at_the_call() -> None:
+    redis = RedisClient("redis://127.0.0.1:1/0")
+    for options, named in (
+        ({"ttl": 0}, "ttl"),
+        ({"ttl": float("inf")}, "ttl"),
+        ({"heartbeat": 0.0}, "heartbeat"),
+        ({"heartbeat": True}, "heartbeat"),
+        ({"prefix": ""}, "prefix"),
+        ({"prefix": "a{b}"}, "prefix"),
+    ):
+        with pytest.raises(ValueError, match=named):
+            RedisSessionDirectory(redis, **options)
+    assert RedisSessionDirectory(redis).origin != RedisSessionDirectory(redis).origin
