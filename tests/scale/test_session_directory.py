@@ -246,3 +246,15 @@ def test_options_are_checked_at_the_call() -> None:
         with pytest.raises(ValueError, match=named):
             RedisSessionDirectory(redis, **options)
     assert RedisSessionDirectory(redis).origin != RedisSessionDirectory(redis).origin
+
+
+async def test_a_malformed_answer_is_refused_and_the_session_goes_on(redis_server: RedisServer) -> None:
+    with trio.fail_after(30):
+        async with two_servers(redis_server) as ((a, b), http):
+            session = await initialize(http, a, {})
+            for bad in ({"jsonrpc": "2.0", "id": [1], "result": {}}, {"jsonrpc": "2.0", "id": {"x": 1}, "error": {}}):
+                status, _, _ = await post(http, b, bad, session)
+                assert status in (202, 400), status
+            for url in (a, b):
+                status, _, events = await post(http, url, request(7, "ping", {}), session)
+                assert (status, events[-1]["result"]) == (200, {})

@@ -418,7 +418,7 @@ class HttpSession:
                 here.append(item)
                 if "id" not in item:
                     there.append(item)
-            elif type(item) is dict and item.get("id") in self.sent:
+            elif type(item) is dict and is_request_id(item.get("id")) and item["id"] in self.sent:
                 del self.sent[item["id"]]
                 here.append(item)
             else:
