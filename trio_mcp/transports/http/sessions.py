@@ -180,6 +180,8 @@ class HttpSession:
         await self._emit(owner, message, last=not owner.pending)
         if not owner.pending:
             owner.complete.set()
+            # Answered: a client resuming it now gets what the store kept (the session keeps only open streams).
+            self.streams.pop(owner.id, None)
 
     async def aclose(self) -> None:
         self.end()
@@ -520,8 +522,8 @@ class SessionEndpoint:
             store = self.options.event_store
             replay = await store.replay(session.id, last_event_id) if store is not None else None
             resumed = session.streams.get(replay[0]) if replay is not None else None
-            if resumed is None and replay is not None and session.directory is not None:
-                resumed = await self._resume_elsewhere(session, replay[0], last_event_id)
+            if resumed is None and replay is not None:
+                resumed = await self._stream_not_open(session, replay[0], last_event_id)
             if resumed is None:
                 await refuse(
                     response, Rejection(Refusal.UNKNOWN_LAST_EVENT_ID, f"Unknown Last-Event-ID {last_event_id!r}")
@@ -604,10 +606,16 @@ class SessionEndpoint:
             del self._adopting[session_id]
             done.set()
 
-    async def _resume_elsewhere(self, session: HttpSession, stream_id: str, last_event_id: str) -> _Stream | None:
-        """A stream another process opened, followed here: stored events now, routed ones as they come."""
-        assert session.directory is not None
-        requests = await session.directory.stream_requests(session.id, stream_id)
+    async def _stream_not_open(self, session: HttpSession, stream_id: str, last_event_id: str) -> _Stream | None:
+        """A stored stream this session does not hold open: one answered already, whose stored events are all
+        there is to send, or one another process serves, followed here (stored events now, routed ones as they
+        come)."""
+        directory = session.directory
+        if directory is None or stream_id.startswith(f"{directory.origin}."):
+            answered = _Stream(stream_id, set())
+            answered.complete.set()
+            return answered
+        requests = await directory.stream_requests(session.id, stream_id)
         if requests is None:
             return None
         stream = _Stream(stream_id, set(requests), origin=stream_id.partition(".")[0])
