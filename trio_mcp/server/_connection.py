@@ -145,12 +145,13 @@ class ServerConnection:
         )
         self._log_limiter: RateLimiter | None = None
         #: (method, params, related request, whether it must wait for notifications/initialized)
-        self._outbox: collections.deque[tuple[str, dict[str, Any] | None, RequestId | None, bool]] = collections.deque()
+        #: Made with the first notification queued: most connections never queue one.
+        self._outbox: collections.deque[tuple[str, dict[str, Any] | None, RequestId | None, bool]] | None = None
         #: Open 2026-07-28 ``subscriptions/listen`` requests on this connection, by request id.
         self.listeners: dict[RequestId, _Listener] = {}
         #: Log params the stdlib bridge queued for each request being served, sent before its answer.
         self._held_logs: dict[RequestId, list[dict[str, Any]]] = {}
-        self._outbox_ready = trio.Event()
+        self._outbox_ready: trio.Event | None = None
         self._outbox_dropped = 0
         self._initialized = trio.Event()
         self._nursery: trio.Nursery | None = None
@@ -703,7 +704,7 @@ class ServerConnection:
         """
         method = _LIST_CHANGED[kind]
         if self.lifecycle.phase in (Phase.INITIALIZED, Phase.READY):
-            if not any(queued[0] == method and queued[2] is None for queued in self._outbox):
+            if not any(queued[0] == method and queued[2] is None for queued in self._outbox or ()):
                 self._enqueue(method, None, None, needs_initialized=True)
         for listener in self.listeners.values():
             if listener.wants_list(kind):
@@ -721,10 +722,14 @@ class ServerConnection:
     def _enqueue(
         self, method: str, params: dict[str, Any] | None, related: RequestId | None, *, needs_initialized: bool
     ) -> None:
+        if self._outbox is None:
+            self._outbox = collections.deque()
+            self._outbox_ready = trio.Event()
         if len(self._outbox) >= _OUTBOX_LIMIT:
             self._outbox_dropped += 1
             return
         self._outbox.append((method, params, related, needs_initialized))
+        assert self._outbox_ready is not None
         self._outbox_ready.set()
         if not self._delivering and self._nursery is not None:
             # Started on first use: a connection that never sends anything unsolicited (a stateless HTTP
@@ -733,11 +738,13 @@ class ServerConnection:
             self._nursery.start_soon(self._deliver_outbox)
 
     async def _deliver_outbox(self) -> None:
+        outbox = self._outbox
+        assert outbox is not None and self._outbox_ready is not None
         while True:
             await self._outbox_ready.wait()
             self._outbox_ready = trio.Event()
-            while self._outbox:
-                method, params, related, needs_initialized = self._outbox.popleft()
+            while outbox:
+                method, params, related, needs_initialized = outbox.popleft()
                 if needs_initialized:
                     # Nothing unsolicited goes to a legacy session before it said it is initialized.
                     await self._initialized.wait()

@@ -56,6 +56,9 @@ _CHANGES = frozenset(
     }
 )
 
+#: The most events a stream keeps for a client that is not reading it (its GET stream, say).
+_BACKLOG = 256
+
 #: The most unanswered server requests a session remembers sending (with a session directory).
 _MAX_SENT = 4096
 
@@ -88,7 +91,8 @@ class _Stream:
         self.writer: SseWriter | None = None
         #: Events kept here: those of the GET stream while no client reads it, every event of a stream
         #: without an event store, and the answers of a JSON-response POST (bounded).
-        self.backlog: collections.deque[tuple[str | None, Any]] = collections.deque(maxlen=256)
+        #: Made with the first event kept (most streams keep none).
+        self.backlog: collections.deque[tuple[str | None, Any]] | None = None
         self.complete = trio.Event()
         #: The scope holding the HTTP response open; cancelled to end it early (SEP-1699 polling).
         self.watch: trio.CancelScope | None = None
@@ -299,6 +303,8 @@ class HttpSession:
             # Nobody is reading this stream now. The GET stream keeps what it missed for the next GET; a POST
             # stream's events wait in the event store for a resuming GET (or here, without a store).
             if self._store is None or stream is self.standalone or stream.collect:
+                if stream.backlog is None:
+                    stream.backlog = collections.deque(maxlen=_BACKLOG)
                 stream.backlog.append((event_id, message))
 
     async def attach(self, stream: _Stream, writer: SseWriter, *, last_event_id: str | None = None) -> bool:
@@ -308,7 +314,7 @@ class HttpSession:
         """
         async with stream.lock:
             if last_event_id is not None and self._store is not None:
-                stream.backlog.clear()  # a resuming client gets the stored events instead
+                stream.backlog = None  # a resuming client gets the stored events instead
                 replay = await self._store.replay(self.id, last_event_id)
                 for event_id, message in replay[1] if replay is not None else ():
                     if stream.origin is not None:
@@ -397,8 +403,8 @@ class HttpSession:
 
     def collected_answers(self, stream: _Stream) -> list[Any]:
         """The answers a JSON-response POST stream collected."""
-        answers = [message for _, message in stream.backlog if type(message) is dict and "method" not in message]
-        stream.backlog.clear()
+        kept, stream.backlog = stream.backlog or (), None
+        answers = [message for _, message in kept if type(message) is dict and "method" not in message]
         return answers
 
     def touch(self) -> None:
