@@ -258,3 +258,25 @@ async def test_a_malformed_answer_is_refused_and_the_session_goes_on(redis_serve
             for url in (a, b):
                 status, _, events = await post(http, url, request(7, "ping", {}), session)
                 assert (status, events[-1]["result"]) == (200, {})
+
+
+async def test_servers_started_while_redis_is_down_serve_and_roam_once_it_is_back(redis_server: RedisServer) -> None:
+    redis_server.stop()
+    with trio.fail_after(40):
+        async with two_servers(redis_server) as ((a, b), http):
+            await trio.sleep(1.5)  # longer than a failed first subscription takes (retries=0, 0.5 s to connect)
+            for url in (a, b):
+                probe = await http.request("GET", url.replace("/mcp", "/healthz"))
+                assert probe.status == 200
+                await probe.aclose()
+            redis_server.start()
+            session = await initialize(http, a, {})
+            assert (await post(http, b, request(2, "logging/setLevel", {"level": "debug"}), session))[0] == 200
+            logged: list[Any] = []
+            while not logged:  # once a has subscribed again, b's change reaches it
+                _, _, events = await post(
+                    http, a, request(3, "tools/call", {"name": "where", "arguments": {}}), session
+                )
+                logged = [event["params"]["data"] for event in events if event.get("method") == "notifications/message"]
+                await trio.sleep(0.05)
+            assert logged == ["a debug record"]

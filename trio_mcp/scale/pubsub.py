@@ -33,13 +33,21 @@ class Subscription:
     """Messages of the subscribed channels, as ``(channel, data)``: ``async for channel, data in subscription``.
 
     Reconnects and subscribes again after a failure, up to the client's ``retries`` times in a row; then the
-    iteration raises ``RedisUnavailable``.
+    iteration raises ``RedisUnavailable``. ``on_join`` is awaited after every subscription, the first included:
+    what was published while it was away is lost, and the subscriber may want to catch up otherwise.
     """
 
-    def __init__(self, client: RedisClient, channels: tuple[str, ...], health_interval: float) -> None:
+    def __init__(
+        self,
+        client: RedisClient,
+        channels: tuple[str, ...],
+        health_interval: float,
+        on_join: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self._client = client
         self._channels = channels
         self._health_interval = health_interval
+        self._on_join = on_join
         self._connection: _Connection | None = None
         self._messages: collections.deque[tuple[str, bytes]] = collections.deque()
 
@@ -59,14 +67,17 @@ class Subscription:
                         reply = await self._read(connection)
                         confirmed += isinstance(reply, list) and reply[:1] == [b"subscribe"]
                 self._connection = connection
-                return
+                break
             except (_Failed, OSError, trio.BrokenResourceError, trio.TooSlowError, RespProtocolError) as exc:
                 failure = exc
                 if connection is not None:
                     await trio.aclose_forcefully(connection.stream)
-        raise RedisUnavailable(
-            f"Redis at {client.host}:{client.port}: cannot subscribe ({failure})", maybe_applied=False
-        ) from None
+        else:
+            raise RedisUnavailable(
+                f"Redis at {client.host}:{client.port}: cannot subscribe ({failure})", maybe_applied=False
+            ) from None
+        if self._on_join is not None:
+            await self._on_join()
 
     @staticmethod
     async def _read(connection: _Connection) -> Any:
@@ -120,9 +131,14 @@ class Subscription:
 
 
 @asynccontextmanager
-async def subscribe(client: RedisClient, *channels: str, health_interval: float = 15.0) -> AsyncIterator[Subscription]:
+async def subscribe(
+    client: RedisClient,
+    *channels: str,
+    health_interval: float = 15.0,
+    on_join: Callable[[], Awaitable[None]] | None = None,
+) -> AsyncIterator[Subscription]:
     """Subscribe to ``channels``; the subscription is active when this is entered (raises ``RedisUnavailable``
-    if Redis cannot be reached within the client's retries). Closed on exit."""
+    if Redis cannot be reached within the client's retries). Closed on exit. ``on_join``: see ``Subscription``."""
     if not channels:
         raise ValueError("subscribe needs at least one channel")
     if (
@@ -131,7 +147,7 @@ async def subscribe(client: RedisClient, *channels: str, health_interval: float 
         or not (health_interval > 0 and math.isfinite(health_interval))
     ):
         raise ValueError(f"health_interval must be a positive number of seconds, not {health_interval!r}")
-    subscription = Subscription(client, channels, float(health_interval))
+    subscription = Subscription(client, channels, float(health_interval), on_join)
     await subscription._open()
     try:
         yield subscription
@@ -145,9 +161,11 @@ async def follow(
     deliver: Callable[[bytes], Awaitable[None]],
     *,
     what: str,
+    on_join: Callable[[], Awaitable[None]] | None = None,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Hand every message of ``channel`` to ``deliver`` until cancelled; ``task_status.started()`` once subscribed.
+    """Hand every message of ``channel`` to ``deliver`` until cancelled; ``task_status.started()`` once subscribed,
+    ``on_join`` after every subscription (see ``Subscription``).
 
     An outage is logged (naming ``what`` pauses) and the subscription retried with a growing pause (at most 5 s);
     it never ends this task. The first subscription must succeed, or this raises ``RedisUnavailable``.
@@ -156,7 +174,7 @@ async def follow(
     pause = client.retry_backoff
     while True:
         try:
-            async with subscribe(client, channel) as messages:
+            async with subscribe(client, channel, on_join=on_join) as messages:
                 if not started:
                     started = True
                     task_status.started()

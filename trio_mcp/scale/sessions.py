@@ -15,7 +15,7 @@ import json
 import logging
 import math
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 import trio
@@ -106,7 +106,13 @@ class RedisSessionDirectory:
             return True
         return bool(await self.redis.execute("EXISTS", f"{self.prefix}:origin:{origin}"))
 
-    async def run(self, routed: Routed, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> NoReturn:
+    async def run(
+        self,
+        routed: Routed,
+        joined: Callable[[], Awaitable[None]],
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> NoReturn:
         async def deliver(data: bytes) -> None:
             try:
                 envelope = json.loads(data)
@@ -119,7 +125,20 @@ class RedisSessionDirectory:
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._beat)
-            await follow(self.redis, self._channel, deliver, what="session routing", task_status=task_status)
+            while True:
+                try:
+                    await follow(
+                        self.redis,
+                        self._channel,
+                        deliver,
+                        what="session routing",
+                        on_join=joined,
+                        task_status=task_status,
+                    )
+                except RedisUnavailable as exc:  # the first subscription failed: a server started while Redis is
+                    # down serves what it holds, and routes once Redis is back
+                    logger.warning("session routing waits for Redis: %s", exc)
+                    await trio.sleep(self._heartbeat)
         raise AssertionError("unreachable")
 
     async def _beat(self) -> NoReturn:

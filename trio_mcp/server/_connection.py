@@ -202,26 +202,28 @@ class ServerConnection:
             task_status.started()
 
     async def _run_session(self, nursery: trio.Nursery, *, task_status: trio.TaskStatus[None]) -> None:
-        self.server.connections.add(self)
-        try:
+        with self._serving(nursery):
             await self.session.run(task_status=task_status)
-        finally:
-            self.server.connections.discard(self)
-            self.server.tasks.connection_closed(self)
-            nursery.cancel_scope.cancel()
 
     async def serve_alone(self, message: Any) -> None:
         """Serve the one message of a stateless HTTP request in this task (``Session.serve_alone``), then end;
         the nursery holds only what the request starts (its notifications' delivery, its tasks)."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            self.server.connections.add(self)
-            try:
+            with self._serving(nursery):
                 await self.session.serve_alone(message)
-            finally:
-                self.server.connections.discard(self)
-                self.server.tasks.connection_closed(self)
-                nursery.cancel_scope.cancel()
+
+    @contextlib.contextmanager
+    def _serving(self, nursery: trio.Nursery) -> Iterator[None]:
+        """While the session runs the server knows this connection (changes reach it); when it ends, its tasks
+        are cancelled and so is everything it started in ``nursery``."""
+        self.server.connections.add(self)
+        try:
+            yield
+        finally:
+            self.server.connections.discard(self)
+            self.server.tasks.connection_closed(self)
+            nursery.cancel_scope.cancel()
 
     def task_nursery(self) -> trio.Nursery:
         """Where tasks run when the server's task manager is not serving (outside ``Server.running()``)."""

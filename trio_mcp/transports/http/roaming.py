@@ -64,9 +64,14 @@ class SessionDirectory(Protocol):
     async def alive(self, origin: str) -> bool:
         """Whether the process ``origin`` is running (it keeps saying so while its ``run`` runs)."""
 
-    async def run(self, routed: Routed, *, task_status: trio.TaskStatus[None] = ...) -> NoReturn:
+    async def run(
+        self, routed: Routed, joined: Callable[[], Awaitable[None]], *, task_status: trio.TaskStatus[None] = ...
+    ) -> NoReturn:
         """Deliver what the other processes publish to ``routed`` and keep this process marked alive, for the
-        life of the HTTP app; ``task_status.started()`` once subscribed."""
+        life of the HTTP app; ``task_status.started()`` once subscribed. ``joined`` is awaited after every
+        subscription, the first included: what was published while this process was not subscribed is lost, so
+        it reloads the records of the sessions it holds. An outage, even at the start, is waited out (and
+        logged), never raised."""
 
 
 def principal_key(principal: Any) -> str:

@@ -133,6 +133,8 @@ class HttpSession:
         self._store = None if sse_only else options.event_store
         self.directory = None if sse_only else options.session_directory
         self._restored = restored
+        #: Whether the directory holds a record of this session (taken over from one, or ``remember`` ran).
+        self.recorded = restored is not None
         #: Ids of the requests this process sent the client and has no answer for yet (with a directory; the
         #: oldest are forgotten past ``_MAX_SENT``, as the requests themselves time out).
         self.sent: dict[RequestId, None] = {}
@@ -209,6 +211,7 @@ class HttpSession:
     async def remember(self, state: Mapping[str, Any]) -> None:
         if self.directory is not None:
             await self.directory.save(self.id, {"principal": principal_key(self.principal), "state": dict(state)})
+            self.recorded = True
             await self.directory.publish(self.id, {"kind": "state", "state": dict(state)})
 
     async def close_request_stream(self, request_id: RequestId) -> bool:
@@ -735,7 +738,7 @@ class SessionEndpoint:
         of the endpoint)."""
         async with trio.open_nursery() as nursery:
             if self._directory is not None:
-                await nursery.start(self._directory.run, self._routed)
+                nursery.start_soon(self._directory.run, self._routed, self._joined)  # reaping never waits for it
             interval = max(min(self.options.session_idle_timeout / 4, 60.0), 0.05)
             while True:
                 swept = trio.current_time()
@@ -753,6 +756,23 @@ class SessionEndpoint:
             await self._directory.touch(used)
         except Exception as exc:  # the directory's own failure: the records may expire early, nothing more
             logger.warning("session records not refreshed: %s", type(exc).__name__)
+
+    async def _joined(self) -> None:
+        """Routing is (back) on, and what was published before is lost: take each held session's state from its
+        record again, and end those that ended elsewhere (their record is gone)."""
+        assert self._directory is not None
+        for session in list(self.sessions.values()):
+            if not session.recorded:  # no record yet (its initialize is under way): nothing to refresh from
+                continue
+            try:
+                record = await self._directory.load(session.id)
+            except Exception as exc:  # the directory's own failure: the next rejoin tries again
+                logger.warning("session %s not refreshed: %s", session.id[:8], type(exc).__name__)
+                return
+            if record is None:
+                session.end()
+            elif session.apply_state is not None:
+                session.apply_state(record["state"])
 
     async def _routed(self, session_id: str, routed: Mapping[str, Any]) -> None:
         """What another process published for a session: a client message, an event, or the session's end."""
