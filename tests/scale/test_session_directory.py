@@ -260,11 +260,15 @@ async def test_a_malformed_answer_is_refused_and_the_session_goes_on(redis_serve
                 assert (status, events[-1]["result"]) == (200, {})
 
 
-async def test_servers_started_while_redis_is_down_serve_and_roam_once_it_is_back(redis_server: RedisServer) -> None:
+async def test_servers_started_while_redis_is_down_serve_and_roam_once_it_is_back(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
     redis_server.stop()
     with trio.fail_after(40):
         async with two_servers(redis_server) as ((a, b), http):
-            await trio.sleep(1.5)  # longer than a failed first subscription takes (retries=0, 0.5 s to connect)
+            # Both servers' first subscription has failed (it used to end the server), and they still serve.
+            while sum("session routing waits for Redis" in r.getMessage() for r in caplog.records) < 2:
+                await trio.sleep(0.01)
             for url in (a, b):
                 probe = await http.request("GET", url.replace("/mcp", "/healthz"))
                 assert probe.status == 200
