@@ -74,7 +74,8 @@ CASES = [
     request(
         3,
         "tools/call",
-        {"name": "chatty", "arguments": {}, "_meta": {}},
+        {"name": "chatty", "arguments": {}},
+        progressToken="p",
         **{"io.modelcontextprotocol/logLevel": "debug"},
     ),
     request(4, "tools/call", {"name": "greet", "arguments": {}}, capabilities={"elicitation": {}}),
@@ -90,8 +91,6 @@ CASES = [
 
 @pytest.mark.parametrize("message", CASES, ids=lambda message: f"{message['id']}-{message['method']}")
 async def test_served_alone_sends_what_the_reader_path_sends(message: dict[str, Any]) -> None:
-    if message["id"] == 3:  # progress needs a token, on the request's own _meta
-        message["params"]["_meta"]["progressToken"] = "p"
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             ours, theirs = memory_stream_pair()
