@@ -58,13 +58,15 @@ async def test_a_session_making_many_calls_keeps_flat_memory() -> None:
                 await calls(http, url, session, 1, 400)  # past the default event store's bounds (256 streams)
                 gc.collect()
                 before = tracemalloc.get_traced_memory()[0]
-                await calls(http, url, session, 1000, 600)
+                await calls(http, url, session, 1000, 1000)
                 gc.collect()
                 grown = tracemalloc.get_traced_memory()[0] - before
             finally:
                 tracemalloc.stop()
             nursery.cancel_scope.cancel()
-    assert grown / 600 < 200, f"{grown / 600:.0f} bytes more per call"  # each call's stream was 2 KB before
+    # Each call's stream stayed, about 1.5 KB traced a call; what remains is noise of a few hundred KB either way
+    # (free lists, dict and deque blocks), under 250 bytes a call here.
+    assert grown / 1000 < 600, f"{grown / 1000:.0f} bytes more per call"
 
 
 async def test_an_answered_stream_is_resumed_from_the_store() -> None:
