@@ -23,7 +23,8 @@ import trio
 
 from trio_mcp.scale import RedisClient, RedisEventStore
 
-MESSAGE = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 5}}
+#: An event's data as the HTTP transport stores it: the message's JSON text.
+MESSAGE = '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":5}}'
 
 
 def start_redis(binary: str, directory: Path, fsync: str) -> tuple[subprocess.Popen[bytes], int]:

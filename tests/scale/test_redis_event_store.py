@@ -3,8 +3,8 @@ bounds and expiry, ids that order across writers, and a Redis restart in the mid
 
 from __future__ import annotations
 
+import json
 import signal
-from typing import Any
 
 import pytest
 import trio
@@ -15,8 +15,10 @@ from trio_mcp.scale.event_store import RedisEventStore
 from trio_mcp.scale.redis import RedisClient, RedisUnavailable
 
 
-def note(n: int) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": n, "text": "ünïcode"}}
+def note(n: int) -> str:
+    """An event's data as the transport stores it: the message's JSON text (non-ASCII kept as it is)."""
+    message = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": n, "text": "ünïcode"}}
+    return json.dumps(message, ensure_ascii=False)
 
 
 async def test_replay_returns_the_events_after_an_id_in_order(redis_server: RedisServer) -> None:
@@ -131,7 +133,7 @@ async def test_a_redis_restart_mid_load_fails_clearly_recovers_and_loses_nothing
             assert len(acknowledged) > count_before_restart  # recovered after the restart
             replayed = await store.replay("load", start)
             assert replayed is not None
-            stored = {event_id: message["params"]["progress"] for event_id, message in replayed[1]}
+            stored = {event_id: json.loads(data)["params"]["progress"] for event_id, data in replayed[1]}
             missing = [(event_id, n) for event_id, n in acknowledged if stored.get(event_id) != n]
             assert not missing, f"{len(missing)} acknowledged events lost"
             # nothing doubled: every stored message is distinct

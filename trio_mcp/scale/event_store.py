@@ -12,10 +12,9 @@ that may have stored it (see ``RedisClient.pipeline``): an acknowledged event is
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from typing import Any, Final
+from typing import Final
 
 from .redis import RedisClient
 
@@ -60,15 +59,15 @@ class RedisEventStore:
     def _index_key(self, session_id: str) -> str:
         return f"{self.prefix}:{{{session_id}}}:streams"
 
-    async def append(self, session_id: str, stream_id: str, message: dict[str, Any]) -> str:
-        """Store one message sent on a stream; return its event id (unique in the session, ordered within the stream)."""
+    async def append(self, session_id: str, stream_id: str, data: str) -> str:
+        """Store one event's data sent on a stream; return its event id (unique in the session, ordered within
+        the stream)."""
         if not stream_id or "/" in stream_id:
             raise ValueError(f"a stream id must be non-empty and without '/', not {stream_id!r}")
         key, index = self._stream_key(session_id, stream_id), self._index_key(session_id)
-        body = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
         replies = await self.redis.pipeline(
             [
-                ["XADD", key, "MAXLEN", "~", self.max_events_per_stream, "*", "m", body],
+                ["XADD", key, "MAXLEN", "~", self.max_events_per_stream, "*", "m", data],
                 ["PEXPIRE", key, self._ttl_ms],
                 ["SADD", index, stream_id],
                 ["PEXPIRE", index, self._ttl_ms],
@@ -77,8 +76,9 @@ class RedisEventStore:
         )
         return f"{stream_id}/{replies[0].decode('ascii')}"
 
-    async def replay(self, session_id: str, last_event_id: str) -> tuple[str, list[tuple[str, dict[str, Any]]]] | None:
-        """The stream that event id belongs to and every event after it, in order; None if unknown/expired."""
+    async def replay(self, session_id: str, last_event_id: str) -> tuple[str, list[tuple[str, str]]] | None:
+        """The stream that event id belongs to and the id and data of every event after it, in order; None if
+        unknown/expired."""
         stream_id, slash, entry_id = last_event_id.rpartition("/")
         if not stream_id or not slash or not _ENTRY_ID.fullmatch(entry_id):
             return None  # not an id this store made
@@ -88,7 +88,7 @@ class RedisEventStore:
         )
         if not known:
             return None  # never stored, expired, or trimmed away: events may be missing, so do not pretend
-        events = [(f"{stream_id}/{rid.decode('ascii')}", json.loads(_field(fields, b"m"))) for rid, fields in after]
+        events = [(f"{stream_id}/{rid.decode('ascii')}", _field(fields, b"m").decode("utf-8")) for rid, fields in after]
         return stream_id, events
 
     async def forget(self, session_id: str) -> None:

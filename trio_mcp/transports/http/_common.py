@@ -24,8 +24,8 @@ __all__ = [
     "JSON_HEADERS",
     "SSE_HEADERS",
     "ConnectFunction",
-    "QuickLock",
     "SseWriter",
+    "event_data",
     "finish_quietly",
     "read_body",
     "refuse",
@@ -64,32 +64,10 @@ class ConnectFunction(Protocol):
     ) -> Awaitable[None]: ...
 
 
-class QuickLock:
-    """A FIFO lock taken without a schedule point when it is free.
-
-    Held once per event written; it is almost always free, and a checkpoint per event would cost a scheduler
-    round each time. When it is not, waiters queue in order and the holder hands it to the first on release.
-    """
-
-    __slots__ = ("_held", "_waiters")
-
-    def __init__(self) -> None:
-        self._held = False
-        self._waiters: trio.lowlevel.ParkingLot | None = None
-
-    async def __aenter__(self) -> None:
-        if not self._held:
-            self._held = True
-            return
-        if self._waiters is None:
-            self._waiters = trio.lowlevel.ParkingLot()
-        await self._waiters.park()  # returns holding the lock: release() handed it over
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        if self._waiters:
-            self._waiters.unpark()
-        else:
-            self._held = False
+def event_data(message: Any) -> str:
+    """The ``data`` of the event carrying ``message``: its JSON text, or nothing for the empty mark a stream's
+    start leaves (``{}``). This text is what an event store keeps."""
+    return encode(message).decode("ascii") if message != {} else ""
 
 
 class SseWriter:
@@ -114,12 +92,18 @@ class SseWriter:
 
     def encode(self, message: Any, event_id: str | None) -> bytes:
         """``message`` as one event of this stream (for a caller that writes it with the response's head)."""
-        data = encode(message).decode("ascii") if message != {} else ""
+        return self.encode_data(event_data(message), event_id)
+
+    def encode_data(self, data: str, event_id: str | None) -> bytes:
         return encode_event(data, id=event_id, event="message" if self.legacy_event else None)
 
     async def event(self, message: Any, event_id: str | None, *, last: bool = False) -> bool:
         """Write one event (and with ``last``, end the response with it); False if the stream is gone."""
         return await self.raw(self.encode(message, event_id), last=last)
+
+    async def data_event(self, data: str, event_id: str | None, *, last: bool = False) -> bool:
+        """``event`` for a message already made into its ``event_data()`` (as an event store keeps it)."""
+        return await self.raw(self.encode_data(data, event_id), last=last)
 
     async def raw(self, payload: bytes, *, last: bool = False) -> bool:
         """Write ``payload``; with ``last`` it also ends the response, in the same write."""

@@ -22,17 +22,18 @@ from typing import Any, NoReturn
 import trio
 
 from ..._core.inbound import Refusal, Rejection, Route
-from ..._core.jsonrpc import RequestId, encode, error_message, is_request_id
+from ..._core.jsonrpc import RequestId, decode, encode, error_message, is_request_id
 from ..._core.sse import encode_comment, encode_event
 from ..._wire.versions import DEFAULT_NEGOTIATED_VERSION, V2025_03_26, V2025_11_25
 from ...errors import INTERNAL_ERROR, ConnectionClosed
 from .._http_server import must_propagate
+from .._quick_lock import QuickLock
 from ._common import (
     JSON_HEADERS,
     SSE_HEADERS,
     ConnectFunction,
-    QuickLock,
     SseWriter,
+    event_data,
     refuse,
     request_principal,
     wait_any,
@@ -62,8 +63,14 @@ _BACKLOG = 256
 #: The most unanswered server requests a session remembers sending (with a session directory).
 _MAX_SENT = 4096
 
-#: The mark a stream's start (its priming event) and a handler's stream close leave in the event store.
-_MARK: dict[str, Any] = {}
+#: The mark a stream's start (its priming event) and a handler's stream close leave in the event store: an
+#: event without data.
+_MARK = ""
+
+
+def stored_message(data: str) -> Any:
+    """The message an event store kept as ``event_data`` (its stream-start mark as ``{}``)."""
+    return decode(data) if data else {}
 
 
 class _Stream:
@@ -265,12 +272,12 @@ class HttpSession:
             return None
         return encode_event("", id=stream.last_id, retry=self._retry_ms)
 
-    async def _record(self, stream: _Stream, message: Any) -> str | None:
-        """Keep an event in the store; its id, or None when the store failed (a networked store in an outage):
-        the event is still sent, only it cannot be resumed from."""
+    async def _record(self, stream: _Stream, data: str) -> str | None:
+        """Keep an event (its ``event_data``) in the store; its id, or None when the store failed (a networked
+        store in an outage): the event is still sent, only it cannot be resumed from."""
         assert self._store is not None
         try:
-            event_id = await self._store.append(self.id, stream.id, message)
+            event_id = await self._store.append(self.id, stream.id, data)
         except Exception as exc:
             logger.warning("an event of session %s was not stored: %s", self.id[:8], type(exc).__name__)
             return None
@@ -290,12 +297,18 @@ class HttpSession:
             return
         async with stream.lock:
             # Events get ids only where they can be resumed from: with an event store.
-            event_id = None
-            if self._store is not None:
-                event_id = await self._record(stream, message)
             writer = stream.writer
-            if writer is not None and await writer.event(message, event_id, last=last):
-                return
+            if self._store is not None:
+                # Made into text once: the store keeps the text (nothing for the collector to walk) and the
+                # writer sends it.
+                data = event_data(message)
+                event_id = await self._record(stream, data)
+                if writer is not None and await writer.data_event(data, event_id, last=last):
+                    return
+            else:
+                event_id = None
+                if writer is not None and await writer.event(message, event_id, last=last):
+                    return
             if stream.writer is writer:
                 stream.writer = None
             if self.directory is not None and not stream.collect:
@@ -319,13 +332,13 @@ class HttpSession:
             if last_event_id is not None and self._store is not None:
                 stream.backlog = None  # a resuming client gets the stored events instead
                 replay = await self._store.replay(self.id, last_event_id)
-                for event_id, message in replay[1] if replay is not None else ():
+                for event_id, data in replay[1] if replay is not None else ():
                     if stream.origin is not None:
-                        if not await self._follow(stream, writer, event_id, message):
+                        if not await self._follow(stream, writer, event_id, stored_message(data)):
                             return False
                         if stream.complete.is_set():
                             break
-                    elif not await writer.event(message, event_id):
+                    elif not await writer.data_event(data, event_id):
                         return False
             while stream.backlog:
                 kept_id, kept = stream.backlog[0]
@@ -363,8 +376,8 @@ class HttpSession:
             except Exception as exc:  # a networked store in an outage: try again on the next quiet tick
                 logger.warning("cannot read the stored events of session %s: %s", self.id[:8], type(exc).__name__)
                 return
-            for event_id, message in replay[1] if replay is not None else ():
-                if not await self._follow(stream, writer, event_id, message) or stream.complete.is_set():
+            for event_id, data in replay[1] if replay is not None else ():
+                if not await self._follow(stream, writer, event_id, stored_message(data)) or stream.complete.is_set():
                     return
 
     async def _follow(
