@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -26,6 +27,15 @@ if TYPE_CHECKING:
 # The HTTP and WebSocket transports are imported when first served: a stdio server starts faster without them.
 
 __all__ = ["Server", "serve_http_many"]
+
+
+def _freeze_startup_objects() -> None:
+    """Once a process starts serving, what it made before (modules, classes, the registry, the lifespan's state)
+    lives as long as it does: ``gc.freeze()`` takes it out of every later full collection, which would
+    otherwise walk it each time (at 64 busy HTTP clients, pauses of about 25 ms, each). ``gc.unfreeze()``
+    undoes it. A serving process's first call does it; later ones find the objects already frozen."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
 
 
 class Server(ServerCore):
@@ -103,6 +113,7 @@ class Server(ServerCore):
             options = attrs.evolve(options, auth=auth)
         with collapse_exception_groups():  # a port in use is an OSError, not a group of one
             async with self.running():
+                _freeze_startup_objects()
                 await serve_mounts(
                     {"": self.http_mount(options)}, host, port, ssl_context=ssl_context, task_status=task_status
                 )
@@ -121,6 +132,7 @@ class Server(ServerCore):
 
         with collapse_exception_groups():  # a port in use is an OSError, not a group of one
             async with self.running():
+                _freeze_startup_objects()
                 await serve_websocket(self.serve_connection, host, port, task_status=task_status, **options)
 
     def http_mount(self, options: HttpTransportOptions) -> HttpMount:
@@ -146,6 +158,7 @@ class Server(ServerCore):
         """
         with collapse_exception_groups():
             async with self.running():
+                _freeze_startup_objects()
                 async with stdio_server_stream(protect_stdout=protect_stdout) as stream:
                     await self.serve_connection(stream, task_status=task_status)
 
@@ -167,6 +180,7 @@ async def serve_http_many(
         async with contextlib.AsyncExitStack() as stack:
             for server in servers.values():
                 await stack.enter_async_context(server.running())
+            _freeze_startup_objects()
             mounts = {
                 prefix: server.http_mount(options or HttpTransportOptions()) for prefix, server in servers.items()
             }
