@@ -86,7 +86,7 @@ def test_bearer_tokens() -> None:
 
 
 def test_the_stream_lock_is_fair_and_free_of_schedule_points_when_free() -> None:
-    from trio_mcp.transports.http._common import QuickLock
+    from trio_mcp.transports._quick_lock import QuickLock
 
     async def main() -> None:
         lock = QuickLock()

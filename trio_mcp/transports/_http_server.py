@@ -53,6 +53,7 @@ from ._http_types import (
     _encode_headers,
     _has_header,
 )
+from ._quick_lock import QuickLock
 
 if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
@@ -374,7 +375,7 @@ class _Connection:
         self._data_arrived = trio.Event()
         self._room = trio.Event()
         self._peer_gone = False
-        self._send_lock = trio.StrictFIFOLock()
+        self._send_lock = QuickLock()
         self._send_broken: str | None = None
         self._request_method: str | None = None
         self._response: HttpResponse | None = None
