@@ -80,7 +80,18 @@ class _AsgiRequest:
 class _AsgiResponse:
     """A ``Response`` written as ASGI ``http.response.*`` messages, each bounded by the write timeout."""
 
-    __slots__ = ("_app", "_ending", "_head_only", "_lock", "_scopes", "_send", "disconnected", "finished", "started")
+    __slots__ = (
+        "_app",
+        "_ending",
+        "_head_only",
+        "_held",
+        "_lock",
+        "_scopes",
+        "_send",
+        "disconnected",
+        "finished",
+        "started",
+    )
 
     def __init__(self, app: McpAsgiApp, send: Send, method: str) -> None:
         self._app = app
@@ -88,6 +99,8 @@ class _AsgiResponse:
         self._head_only = method == "HEAD"
         self._scopes: list[trio.CancelScope] = []
         self._ending = False
+        #: The ``http.response.start`` (and first body) of a head started with ``hold``, not sent yet.
+        self._held: list[MutableMapping[str, Any]] = []
         #: Several tasks may write one stream (an answer, a keep-alive): one ASGI message at a time, in order.
         self._lock = trio.StrictFIFOLock()
         self.disconnected = trio.Event()
@@ -141,17 +154,25 @@ class _AsgiResponse:
         await self._emit({"type": "http.response.body", "body": b"" if self._head_only else body, "more_body": False})
         self.finished = True
 
-    async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"") -> None:
+    async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"", *, hold: bool = False) -> None:
         raw = self._head(status, headers)
-        await self._emit({"type": "http.response.start", "status": status, "headers": raw})
-        if first:
-            await self.write(first)
+        self._held.append({"type": "http.response.start", "status": status, "headers": raw})
+        if first and not self._head_only:
+            self._held.append({"type": "http.response.body", "body": bytes(first), "more_body": True})
+        if not hold:
+            await self._emit_held()
+
+    async def _emit_held(self) -> None:
+        held, self._held = self._held, []
+        for message in held:
+            await self._emit(message)
 
     async def write(self, data: bytes) -> None:
         if not self.started:
             raise RuntimeError("start() the response before write()")
         if self._ending:
             raise RuntimeError("the response is already finished")
+        await self._emit_held()
         if data and not self._head_only:
             await self._emit({"type": "http.response.body", "body": bytes(data), "more_body": True})
 
@@ -161,6 +182,7 @@ class _AsgiResponse:
         if self._ending:
             return
         self._ending = True
+        await self._emit_held()
         await self._emit(
             {"type": "http.response.body", "body": b"" if self._head_only else bytes(last), "more_body": False}
         )

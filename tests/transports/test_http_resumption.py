@@ -186,3 +186,44 @@ def test_without_an_event_store_events_carry_no_ids_to_resume_from() -> None:
                 nursery.cancel_scope.cancel()
 
     trio.run(scenario)
+
+
+async def test_a_slow_call_gets_its_head_and_priming_event_before_its_answer() -> None:
+    """The head of a POST's SSE response waits briefly for a quick answer to go with it; a call that takes
+    longer gets the head and its priming event (the id to resume from) while it is still running."""
+    release = trio.Event()
+    server = Server("slow")
+
+    @server.tool()
+    async def wait() -> str:
+        await release.wait()
+        return "released"
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(server.serve_http, "127.0.0.1", 0)
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with HttpClient() as http:
+                headers = [("content-type", "application/json"), ("accept", ACCEPT)]
+                initialize = {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                }
+                opened = await http.request("POST", url, headers=headers, body=json.dumps(initialize).encode())
+                await read_events(opened, None)
+                session = [("mcp-session-id", opened.headers["mcp-session-id"]), ("mcp-protocol-version", "2025-11-25")]
+                call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait", "arguments": {}}}
+                response = await http.request("POST", url, headers=headers + session, body=json.dumps(call).encode())
+                assert response.status == 200 and not release.is_set()
+                (priming,), _ = await read_events(response, 1)
+                assert priming[0] and priming[1] is None and not release.is_set()
+                release.set()
+                events, ended = await read_events(response, None)
+                assert ended and [message["result"]["content"][0]["text"] for _, message in events] == ["released"]
+            nursery.cancel_scope.cancel()

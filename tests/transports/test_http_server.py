@@ -531,6 +531,33 @@ async def test_streaming_response_is_read_incrementally() -> None:
             await client.aclose()
 
 
+async def test_a_held_head_goes_with_the_next_write() -> None:
+    release = trio.Event()
+
+    async def handler(request: HttpRequest, response: HttpResponse) -> None:
+        await response.start(200, [("content-type", "text/event-stream")], b"data: first\n\n", hold=True)
+        if request.target == "/slow":
+            await response.write(b"")  # the head and the first event go now, on their own
+            await release.wait()
+        await response.finish(b"data: last\n\n")
+
+    with trio.fail_after(5):
+        async with serving(handler) as port:
+            client = await Raw.connect(port)
+            quick = await client.request("GET", "/quick")  # held head, then finish(): one complete response
+            assert quick.status == 200 and quick.body == b"data: first\n\ndata: last\n\n"
+            await client.send(b"GET /slow HTTP/1.1\r\nhost: t\r\n\r\n")
+            received = client.pending
+            while b"data: first" not in received:
+                received += await client.stream.receive_some(65536)
+            assert b"data: last" not in received and not release.is_set()  # sent while the handler waits
+            release.set()
+            while not received.endswith(b"0\r\n\r\n"):
+                received += await client.stream.receive_some(65536)
+            assert received.lower().startswith(b"http/1.1 200") and b"data: last" in received
+            await client.aclose()
+
+
 async def test_client_disconnect_during_a_stream_is_noticed_at_once() -> None:
     noticed: dict[str, Any] = {}
     done = trio.Event()

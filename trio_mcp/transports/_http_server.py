@@ -202,7 +202,17 @@ class HttpResponse:
     ``disconnected`` is set as soon as the client goes away before the response is complete.
     """
 
-    __slots__ = ("disconnected", "_conn", "_request", "_started", "_finished", "_ending", "status", "_cancel_scopes")
+    __slots__ = (
+        "disconnected",
+        "_conn",
+        "_request",
+        "_started",
+        "_finished",
+        "_ending",
+        "_held",
+        "status",
+        "_cancel_scopes",
+    )
 
     def __init__(self, conn: _Connection, request: HttpRequest) -> None:
         #: Set when the client closes or resets the connection (or stops reading) mid-request.
@@ -216,6 +226,8 @@ class HttpResponse:
         self._finished = False
         #: Set when the last write of the response has been asked for: nothing may follow it.
         self._ending = False
+        #: A head started with ``hold``, not sent yet: it goes with the next write.
+        self._held: list[h11.Event] | None = None
 
     def cancel_on_disconnect(self, scope: trio.CancelScope, *, or_shutdown: bool = False) -> None:
         """Cancel ``scope`` as soon as the client goes away (at once if it already has), and with
@@ -264,16 +276,25 @@ class HttpResponse:
         await self._conn._send(events)
         self._finished = True
 
-    async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"") -> None:
+    async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"", *, hold: bool = False) -> None:
         """Send the head of a streamed response now (chunked, or close-delimited for HTTP/1.0 clients), and
-        ``first`` with it in the same write (an SSE stream's opening event, say)."""
+        ``first`` with it in the same write (an SSE stream's opening event, say). With ``hold`` they wait for
+        the next ``write()`` or ``finish()`` and go in the same write: an answer that is quick costs one
+        write, not two (``write(b"")`` sends them on their own)."""
         raw = self._head_fields(status, headers)
         self._started = True
         self.status = status
         events: list[h11.Event] = [h11.Response(status_code=status, headers=raw, reason=_REASONS.get(status, b""))]
         if first and self._request.method != "HEAD":
             events.append(h11.Data(data=bytes(first)))
+        if hold:
+            self._held = events
+            return
         await self._conn._send(events)
+
+    def _take_held(self) -> list[h11.Event]:
+        held, self._held = self._held, None
+        return held or []
 
     async def write(self, data: bytes) -> None:
         """Send one piece of a started response (e.g. one SSE event). Raises ``ClientDisconnected``."""
@@ -281,8 +302,11 @@ class HttpResponse:
             raise RuntimeError("start() the response before write()")
         if self._ending:
             raise RuntimeError("the response is already finished")
+        events = self._take_held()
         if data and self._request.method != "HEAD":
-            await self._conn._send([h11.Data(data=bytes(data))])
+            events.append(h11.Data(data=bytes(data)))
+        if events:
+            await self._conn._send(events)
 
     async def finish(self, last: bytes = b"") -> None:
         """End a started response, sending ``last`` with the end in the same write. Raises ``ClientDisconnected``."""
@@ -291,7 +315,7 @@ class HttpResponse:
         if self._ending:
             return
         self._ending = True
-        events: list[h11.Event] = []
+        events = self._take_held()
         if last and self._request.method != "HEAD":
             events.append(h11.Data(data=bytes(last)))
         events.append(h11.EndOfMessage())

@@ -64,7 +64,10 @@ class Response(Protocol):
 
     async def send(self, status: int, headers: HeadersLike = (), body: bytes = b"") -> None: ...
 
-    async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"") -> None: ...
+    async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"", *, hold: bool = False) -> None:
+        """Begin a streamed response with ``first``; with ``hold`` the head waits for the next write (and goes
+        with it), ``write(b"")`` sending it alone."""
+        ...
 
     async def write(self, data: bytes) -> None: ...
 
@@ -101,8 +104,8 @@ class ResponseWithHeaders:
     async def send(self, status: int, headers: HeadersLike = (), body: bytes = b"") -> None:
         await self._inner.send(status, self._with_extra(headers), body)
 
-    async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"") -> None:
-        await self._inner.start(status, self._with_extra(headers), first)
+    async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"", *, hold: bool = False) -> None:
+        await self._inner.start(status, self._with_extra(headers), first, hold=hold)
 
     async def write(self, data: bytes) -> None:
         await self._inner.write(data)

@@ -60,6 +60,9 @@ _CHANGES = frozenset(
 #: The most events a stream keeps for a client that is not reading it (its GET stream, say).
 _BACKLOG = 256
 
+#: How long a POST's SSE head waits for the first event to go with it (a quick answer then costs one write).
+_HEAD_HOLD = 0.05
+
 #: The most unanswered server requests a session remembers sending (with a session directory).
 _MAX_SENT = 4096
 
@@ -527,7 +530,9 @@ class SessionEndpoint:
             return
         # The revision is known only once initialize is answered: no priming event before that.
         priming = None if route.opens_session else await session.priming(stream)
-        await response.start(200, [*SSE_HEADERS, *headers], priming or b"")
+        # The head waits for the first event: a quick answer goes with it in one write (a slow one gets it after
+        # ``_HEAD_HOLD``, below).
+        await response.start(200, [*SSE_HEADERS, *headers], priming or b"", hold=True)
         writer = SseWriter(response)
         await session.attach(stream, writer)
         await session.deliver(message)
@@ -658,11 +663,17 @@ class SessionEndpoint:
             quiet = (
                 self.options.keepalive_interval if stream.origin is None else min(self.options.keepalive_interval, 1.0)
             )
+            held = True
             while not stream.complete.is_set():
-                with trio.move_on_after(quiet):
+                with trio.move_on_after(_HEAD_HOLD if held else quiet):
                     await stream.complete.wait()
                 if stream.complete.is_set():
                     break
+                if held:  # no answer yet: the client gets the head, and the priming event, now
+                    held = False
+                    if not await writer.raw(b""):
+                        break
+                    continue
                 if stream.origin is not None and session.directory is not None:
                     await session.catch_up(stream)
                     if stream.complete.is_set():
