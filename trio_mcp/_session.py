@@ -278,12 +278,19 @@ class Session:
         if self._nursery is not None:
             raise RuntimeError("Session.serve_alone() is for a session that does not run()")
         try:
-            if type(message) is list:
-                await self._receive_batch(message)
-            else:
-                await self._dispatch(classify(message) if type(message) is not InvalidMessage else message, None)
+            await self._take(message)
         finally:
             self._shutdown(ConnectionClosed("request served"))
+
+    async def take(self, message: Any) -> None:
+        """Handle one message the transport read itself, in the caller's task, as the reader would (a request
+        still runs in a task of this session's): no hop through ``receive()`` and the reader's task. Only
+        while ``run()`` runs; raises ``ConnectionClosed`` once the session is closed."""
+        if self._nursery is None:
+            raise RuntimeError("Session.take() is for a session that runs")
+        if self._closed is not None:
+            raise self._closed_error()
+        await self._take(message)
 
     def close(self, reason: str = "session closed") -> None:
         """Stop the session now: fail every pending call with ``ConnectionClosed`` and cancel every handler."""
@@ -437,11 +444,13 @@ class Session:
     async def _read_loop(self) -> None:
         receive = self._stream.receive
         while True:
-            message = await receive()
-            if type(message) is list:
-                await self._receive_batch(message)
-            else:
-                await self._dispatch(classify(message) if type(message) is not InvalidMessage else message, None)
+            await self._take(await receive())
+
+    async def _take(self, message: Any) -> None:
+        if type(message) is list:
+            await self._receive_batch(message)
+        else:
+            await self._dispatch(classify(message) if type(message) is not InvalidMessage else message, None)
 
     async def _dispatch(self, event: Any, batch: _Batch | None) -> None:
         kind = type(event)

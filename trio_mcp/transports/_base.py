@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from typing import Any, Final, Protocol
 
@@ -87,6 +87,10 @@ class StreamControl(Protocol):
 
     def on_state(self, apply: Callable[[Mapping[str, Any]], None]) -> None:
         """Have ``apply`` called with the session's state whenever another process serving it changes it."""
+
+    def on_inbound(self, take: Callable[[Any], Awaitable[None]]) -> None:
+        """From now on, hand each client message to ``take`` in the task that read it, instead of through
+        ``receive()``: one task hop less per message (the session runs when this is called)."""
 
     async def remember(self, state: Mapping[str, Any]) -> None:
         """The session's state changed (``initialize``, ``logging/setLevel``, subscriptions): keep it where

@@ -16,7 +16,7 @@ from __future__ import annotations
 import collections
 import logging
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, NoReturn
 
 import trio
@@ -150,6 +150,9 @@ class HttpSession:
         self.sent: dict[RequestId, None] = {}
         #: Takes the session's state when another process serving it changed it (set by the connection).
         self.apply_state: Callable[[Mapping[str, Any]], None] | None = None
+        #: Handles a client message in the task that read it, once the connection runs (``on_inbound``); the
+        #: inbox holds what arrives before.
+        self._take: Callable[[Any], Awaitable[None]] | None = None
         self._json_response = options.json_response
         self._retry_ms = options.retry_ms
         self._on_end = on_end
@@ -217,6 +220,9 @@ class HttpSession:
 
     def on_state(self, apply: Callable[[Mapping[str, Any]], None]) -> None:
         self.apply_state = apply
+
+    def on_inbound(self, take: Callable[[Any], Awaitable[None]]) -> None:
+        self._take = take
 
     async def remember(self, state: Mapping[str, Any]) -> None:
         if self.directory is not None:
@@ -455,10 +461,14 @@ class HttpSession:
         return (here or None), (there or None)
 
     async def deliver(self, message: Any) -> None:
-        """Hand a client message to the connection (waits while its inbox is full)."""
+        """Hand a client message to the connection: in this task once it runs, else through its inbox (waiting
+        while that is full)."""
         try:
-            await self._inbound_send.send(message)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            if self._take is not None:
+                await self._take(message)
+            else:
+                await self._inbound_send.send(message)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionClosed):
             raise ConnectionClosed("HTTP session ended") from None
 
     def end(self) -> None:
