@@ -32,7 +32,6 @@ from typing import Any
 import trio
 
 from trio_mcp import Server
-from trio_mcp.transports.streamable_http import HttpTransportOptions
 
 server = Server("bench-echo", version="1.0.0")
 
@@ -62,6 +61,9 @@ async def sleep(seconds: float, marker: str) -> str:
 
 
 async def serve_http(host: str, port: int, stop_on_sigterm: bool = False) -> None:
+    # Imported here, as a stdio server would not import it at all: the stdio cold start leaves it out.
+    from trio_mcp.transports.streamable_http import HttpTransportOptions
+
     # max_sessions above the benchmark's 1,000 sessions plus the sessions of the other phases.
     options = HttpTransportOptions(max_sessions=5000)
     async with trio.open_nursery() as nursery:

@@ -109,6 +109,25 @@ def test_every_class_round_trips_its_minimal_instance() -> None:
         assert again == obj, cls
 
 
+def test_equality_hash_and_repr_are_those_attrs_would_generate() -> None:
+    """``WireType`` writes ``==``, ``hash`` and ``repr`` once for all classes (generating them per class made
+    ``import trio_mcp`` slow); each class must still behave as if attrs had generated them."""
+    for cls in PUBLIC_CLASSES:
+        names = [f.name for f in attrs.fields(cls)]
+        twin = attrs.make_class(cls.__name__, {name: attrs.field(kw_only=True) for name in names}, frozen=True)
+        values = {name: f"v-{name}" for name in names}
+        other = {**values, names[-1]: 2}
+        assert repr(cls(**values)) == repr(twin(**values)), cls
+        assert cls(**values) == cls(**values) and not cls(**values) != cls(**values)
+        assert cls(**values) != cls(**other) and hash(cls(**values)) == hash(cls(**values))
+        assert cls(**values) != twin(**values) and cls(**values).__eq__(values) is NotImplemented
+        with pytest.raises(TypeError, match="unhashable"):
+            hash(cls(**{**values, names[-1]: []}))
+    loop: list[Any] = []
+    loop.append(T.TextContent(text="x", meta={"loop": loop}))
+    assert repr(loop[0]) == "TextContent(extra=None, type='text', text='x', annotations=None, meta={'loop': [...]})"
+
+
 def _sample(t: Any, samples: dict[Any, Any]) -> Any:
     if t in samples:
         return samples[t]

@@ -493,7 +493,7 @@ def _tag_dispatcher(field: str, table: dict[str, type], unknown: type | None, al
 
 def _sampling_message_content(v: Any, _: Any) -> Any:
     if isinstance(v, list):
-        return _sampling_content_list(v, None)
+        return _structure_hook(list[SamplingContent])(v, None)
     return _sampling_content(v, None)
 
 
@@ -501,9 +501,9 @@ def _resource_contents(v: Any, _: Any) -> Any:
     if not isinstance(v, dict):
         raise _Invalid("expected object")
     if "text" in v:
-        return _text_contents(v, TextResourceContents)
+        return _structure_hook(TextResourceContents)(v, TextResourceContents)
     if "blob" in v:
-        return _blob_contents(v, BlobResourceContents)
+        return _structure_hook(BlobResourceContents)(v, BlobResourceContents)
     raise _Invalid("expected a text or blob field")
 
 
@@ -512,9 +512,9 @@ def _elicit_params(v: Any, _: Any) -> Any:
         raise _Invalid("expected object")
     mode = v.get("mode")
     if mode == "url":
-        return _elicit_url(v, ElicitRequestURLParams)
+        return _structure_hook(ElicitRequestURLParams)(v, ElicitRequestURLParams)
     if mode is None or mode == "form":
-        return _elicit_form(v, ElicitRequestFormParams)
+        return _structure_hook(ElicitRequestFormParams)(v, ElicitRequestFormParams)
     raise _Invalid("expected 'form' or 'url'", ".mode")
 
 
@@ -564,11 +564,6 @@ def _primitive_schema_dispatcher(members: frozenset[Any]) -> _Hook:
 
 _content = _tag_dispatcher("type", CONTENT_TYPES, UnknownContent, "a content type")
 _sampling_content = _tag_dispatcher("type", SAMPLING_CONTENT_TYPES, UnknownContent, "a content type")
-_sampling_content_list: _Hook
-_text_contents: _Hook
-_blob_contents: _Hook
-_elicit_url: _Hook
-_elicit_form: _Hook
 
 #: union members (``None`` excluded) -> structure hook, for the unions the schema leaves to us.
 _UNION_HOOKS: dict[frozenset[Any], _Hook] = {
@@ -649,12 +644,6 @@ def _union_unstructure_factory(t: Any) -> _UnHook:
 
 converter.register_structure_hook_factory(_is_union, _union_structure_factory)
 converter.register_unstructure_hook_factory(_is_union, _union_unstructure_factory)
-
-_sampling_content_list = _structure_hook(list[SamplingContent])
-_text_contents = _structure_hook(TextResourceContents)
-_blob_contents = _structure_hook(BlobResourceContents)
-_elicit_url = _structure_hook(ElicitRequestURLParams)
-_elicit_form = _structure_hook(ElicitRequestFormParams)
 
 
 # --- errors ----------------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Wire types of the Model Context Protocol: one superset model of revisions 2024-11-05 .. 2026-07-28.
 
-Every class is an ``attrs.frozen(kw_only=True)`` subclass of :class:`WireType`; fields that only some revisions
-define are optional. Convert with ``trio_mcp._wire.convert.to_wire`` / ``from_wire``. Modules are split by domain;
-everything public is re-exported here.
+Every class is an ``attrs.frozen(kw_only=True, eq=False, repr=False)`` subclass of :class:`WireType`, which
+writes ``==``, ``hash`` and ``repr`` for all of them; fields that only some revisions define are optional. Convert
+with ``trio_mcp._wire.convert.to_wire`` / ``from_wire``. Modules are split by domain; everything public is
+re-exported here.
 """
 
 from ._base import (

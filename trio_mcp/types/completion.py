@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class PromptReference(WireType):
     """Points a completion request at a prompt, by name."""
 
@@ -28,7 +28,7 @@ class PromptReference(WireType):
     title: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ResourceTemplateReference(WireType):
     """Points a completion request at a resource template, by URI template."""
 
@@ -42,7 +42,7 @@ ResourceReference: TypeAlias = ResourceTemplateReference
 CompletionReference: TypeAlias = PromptReference | ResourceTemplateReference
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class CompletionArgument(WireType):
     """The argument being completed and what the user typed so far."""
 
@@ -50,14 +50,14 @@ class CompletionArgument(WireType):
     value: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class CompletionContext(WireType):
     """Arguments already resolved, to narrow the suggestions (2025-06-18+)."""
 
     arguments: dict[str, str] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class CompleteRequestParams(RequestParams):
     """Params of ``completion/complete``."""
 
@@ -66,7 +66,7 @@ class CompleteRequestParams(RequestParams):
     context: CompletionContext | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class Completion(WireType):
     """Suggested values (at most 100), with the total and whether more exist."""
 
@@ -75,7 +75,7 @@ class Completion(WireType):
     has_more: bool | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class CompleteResult(Result):
     """What ``completion/complete`` returns."""
 

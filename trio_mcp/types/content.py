@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class TextResourceContents(WireType):
     """The contents of a resource that is text."""
 
@@ -37,7 +37,7 @@ class TextResourceContents(WireType):
     meta: Meta | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class BlobResourceContents(WireType):
     """The contents of a binary resource, base64-encoded in ``blob``."""
 
@@ -51,7 +51,7 @@ class BlobResourceContents(WireType):
 ResourceContents: TypeAlias = TextResourceContents | BlobResourceContents
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class TextContent(WireType):
     """Plain text."""
 
@@ -61,7 +61,7 @@ class TextContent(WireType):
     meta: Meta | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ImageContent(WireType):
     """An image, base64-encoded in ``data``."""
 
@@ -72,7 +72,7 @@ class ImageContent(WireType):
     meta: Meta | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class AudioContent(WireType):
     """An audio clip, base64-encoded in ``data`` (2025-03-26+)."""
 
@@ -83,7 +83,7 @@ class AudioContent(WireType):
     meta: Meta | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ResourceLink(WireType):
     """A reference to a resource the client can read or subscribe to (2025-06-18+); not its contents."""
 
@@ -99,7 +99,7 @@ class ResourceLink(WireType):
     meta: Meta | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class EmbeddedResource(WireType):
     """The contents of a resource placed inline in a message or tool result."""
 
@@ -109,7 +109,7 @@ class EmbeddedResource(WireType):
     meta: Meta | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ToolUseContent(WireType):
     """A model's request to call a tool, inside a sampling message (2025-11-25+)."""
 
@@ -120,7 +120,7 @@ class ToolUseContent(WireType):
     meta: Meta | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ToolResultContent(WireType):
     """The outcome of a :class:`ToolUseContent`, sent back to the model in a sampling message (2025-11-25+)."""
 
@@ -132,7 +132,7 @@ class ToolResultContent(WireType):
     meta: Meta | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class UnknownContent(WireType):
     """A content block of a ``type`` this library does not know, kept verbatim in ``raw``."""
 

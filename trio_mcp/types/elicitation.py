@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ElicitRequestFormParams(RequestParams):
     """Ask the user to fill in a form described by ``requested_schema`` (``mode`` may be omitted)."""
 
@@ -45,7 +45,7 @@ class ElicitRequestFormParams(RequestParams):
     task: TaskMetadata | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ElicitRequestURLParams(RequestParams):
     """Send the user to ``url`` for an out-of-band interaction (2025-11-25+).
 
@@ -63,7 +63,7 @@ class ElicitRequestURLParams(RequestParams):
 ElicitRequestParams: TypeAlias = ElicitRequestFormParams | ElicitRequestURLParams
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ElicitResult(Result):
     """The user's answer: ``content`` (flat JSON values) is present only when ``action`` is ``accept``."""
 
@@ -71,14 +71,14 @@ class ElicitResult(Result):
     content: dict[str, Any] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ElicitationCompleteNotificationParams(NotificationParams):
     """Params of ``notifications/elicitation/complete``: a URL-mode elicitation finished (2025-11-25 only)."""
 
     elicitation_id: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class StringSchema(WireType):
     """A free-text form field."""
 
@@ -91,7 +91,7 @@ class StringSchema(WireType):
     default: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class NumberSchema(WireType):
     """A numeric form field; ``type`` is ``number`` or ``integer``."""
 
@@ -103,7 +103,7 @@ class NumberSchema(WireType):
     default: float | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class BooleanSchema(WireType):
     """A yes/no form field."""
 
@@ -113,7 +113,7 @@ class BooleanSchema(WireType):
     default: bool | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class EnumOption(WireType):
     """One choice of a titled enum: the value sent back and the label shown."""
 
@@ -121,7 +121,7 @@ class EnumOption(WireType):
     title: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class UntitledSingleSelectEnumSchema(WireType):
     """Pick one of ``enum``; the values double as labels."""
 
@@ -132,7 +132,7 @@ class UntitledSingleSelectEnumSchema(WireType):
     default: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class TitledSingleSelectEnumSchema(WireType):
     """Pick one of ``one_of``, each with its own label (2025-11-25+)."""
 
@@ -143,7 +143,7 @@ class TitledSingleSelectEnumSchema(WireType):
     default: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class UntitledEnumItems(WireType):
     """The ``items`` of an untitled multi-select: plain string values."""
 
@@ -151,14 +151,14 @@ class UntitledEnumItems(WireType):
     enum: list[str]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class TitledEnumItems(WireType):
     """The ``items`` of a titled multi-select: labelled values."""
 
     any_of: list[EnumOption]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class UntitledMultiSelectEnumSchema(WireType):
     """Pick several of a list of plain values (2025-11-25+)."""
 
@@ -171,7 +171,7 @@ class UntitledMultiSelectEnumSchema(WireType):
     default: list[str] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class TitledMultiSelectEnumSchema(WireType):
     """Pick several of a list of labelled values (2025-11-25+)."""
 
@@ -184,7 +184,7 @@ class TitledMultiSelectEnumSchema(WireType):
     default: list[str] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class LegacyTitledEnumSchema(WireType):
     """The 2025-06-18 enum with parallel ``enum_names`` labels; still accepted, no longer recommended."""
 

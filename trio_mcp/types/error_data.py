@@ -13,7 +13,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class UnsupportedProtocolVersionErrorData(WireType):
     """``data`` of ``-32022`` (2026-07-28): the revisions the server speaks and the one it was sent."""
 
@@ -21,14 +21,14 @@ class UnsupportedProtocolVersionErrorData(WireType):
     requested: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class MissingRequiredClientCapabilityErrorData(WireType):
     """``data`` of ``-32021`` (2026-07-28): the client capabilities the request would have needed."""
 
     required_capabilities: ClientCapabilities
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class URLElicitationRequiredErrorData(WireType):
     """``data`` of ``-32042`` (2025-11-25 only): URL elicitations the user must complete before a retry."""
 

@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class Implementation(WireType):
     """Name and version of an MCP client or server (``clientInfo`` / ``serverInfo``)."""
 
@@ -40,14 +40,14 @@ class Implementation(WireType):
     icons: list[Icon] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class RootsCapability(WireType):
     """The client can answer ``roots/list``; ``list_changed`` exists on handshake revisions only."""
 
     list_changed: bool | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class SamplingCapability(WireType):
     """The client can sample; ``context`` and ``tools`` (2025-11-25+) declare the optional parts."""
 
@@ -55,7 +55,7 @@ class SamplingCapability(WireType):
     tools: dict[str, Any] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ElicitationCapability(WireType):
     """The client can elicit; ``form`` and ``url`` (2025-11-25+) say which modes (none given means form)."""
 
@@ -63,7 +63,7 @@ class ElicitationCapability(WireType):
     url: dict[str, Any] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ClientTasksCapability(WireType):
     """2025-11-25 core tasks on the client side; ``requests`` maps request kinds that may become tasks."""
 
@@ -72,7 +72,7 @@ class ClientTasksCapability(WireType):
     list: dict[str, Any] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ClientCapabilities(WireType):
     """What a client supports: sent in ``initialize``, or in every request's ``_meta`` from 2026-07-28."""
 
@@ -84,14 +84,14 @@ class ClientCapabilities(WireType):
     extensions: dict[str, Any] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class PromptsCapability(WireType):
     """The server offers prompts; ``list_changed`` says it reports changes to the list."""
 
     list_changed: bool | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ResourcesCapability(WireType):
     """The server offers resources; it may support per-resource subscriptions and list-change reports."""
 
@@ -99,14 +99,14 @@ class ResourcesCapability(WireType):
     list_changed: bool | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ToolsCapability(WireType):
     """The server offers tools; ``list_changed`` says it reports changes to the list."""
 
     list_changed: bool | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ServerTasksCapability(WireType):
     """2025-11-25 core tasks on the server side; ``requests`` maps request kinds that may become tasks."""
 
@@ -115,7 +115,7 @@ class ServerTasksCapability(WireType):
     list: dict[str, Any] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ServerCapabilities(WireType):
     """What a server supports: in ``InitializeResult`` (handshake) or ``DiscoverResult`` (2026-07-28)."""
 
@@ -129,7 +129,7 @@ class ServerCapabilities(WireType):
     extensions: dict[str, Any] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class InitializeRequestParams(RequestParams):
     """Params of ``initialize``: the client's preferred revision, capabilities and identity."""
 
@@ -138,7 +138,7 @@ class InitializeRequestParams(RequestParams):
     client_info: Implementation
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class InitializeResult(Result):
     """The server's half of the handshake: the agreed revision, its capabilities and identity."""
 
@@ -148,7 +148,7 @@ class InitializeResult(Result):
     instructions: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class DiscoverResult(CacheableResult):
     """The answer to ``server/discover`` (2026-07-28): revisions, capabilities, instructions.
 

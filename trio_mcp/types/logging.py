@@ -19,14 +19,14 @@ LoggingLevel: TypeAlias = str
 LOGGING_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class SetLevelRequestParams(RequestParams):
     """Params of ``logging/setLevel``: the least severe level the client wants to receive."""
 
     level: LoggingLevel
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class LoggingMessageNotificationParams(NotificationParams):
     """Params of ``notifications/message``: one log entry; ``data`` is any JSON value."""
 

@@ -35,7 +35,7 @@ __all__ = [
 INPUT_REQUIRED_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class CreateMessageRequest(WireType):
     """An embedded request for a model completion."""
 
@@ -43,7 +43,7 @@ class CreateMessageRequest(WireType):
     params: CreateMessageRequestParams
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ListRootsRequest(WireType):
     """An embedded request for the client's roots."""
 
@@ -51,7 +51,7 @@ class ListRootsRequest(WireType):
     params: RequestParams | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ElicitRequest(WireType):
     """An embedded request for user input (form or URL mode)."""
 
@@ -59,7 +59,7 @@ class ElicitRequest(WireType):
     params: ElicitRequestParams
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class UnknownInputRequest(WireType):
     """An embedded request whose ``method`` this library does not know, kept verbatim in ``raw``."""
 
@@ -88,7 +88,7 @@ INPUT_REQUEST_TYPES: dict[str, type[WireType]] = {
 }
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class InputRequiredResult(Result):
     """The server needs client input before it can complete (``result_type`` ``"input_required"``).
 
@@ -99,7 +99,7 @@ class InputRequiredResult(Result):
     request_state: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class InputResponseRequestParams(RequestParams):
     """The fields a retried request adds; mixed into the params of the three methods that allow input."""
 

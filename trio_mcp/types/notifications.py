@@ -11,7 +11,7 @@ from ._base import NotificationParams, ProgressToken, RequestId
 __all__ = ["CancelledNotificationParams", "ProgressNotificationParams"]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class CancelledNotificationParams(NotificationParams):
     """Params of ``notifications/cancelled``: which request to stop, and why.
 
@@ -22,7 +22,7 @@ class CancelledNotificationParams(NotificationParams):
     reason: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ProgressNotificationParams(NotificationParams):
     """Params of ``notifications/progress``; ``message`` exists from 2025-03-26."""
 

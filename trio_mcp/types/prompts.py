@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class PromptArgument(WireType):
     """One argument a prompt template accepts."""
 
@@ -26,7 +26,7 @@ class PromptArgument(WireType):
     required: bool | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class Prompt(WireType):
     """A prompt template, as listed by ``prompts/list``."""
 
@@ -38,7 +38,7 @@ class Prompt(WireType):
     meta: Meta | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class PromptMessage(WireType):
     """One message of a rendered prompt."""
 
@@ -46,14 +46,14 @@ class PromptMessage(WireType):
     content: ContentBlock
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ListPromptsResult(CacheablePaginatedResult):
     """One page of ``prompts/list``."""
 
     prompts: list[Prompt]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class GetPromptRequestParams(RequestParams):
     """Params of ``prompts/get``; the last two fields are for a 2026-07-28 multi round-trip retry."""
 
@@ -63,7 +63,7 @@ class GetPromptRequestParams(RequestParams):
     request_state: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class GetPromptResult(Result):
     """A rendered prompt: the messages to hand to the model."""
 

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class Resource(WireType):
     """A readable piece of server data, as listed by ``resources/list``."""
 
@@ -46,7 +46,7 @@ class Resource(WireType):
     meta: Meta | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ResourceTemplate(WireType):
     """A family of resources addressed by an RFC 6570 URI template."""
 
@@ -60,21 +60,21 @@ class ResourceTemplate(WireType):
     meta: Meta | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ListResourcesResult(CacheablePaginatedResult):
     """One page of ``resources/list``."""
 
     resources: list[Resource]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ListResourceTemplatesResult(CacheablePaginatedResult):
     """One page of ``resources/templates/list``."""
 
     resource_templates: list[ResourceTemplate]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ReadResourceRequestParams(RequestParams):
     """Params of ``resources/read``; the last two fields are for a 2026-07-28 multi round-trip retry."""
 
@@ -83,28 +83,28 @@ class ReadResourceRequestParams(RequestParams):
     request_state: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ReadResourceResult(CacheableResult):
     """What ``resources/read`` returns: one or more contents (a directory may yield several)."""
 
     contents: list[ResourceContents]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class SubscribeRequestParams(RequestParams):
     """Params of ``resources/subscribe`` (handshake revisions only)."""
 
     uri: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class UnsubscribeRequestParams(RequestParams):
     """Params of ``resources/unsubscribe`` (handshake revisions only)."""
 
     uri: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ResourceUpdatedNotificationParams(NotificationParams):
     """Params of ``notifications/resources/updated``: the subscribed resource that changed."""
 

@@ -10,7 +10,7 @@ from ._base import Meta, Result, WireType
 __all__ = ["Root", "ListRootsResult"]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class Root(WireType):
     """A root the server may operate on; ``uri`` is a ``file://`` URI."""
 
@@ -19,7 +19,7 @@ class Root(WireType):
     meta: Meta | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ListRootsResult(Result):
     """The client's answer to ``roots/list``."""
 

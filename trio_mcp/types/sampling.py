@@ -22,14 +22,14 @@ __all__ = [
 ]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ModelHint(WireType):
     """A model name (or part of one) the server would like the client to pick."""
 
     name: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ModelPreferences(WireType):
     """The server's preferences for model selection; priorities run from 0 to 1."""
 
@@ -43,7 +43,7 @@ class ModelPreferences(WireType):
 SamplingMessageContent: TypeAlias = SamplingContent | list[SamplingContent]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class SamplingMessage(WireType):
     """One turn of the conversation sent to, or returned by, the model."""
 
@@ -52,14 +52,14 @@ class SamplingMessage(WireType):
     meta: Meta | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ToolChoice(WireType):
     """Whether the model must, may or must not call the offered tools (2025-11-25+)."""
 
     mode: Literal["auto", "required", "none"] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class CreateMessageRequestParams(RequestParams):
     """Params of ``sampling/createMessage``."""
 
@@ -76,7 +76,7 @@ class CreateMessageRequestParams(RequestParams):
     task: TaskMetadata | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class CreateMessageResult(Result):
     """The model's reply; ``stop_reason`` is an open string (``endTurn``, ``maxTokens``, ``toolUse``, ...)."""
 

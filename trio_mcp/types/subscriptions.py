@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class SubscriptionFilter(WireType):
     """Which notifications a listen stream carries; everything is opt-in.
 
@@ -26,20 +26,20 @@ class SubscriptionFilter(WireType):
     task_ids: list[str] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class SubscriptionsListenRequestParams(RequestParams):
     """Params of ``subscriptions/listen``: the requested filter."""
 
     notifications: SubscriptionFilter
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class SubscriptionsAcknowledgedNotificationParams(NotificationParams):
     """Params of ``notifications/subscriptions/acknowledged``: the part of the filter the server will honour."""
 
     notifications: SubscriptionFilter
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class SubscriptionsListenResult(Result):
     """Sent when the server ends a listen stream gracefully; ``_meta`` names the subscription."""

@@ -52,14 +52,14 @@ TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "faile
 # --- 2025-11-25 core tasks -------------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class RelatedTaskMetadata(WireType):
     """The value of ``_meta["io.modelcontextprotocol/related-task"]``: which task a message belongs to."""
 
     task_id: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class Task(WireType):
     """The state of a 2025-11-25 task. ``ttl`` (ms) is ``None`` for an unlimited lifetime."""
 
@@ -72,35 +72,35 @@ class Task(WireType):
     poll_interval: int | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class CreateTaskResult(Result):
     """The immediate answer to a task-augmented request: the task that will produce the real result."""
 
     task: Task
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class GetTaskRequestParams(RequestParams):
     """Params of ``tasks/get`` (core and extension)."""
 
     task_id: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class GetTaskPayloadRequestParams(RequestParams):
     """Params of ``tasks/result`` (core only): wait for the task and fetch what the request returned."""
 
     task_id: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class CancelTaskRequestParams(RequestParams):
     """Params of ``tasks/cancel`` (core and extension)."""
 
     task_id: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class GetTaskResult(Result):
     """The answer to core ``tasks/get``: the task's state, flattened into the result."""
 
@@ -113,12 +113,12 @@ class GetTaskResult(Result):
     poll_interval: int | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class GetTaskPayloadResult(Result):
     """The answer to ``tasks/result``: whatever the underlying request returned, all of it kept in ``extra``."""
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class CancelTaskResult(Result):
     """The answer to core ``tasks/cancel``: the task's state after cancellation."""
 
@@ -131,14 +131,14 @@ class CancelTaskResult(Result):
     poll_interval: int | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ListTasksResult(PaginatedResult):
     """One page of ``tasks/list``."""
 
     tasks: list[Task]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class TaskStatusNotificationParams(NotificationParams):
     """Params of ``notifications/tasks/status``: the task's full state after a change."""
 
@@ -154,7 +154,7 @@ class TaskStatusNotificationParams(NotificationParams):
 # --- io.modelcontextprotocol/tasks extension (2026-07-28+) ----------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class DetailedTask(WireType):
     """An extension task with the detail its status calls for.
 
@@ -174,7 +174,7 @@ class DetailedTask(WireType):
     error: ErrorObject | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ExtCreateTaskResult(Result):
     """A ``tools/call`` answered with a task (``result_type`` ``"task"``); the task fields are flattened in."""
 
@@ -187,7 +187,7 @@ class ExtCreateTaskResult(Result):
     poll_interval_ms: int | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ExtGetTaskResult(Result):
     """The answer to extension ``tasks/get``: a :class:`DetailedTask` flattened into the result."""
 
@@ -203,7 +203,7 @@ class ExtGetTaskResult(Result):
     error: ErrorObject | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class UpdateTaskRequestParams(RequestParams):
     """Params of ``tasks/update``: answers to a task's outstanding input requests."""
 
@@ -211,7 +211,7 @@ class UpdateTaskRequestParams(RequestParams):
     input_responses: InputResponses
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ExtTaskNotificationParams(NotificationParams):
     """Params of ``notifications/tasks``: a :class:`DetailedTask` pushed on a ``subscriptions/listen`` stream."""
 

@@ -11,7 +11,7 @@ from .mrtr import InputResponses
 __all__ = ["CallToolRequestParams"]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class CallToolRequestParams(RequestParams):
     """Params of ``tools/call``.
 

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ToolAnnotations(WireType):
     """Untrusted hints about how a tool behaves (2025-03-26+)."""
 
@@ -27,14 +27,14 @@ class ToolAnnotations(WireType):
     open_world_hint: bool | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ToolExecution(WireType):
     """How a tool may be run; ``task_support`` says whether it can become a task (2025-11-25 core tasks)."""
 
     task_support: Literal["forbidden", "optional", "required"] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class Tool(WireType):
     """A tool the model can call; the schemas are JSON Schema objects kept verbatim."""
 
@@ -49,14 +49,14 @@ class Tool(WireType):
     meta: Meta | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class ListToolsResult(CacheablePaginatedResult):
     """One page of ``tools/list``."""
 
     tools: list[Tool]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False, repr=False)
 class CallToolResult(Result):
     """The outcome of a tool call; a failing tool sets ``is_error`` rather than raising a protocol error."""
 
