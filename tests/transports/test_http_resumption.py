@@ -227,3 +227,89 @@ async def test_a_slow_call_gets_its_head_and_priming_event_before_its_answer() -
                 events, ended = await read_events(response, None)
                 assert ended and [message["result"]["content"][0]["text"] for _, message in events] == ["released"]
             nursery.cancel_scope.cancel()
+
+
+async def test_a_resumed_stream_carries_the_answer_that_comes_while_it_catches_up() -> None:
+    """An answer ready while a resuming client is being sent what it missed goes on that client's response:
+    the response does not end without it (it once did, when the answer had left the stream's pending set
+    but not yet been written)."""
+    from trio_mcp.transports.http import HttpTransportOptions, MemoryEventStore
+
+    class SlowReplay(MemoryEventStore):
+        """Once armed, the second replay (the catch-up, made while the stream is held; the first only finds the
+        stream) waits until told to, so a call can finish meanwhile."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.replays_to_block: int | None = None
+            self.catching_up = trio.Event()
+            self.proceed = trio.Event()
+
+        async def replay(self, session_id: str, last_event_id: str) -> tuple[str, list[tuple[str, str]]] | None:
+            if self.replays_to_block is not None:
+                self.replays_to_block -= 1
+                if self.replays_to_block == 0:
+                    self.catching_up.set()
+                    await self.proceed.wait()
+            return await super().replay(session_id, last_event_id)
+
+    store = SlowReplay()
+    answer_now = trio.Event()
+    server = Server("racy")
+
+    @server.tool()
+    async def finish() -> str:
+        await answer_now.wait()
+        return "finished"
+
+    options = HttpTransportOptions(event_store=store)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(
+                lambda task_status: server.serve_http("127.0.0.1", 0, options=options, task_status=task_status)
+            )
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with HttpClient() as http:
+                headers = [("content-type", "application/json"), ("accept", ACCEPT)]
+                initialize = {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                }
+                opened = await http.request("POST", url, headers=headers, body=json.dumps(initialize).encode())
+                await read_events(opened, None)
+                session = [("mcp-session-id", opened.headers["mcp-session-id"]), ("mcp-protocol-version", "2025-11-25")]
+                call = {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "tools/call",
+                    "params": {"name": "finish", "arguments": {}},
+                }
+                response = await http.request("POST", url, headers=headers + session, body=json.dumps(call).encode())
+                ((priming_id, _),), _ = await read_events(response, 1)
+                await response.aclose()  # the connection drops before the answer
+                store.replays_to_block = 2
+                async with trio.open_nursery() as resuming:
+                    resumed: list[Any] = []
+
+                    async def resume() -> None:
+                        get = await http.request(
+                            "GET",
+                            url,
+                            headers=[*session, ("accept", "text/event-stream"), ("last-event-id", priming_id)],
+                        )
+                        resumed.extend(await read_events(get, None))
+
+                    resuming.start_soon(resume)
+                    await store.catching_up.wait()  # the server holds the stream while it reads the store
+                    answer_now.set()  # the call finishes meanwhile: its answer waits for the stream
+                    await trio.testing.wait_all_tasks_blocked()
+                    store.proceed.set()
+                events, ended = resumed
+                assert ended and [message["result"]["content"][0]["text"] for _, message in events] == ["finished"]
+            nursery.cancel_scope.cancel()

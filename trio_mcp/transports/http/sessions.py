@@ -576,7 +576,9 @@ class SessionEndpoint:
         writer = SseWriter(response)
         if not await session.attach(stream, writer, last_event_id=last_event_id):
             return
-        if stream is not session.standalone and (stream.complete.is_set() or not stream.pending):
+        # Not "nothing pending": an answer leaves ``pending`` before it is written (it may be waiting for the lock
+        # attach just held), and this response is then where it goes.
+        if stream is not session.standalone and stream.complete.is_set():
             if stream.writer is writer:
                 stream.writer = None
             await writer.end()
