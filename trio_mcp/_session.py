@@ -73,6 +73,21 @@ class RequestHandler(Protocol):
     async def handle_notification(self, method: str, params: dict[str, Any] | None) -> None: ...
 
 
+class _Ended:
+    """The handler of a session whose connection is gone (``Session.release_handler``): it serves nothing."""
+
+    inline_methods: frozenset[str] = frozenset()
+
+    async def handle_request(self, request: InboundRequest) -> Any:
+        raise ConnectionClosed("session ended")
+
+    async def handle_notification(self, method: str, params: dict[str, Any] | None) -> None:
+        return None
+
+
+_ENDED: Final = _Ended()
+
+
 def progress_params(token: RequestId, progress: float, total: float | None, message: str | None) -> dict[str, Any]:
     """The params of ``notifications/progress``: the optional fields only when given."""
     params: dict[str, Any] = {"progressToken": token, "progress": progress}
@@ -291,6 +306,11 @@ class Session:
         if self._closed is not None:
             raise self._closed_error()
         await self._take(message)
+
+    def release_handler(self) -> None:
+        """Forget the handler once nothing of this session runs any more. A connection and its session refer to
+        each other: without this only the garbage collector frees them (a stateless request makes a pair)."""
+        self._handler = _ENDED
 
     def close(self, reason: str = "session closed") -> None:
         """Stop the session now: fail every pending call with ``ConnectionClosed`` and cancel every handler."""

@@ -196,12 +196,15 @@ class ServerConnection:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Serve until the client disconnects."""
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            await nursery.start(self._run_session, nursery)
-            if self.control is not None:
-                self.control.on_inbound(self.session.take)
-            task_status.started()
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                await nursery.start(self._run_session, nursery)
+                if self.control is not None:
+                    self.control.on_inbound(self.session.take)
+                task_status.started()
+        finally:
+            self.session.release_handler()
 
     async def _run_session(self, nursery: trio.Nursery, *, task_status: trio.TaskStatus[None]) -> None:
         with self._serving(nursery):
@@ -210,10 +213,13 @@ class ServerConnection:
     async def serve_alone(self, message: Any) -> None:
         """Serve the one message of a stateless HTTP request in this task (``Session.serve_alone``), then end;
         the nursery holds only what the request starts (its notifications' delivery, its tasks)."""
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            with self._serving(nursery):
-                await self.session.serve_alone(message)
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                with self._serving(nursery):
+                    await self.session.serve_alone(message)
+        finally:
+            self.session.release_handler()
 
     @contextlib.contextmanager
     def _serving(self, nursery: trio.Nursery) -> Iterator[None]:
