@@ -239,6 +239,31 @@ async def test_peer_cancel_is_visible_in_the_context() -> None:
     assert seen == ["cancel_requested=True own=False"]
 
 
+async def test_a_handler_without_a_context_is_cancelled_by_the_peer_all_the_same() -> None:
+    """A handler that takes no ``Context`` runs without a scope of its own (nothing could cancel one): the
+    peer's cancel still ends it at once."""
+    server = Server("cancel")
+    seen: list[str] = []
+
+    @server.tool()
+    async def wait() -> str:
+        """Wait until cancelled."""
+        try:
+            await trio.sleep_forever()
+        except trio.Cancelled:
+            seen.append("cancelled")
+            raise
+        return "unreachable"
+
+    with trio.fail_after(5):
+        async with open_in_memory(server, protocol_version="2025-11-25") as client:
+            with trio.move_on_after(0.2):
+                await client.call_tool("wait")
+            await client.ping()
+            await trio.testing.wait_all_tasks_blocked()
+    assert seen == ["cancelled"]
+
+
 # -- resources -----------------------------------------------------------------------------------
 
 

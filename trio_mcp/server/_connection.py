@@ -523,10 +523,20 @@ class ServerConnection:
             self._trio_token.run_sync_soon(enqueue)
 
     @contextlib.contextmanager
-    def _context(self, request: InboundRequest, modern: ModernRequest | None) -> Iterator[Context]:
-        """The handler's ``Context``, also visible to the stdlib logging bridge while the handler runs."""
+    def _context(
+        self, request: InboundRequest, modern: ModernRequest | None, *, sees_context: bool = True
+    ) -> Iterator[Context]:
+        """The handler's ``Context``, also visible to the stdlib logging bridge while the handler runs. Its own
+        ``cancel_scope`` is entered only for a handler that ``sees_context`` (takes it as a parameter): no other
+        can cancel it or give it a deadline, so for them it would be a scope that nothing ever cancels."""
         context = Context(request, self, modern)
         token = current_context.set(context)
+        if not sees_context:
+            try:
+                yield context
+            finally:
+                current_context.reset(token)
+            return
         scope = context.cancel_scope
         try:
             with scope:
@@ -561,7 +571,7 @@ class ServerConnection:
 
                 return await tasks.start(self, request, modern, tool, asked, work)
         try:
-            with self._context(request, modern) as context:
+            with self._context(request, modern, sees_context=bool(tool.schema.skipped)) as context:
                 return await self.run_tool(tool, arguments, context)
         except HandlerCancelled as exc:
             return error_result(f"Tool {tool.name} {exc}")
@@ -611,7 +621,7 @@ class ServerConnection:
         if found is None:
             raise self._not_found(params.uri, modern)
         definition, variables = found
-        with self._context(request, modern) as context:
+        with self._context(request, modern, sees_context=bool(definition.schema.skipped)) as context:
             try:
                 contents = await definition.read(params.uri, variables, context)
             except ArgumentError as exc:
@@ -648,7 +658,7 @@ class ServerConnection:
         prompt = self.server.prompts.get(params.name)
         if prompt is None:
             raise McpError(INVALID_PARAMS, f"Invalid params: unknown prompt {params.name!r}")
-        with self._context(request, modern) as context:
+        with self._context(request, modern, sees_context=bool(prompt.schema.skipped)) as context:
             try:
                 return await prompt.render(params.arguments, context, context.protocol_version)
             except ArgumentError as exc:

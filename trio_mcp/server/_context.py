@@ -116,7 +116,8 @@ class Context:
         self._connection = connection
         self._modern = modern
         self._asked = 0
-        self._scope = trio.CancelScope()
+        #: Made when first asked for (most handlers never see their context, and no scope is then entered).
+        self._scope: trio.CancelScope | None = None
         #: The server whose handler runs, when it is not the connection's: a mounted one.
         self._server: ServerCore | None = None
 
@@ -148,6 +149,8 @@ class Context:
     def cancel_scope(self) -> trio.CancelScope:
         """The handler's own scope: cancelling it, or its deadline passing, ends the handler and answers the
         request with an error saying so. (A peer's cancel or a server stop cancels the scopes around it.)"""
+        if self._scope is None:
+            self._scope = trio.CancelScope()
         return self._scope
 
     @property
