@@ -116,16 +116,16 @@ class StdioMessageStream:
                 batch, self._queued = self._queued, _Batch()
                 batch.taken = True
                 data = b"".join(batch.lines)
-                with trio.CancelScope(shield=True):
-                    with trio.move_on_after(self._write_timeout) as timer:
-                        try:
-                            await self._send_stream.send_all(data)
-                        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-                            self._broken = ConnectionClosed("stdio pipe closed", detail=str(exc) or None)
-                    if self._broken is not None and self._on_eof is not None:
-                        # The peer is gone; whether the read side or this write notices first, say why.
-                        with trio.move_on_after(_DESCRIBE_TIMEOUT):
-                            self._broken = await self._on_eof()
+                # One scope: shielded from the sender's cancellation, ended by its own deadline.
+                with trio.CancelScope(shield=True, relative_deadline=self._write_timeout) as timer:
+                    try:
+                        await self._send_stream.send_all(data)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                        self._broken = ConnectionClosed("stdio pipe closed", detail=str(exc) or None)
+                if self._broken is not None and self._on_eof is not None:
+                    # The peer is gone; whether the read side or this write notices first, say why.
+                    with trio.CancelScope(shield=True, relative_deadline=_DESCRIBE_TIMEOUT):
+                        self._broken = await self._on_eof()
                 if timer.cancelled_caught:
                     self._broken = ConnectionClosed(f"peer did not read a message within {self._write_timeout:g} s")
                 batch.error = self._broken
