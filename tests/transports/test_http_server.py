@@ -546,6 +546,7 @@ async def test_a_held_head_goes_with_the_next_write() -> None:
             client = await Raw.connect(port)
             quick = await client.request("GET", "/quick")  # held head, then finish(): one complete response
             assert quick.status == 200 and quick.body == b"data: first\n\ndata: last\n\n"
+            assert quick.headers["content-length"] == str(len(quick.body))  # whole, so not chunked
             await client.send(b"GET /slow HTTP/1.1\r\nhost: t\r\n\r\n")
             received = client.pending
             while b"data: first" not in received:

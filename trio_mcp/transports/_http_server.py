@@ -226,8 +226,8 @@ class HttpResponse:
         self._finished = False
         #: Set when the last write of the response has been asked for: nothing may follow it.
         self._ending = False
-        #: A head started with ``hold``, not sent yet: it goes with the next write.
-        self._held: list[h11.Event] | None = None
+        #: A head (its fields and first bytes) started with ``hold``, not sent yet: it goes with the next write.
+        self._held: tuple[list[tuple[bytes, bytes]], bytes] | None = None
 
     def cancel_on_disconnect(self, scope: trio.CancelScope, *, or_shutdown: bool = False) -> None:
         """Cancel ``scope`` as soon as the client goes away (at once if it already has), and with
@@ -280,21 +280,28 @@ class HttpResponse:
         """Send the head of a streamed response now (chunked, or close-delimited for HTTP/1.0 clients), and
         ``first`` with it in the same write (an SSE stream's opening event, say). With ``hold`` they wait for
         the next ``write()`` or ``finish()`` and go in the same write: an answer that is quick costs one
-        write, not two (``write(b"")`` sends them on their own)."""
+        write, not two (``write(b"")`` sends them on their own), and a response finished while its head is
+        held goes whole, with a ``Content-Length`` and no chunk framing."""
         raw = self._head_fields(status, headers)
         self._started = True
         self.status = status
-        events: list[h11.Event] = [h11.Response(status_code=status, headers=raw, reason=_REASONS.get(status, b""))]
+        if hold:
+            self._held = (raw, bytes(first))
+            return
+        await self._conn._send(self._head_events(raw, first))
+
+    def _head_events(self, raw: list[tuple[bytes, bytes]], first: bytes) -> list[h11.Event]:
+        assert self.status is not None
+        events: list[h11.Event] = [
+            h11.Response(status_code=self.status, headers=raw, reason=_REASONS.get(self.status, b""))
+        ]
         if first and self._request.method != "HEAD":
             events.append(h11.Data(data=bytes(first)))
-        if hold:
-            self._held = events
-            return
-        await self._conn._send(events)
+        return events
 
     def _take_held(self) -> list[h11.Event]:
         held, self._held = self._held, None
-        return held or []
+        return [] if held is None else self._head_events(*held)
 
     async def write(self, data: bytes) -> None:
         """Send one piece of a started response (e.g. one SSE event). Raises ``ClientDisconnected``."""
@@ -315,9 +322,14 @@ class HttpResponse:
         if self._ending:
             return
         self._ending = True
-        events = self._take_held()
-        if last and self._request.method != "HEAD":
-            events.append(h11.Data(data=bytes(last)))
+        held, self._held = self._held, None
+        if held is not None:  # the whole response is known: sent with its length
+            raw, first = held
+            body = first + last
+            raw.append((b"content-length", str(len(body)).encode("ascii")))
+            events = self._head_events(raw, body)
+        else:
+            events = [h11.Data(data=bytes(last))] if last and self._request.method != "HEAD" else []
         events.append(h11.EndOfMessage())
         await self._conn._send(events)
         self._finished = True
