@@ -3,6 +3,7 @@ transport named."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -13,6 +14,7 @@ import trio
 
 import trio_mcp
 from trio_mcp.testing import open_in_memory
+from trio_mcp.transports._http_client import HttpClient
 
 
 @asynccontextmanager
@@ -45,3 +47,27 @@ async def connect(
             async with trio_mcp.open_http_client(url, protocol_version=version, **options) as client:
                 yield client
         nursery.cancel_scope.cancel()
+
+
+#: The headers of a POST to a Streamable HTTP endpoint.
+POST_HEADERS = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
+
+
+async def open_raw_session(http: HttpClient, url: str) -> list[tuple[str, str]]:
+    """Open a 2025-11-25 session with plain HTTP requests (``initialize``, its answer read through, then
+    ``notifications/initialized``); the headers that name the session in its later requests."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    opened = await http.request("POST", url, headers=POST_HEADERS, body=json.dumps(initialize).encode())
+    while await opened.receive_some():
+        pass
+    session = [("mcp-session-id", opened.headers["mcp-session-id"]), ("mcp-protocol-version", "2025-11-25")]
+    initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    answer = await http.request("POST", url, headers=[*POST_HEADERS, *session], body=initialized)
+    while await answer.receive_some():
+        pass
+    return session

@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 import trio
+from transport_helpers import POST_HEADERS, open_raw_session
 
 from trio_mcp import Server
 from trio_mcp.transports._http_client import HttpClient
 
-ACCEPT = "application/json, text/event-stream"
+STATELESS_HEADERS = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "echo")]
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
@@ -64,34 +65,12 @@ async def test_calls_over_http_leave_no_cyclic_garbage(era: str) -> None:
             port = await nursery.start(server.serve_http, "127.0.0.1", 0)
             url = f"http://127.0.0.1:{port}/mcp"
             async with HttpClient() as http:
-                headers = [("content-type", "application/json"), ("accept", ACCEPT)]
                 params: dict[str, Any] = {"name": "echo", "arguments": {"text": "hi"}}
                 if era == "stateless":
-                    headers += [
-                        ("mcp-protocol-version", "2026-07-28"),
-                        ("mcp-method", "tools/call"),
-                        ("mcp-name", "echo"),
-                    ]
+                    headers = [*POST_HEADERS, *STATELESS_HEADERS]
                     params["_meta"] = MODERN_META
                 else:
-                    initialize = {
-                        "jsonrpc": "2.0",
-                        "id": 0,
-                        "method": "initialize",
-                        "params": {
-                            "protocolVersion": "2025-11-25",
-                            "capabilities": {},
-                            "clientInfo": {"name": "t", "version": "1"},
-                        },
-                    }
-                    opened = await http.request("POST", url, headers=headers, body=json.dumps(initialize).encode())
-                    while await opened.receive_some():
-                        pass
-                    headers += [
-                        ("mcp-session-id", opened.headers["mcp-session-id"]),
-                        ("mcp-protocol-version", "2025-11-25"),
-                    ]
-                    await call(http, url, headers, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+                    headers = [*POST_HEADERS, *await open_raw_session(http, url)]
                 message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
                 for _ in range(5):  # warm up: first-use caches are not garbage
                     await call(http, url, headers, message)

@@ -10,6 +10,7 @@ from typing import Any
 import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from transport_helpers import POST_HEADERS, open_raw_session
 
 from trio_mcp import Context, Server
 from trio_mcp._core.sse import SSEDecoder
@@ -204,22 +205,11 @@ async def test_a_slow_call_gets_its_head_and_priming_event_before_its_answer() -
             port = await nursery.start(server.serve_http, "127.0.0.1", 0)
             url = f"http://127.0.0.1:{port}/mcp"
             async with HttpClient() as http:
-                headers = [("content-type", "application/json"), ("accept", ACCEPT)]
-                initialize = {
-                    "jsonrpc": "2.0",
-                    "id": 0,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {},
-                        "clientInfo": {"name": "t", "version": "1"},
-                    },
-                }
-                opened = await http.request("POST", url, headers=headers, body=json.dumps(initialize).encode())
-                await read_events(opened, None)
-                session = [("mcp-session-id", opened.headers["mcp-session-id"]), ("mcp-protocol-version", "2025-11-25")]
+                session = await open_raw_session(http, url)
                 call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait", "arguments": {}}}
-                response = await http.request("POST", url, headers=headers + session, body=json.dumps(call).encode())
+                response = await http.request(
+                    "POST", url, headers=[*POST_HEADERS, *session], body=json.dumps(call).encode()
+                )
                 assert response.status == 200 and not release.is_set()
                 (priming,), _ = await read_events(response, 1)
                 assert priming[0] and priming[1] is None and not release.is_set()
@@ -270,39 +260,25 @@ async def test_a_resumed_stream_carries_the_answer_that_comes_while_it_catches_u
             )
             url = f"http://127.0.0.1:{port}/mcp"
             async with HttpClient() as http:
-                headers = [("content-type", "application/json"), ("accept", ACCEPT)]
-                initialize = {
-                    "jsonrpc": "2.0",
-                    "id": 0,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {},
-                        "clientInfo": {"name": "t", "version": "1"},
-                    },
-                }
-                opened = await http.request("POST", url, headers=headers, body=json.dumps(initialize).encode())
-                await read_events(opened, None)
-                session = [("mcp-session-id", opened.headers["mcp-session-id"]), ("mcp-protocol-version", "2025-11-25")]
+                session = await open_raw_session(http, url)
                 call = {
                     "jsonrpc": "2.0",
                     "id": 1,
                     "method": "tools/call",
                     "params": {"name": "finish", "arguments": {}},
                 }
-                response = await http.request("POST", url, headers=headers + session, body=json.dumps(call).encode())
+                response = await http.request(
+                    "POST", url, headers=[*POST_HEADERS, *session], body=json.dumps(call).encode()
+                )
                 ((priming_id, _),), _ = await read_events(response, 1)
                 await response.aclose()  # the connection drops before the answer
                 store.replays_to_block = 2
+                resume_headers = [*session, ("accept", "text/event-stream"), ("last-event-id", priming_id)]
                 async with trio.open_nursery() as resuming:
                     resumed: list[Any] = []
 
                     async def resume() -> None:
-                        get = await http.request(
-                            "GET",
-                            url,
-                            headers=[*session, ("accept", "text/event-stream"), ("last-event-id", priming_id)],
-                        )
+                        get = await http.request("GET", url, headers=resume_headers)
                         resumed.extend(await read_events(get, None))
 
                     resuming.start_soon(resume)
