@@ -306,18 +306,12 @@ class HttpSession:
             return
         async with stream.lock:
             # Events get ids only where they can be resumed from: with an event store.
+            # Made into text once: the store keeps the text (nothing for the collector to walk), the writer sends it.
+            data = event_data(message)
+            event_id = await self._record(stream, data) if self._store is not None else None
             writer = stream.writer
-            if self._store is not None:
-                # Made into text once: the store keeps the text (nothing for the collector to walk) and the
-                # writer sends it.
-                data = event_data(message)
-                event_id = await self._record(stream, data)
-                if writer is not None and await writer.data_event(data, event_id, last=last):
-                    return
-            else:
-                event_id = None
-                if writer is not None and await writer.event(message, event_id, last=last):
-                    return
+            if writer is not None and await writer.data_event(data, event_id, last=last):
+                return
             if stream.writer is writer:
                 stream.writer = None
             if self.directory is not None and not stream.collect:
@@ -475,6 +469,7 @@ class HttpSession:
         if self.closed.is_set():
             return
         self.closed.set()
+        self._take = None  # the connection's session: let it go with the connection
         self._inbound_send.close()
         self.scope.cancel()
         for stream in self.streams.values():
