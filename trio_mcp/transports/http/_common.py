@@ -31,7 +31,6 @@ __all__ = [
     "refuse",
     "request_principal",
     "send_error",
-    "wait_any",
 ]
 
 SSE_HEADERS: Final = (
@@ -191,17 +190,3 @@ async def finish_quietly(response: HttpResponse) -> None:
             await response.finish()
         except ClientDisconnected:
             pass
-
-
-async def wait_any(*events: trio.Event) -> None:
-    """Return as soon as one of ``events`` is set."""
-    if any(event.is_set() for event in events):
-        return
-    async with trio.open_nursery() as nursery:
-
-        async def wait(event: trio.Event) -> None:
-            await event.wait()
-            nursery.cancel_scope.cancel()
-
-        for event in events:
-            nursery.start_soon(wait, event)

@@ -36,7 +36,6 @@ from ._common import (
     event_data,
     refuse,
     request_principal,
-    wait_any,
 )
 from .exchange import Request as HttpRequest  # the h11 server's, or the ASGI adapter's
 from .exchange import Response as HttpResponse
@@ -527,7 +526,9 @@ class SessionEndpoint:
         if self.options.json_response:
             stream.collect = True
             await session.deliver(message)
-            await wait_any(stream.complete, response.disconnected, request.server_stopping)
+            with trio.CancelScope() as watch:  # until answered, the client leaves or a drain begins
+                response.cancel_on_disconnect(watch, or_shutdown=True)
+                await stream.complete.wait()
             answers = session.collected_answers(stream)
             if not response.disconnected.is_set() and not session.closed.is_set():
                 body = answers[0] if type(message) is dict and len(answers) == 1 else answers
