@@ -542,7 +542,7 @@ class SessionEndpoint:
         writer = SseWriter(response)
         await session.attach(stream, writer)
         await session.deliver(message)
-        await self._stream_until_done(session, stream, writer, response)
+        await self._stream_until_done(session, stream, writer, response, head_held=True)
 
     async def get(self, request: HttpRequest, response: HttpResponse, route: Route) -> None:
         session = await self._session_for(route, response)
@@ -659,11 +659,18 @@ class SessionEndpoint:
         return stream
 
     async def _stream_until_done(
-        self, session: HttpSession, stream: _Stream, writer: SseWriter, response: HttpResponse
+        self,
+        session: HttpSession,
+        stream: _Stream,
+        writer: SseWriter,
+        response: HttpResponse,
+        *,
+        head_held: bool = False,
     ) -> None:
         """Hold the response open until its stream is complete, the client leaves, or the server drains (then
         the stream is ended cleanly: a client of this era resumes it elsewhere). Idle streams get ``:``
-        keep-alive comments. No task is spawned for any of this."""
+        keep-alive comments; a head started with ``hold`` goes after ``_HEAD_HOLD`` if no event took it. No task
+        is spawned for any of this."""
         with trio.CancelScope() as watch:
             stream.watch = watch
             response.cancel_on_disconnect(watch, or_shutdown=True)
@@ -671,14 +678,14 @@ class SessionEndpoint:
             quiet = (
                 self.options.keepalive_interval if stream.origin is None else min(self.options.keepalive_interval, 1.0)
             )
-            held = True
+            held = head_held
             while not stream.complete.is_set():
                 with trio.move_on_after(_HEAD_HOLD if held else quiet):
                     await stream.complete.wait()
                 if stream.complete.is_set():
                     break
                 if held:  # no answer yet: the client gets the head, and the priming event, now
-                    held = False
+                    held = head_held
                     if not await writer.raw(b""):
                         break
                     continue
