@@ -531,19 +531,13 @@ class ServerConnection:
         can cancel it or give it a deadline, so for them it would be a scope that nothing ever cancels."""
         context = Context(request, self, modern)
         token = current_context.set(context)
-        if not sees_context:
-            try:
-                yield context
-            finally:
-                current_context.reset(token)
-            return
-        scope = context.cancel_scope
+        scope = context.cancel_scope if sees_context else None
         try:
-            with scope:
+            with scope if scope is not None else contextlib.nullcontext():
                 yield context
         finally:
             current_context.reset(token)
-        if scope.cancelled_caught:
+        if scope is not None and scope.cancelled_caught:
             raise HandlerCancelled(timed_out=scope.deadline <= trio.current_time())
 
     # -- tools ------------------------------------------------------------------------------------

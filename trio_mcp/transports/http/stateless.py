@@ -1,9 +1,9 @@
 """The stateless revision (2026-07-28) on Streamable HTTP: each POST is served on its own.
 
-A fresh connection serves the one request, in the HTTP request's own task. Its answer goes as a JSON body when nothing came before it;
-anything earlier (progress, a log record) turns the response into an SSE stream that the answer ends. Closing
-that stream cancels the request, and everything the request started (its keep-alive ticks included) ends
-with it. No session id is minted or read.
+A fresh connection serves the one request, in the HTTP request's own task. Its answer goes as a JSON body when
+nothing came before it; anything earlier (progress, a log record) turns the response into an SSE stream that
+the answer ends. Closing that stream cancels the request, and everything the request started (its keep-alive
+ticks included) ends with it. No session id is minted or read.
 """
 
 from __future__ import annotations
