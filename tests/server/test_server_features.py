@@ -216,6 +216,17 @@ async def test_adding_and_removing_tools_notifies_clients() -> None:
             assert "extra" not in [tool.name for tool in (await client.list_tools()).tools]
 
 
+async def call_wait_then_give_up(server: Server) -> None:
+    """Call the ``wait`` tool and cancel the call (the client sends ``notifications/cancelled``), then let the
+    server finish reacting."""
+    with trio.fail_after(5):
+        async with open_in_memory(server, protocol_version="2025-11-25") as client:
+            with trio.move_on_after(0.2):
+                await client.call_tool("wait")
+            await client.ping()
+            await trio.testing.wait_all_tasks_blocked()
+
+
 async def test_peer_cancel_is_visible_in_the_context() -> None:
     server = Server("cancel")
     seen: list[str] = []
@@ -230,12 +241,7 @@ async def test_peer_cancel_is_visible_in_the_context() -> None:
             seen.append(f"cancel_requested={ctx.cancel_requested.is_set()} own={ctx.cancel_scope.cancel_called}")
         return "unreachable"
 
-    with trio.fail_after(5):
-        async with open_in_memory(server, protocol_version="2025-11-25") as client:
-            with trio.move_on_after(0.2):
-                await client.call_tool("wait")
-            await client.ping()
-            await trio.testing.wait_all_tasks_blocked()
+    await call_wait_then_give_up(server)
     assert seen == ["cancel_requested=True own=False"]
 
 
@@ -255,12 +261,7 @@ async def test_a_handler_without_a_context_is_cancelled_by_the_peer_all_the_same
             raise
         return "unreachable"
 
-    with trio.fail_after(5):
-        async with open_in_memory(server, protocol_version="2025-11-25") as client:
-            with trio.move_on_after(0.2):
-                await client.call_tool("wait")
-            await client.ping()
-            await trio.testing.wait_all_tasks_blocked()
+    await call_wait_then_give_up(server)
     assert seen == ["cancelled"]
 
 
