@@ -36,6 +36,7 @@ from ._core.jsonrpc import (
     result_message,
 )
 from ._failures import Fate, failure_text, fate_of, report_failure
+from ._task_set import TaskSet
 from ._util import Sentinel
 from .errors import (
     INTERNAL_ERROR,
@@ -265,7 +266,8 @@ class Session:
         self._pending: dict[RequestId, _Pending] = {}
         self._progress: dict[RequestId, _Pending] = {}
         self._in_flight: dict[RequestId, InboundRequest] = {}
-        self._nursery: trio.Nursery | None = None
+        #: Where requests run: ``run()``'s nursery, or the transport's ``TaskSet`` (``attach``).
+        self._nursery: trio.Nursery | TaskSet | None = None
         self._closed: ConnectionClosed | None = None
         #: Set by the protocol layer once a revision that has JSON-RPC batches (2025-03-26) is negotiated.
         self.accept_batches = False
@@ -297,12 +299,21 @@ class Session:
         finally:
             self._shutdown(ConnectionClosed("request served"))
 
+    def attach(self, tasks: TaskSet) -> None:
+        """Serve the messages handed to ``take()`` with no reader and no task of the session's own: requests run
+        in ``tasks`` (a transport's, which delivers every message itself). Cancelling ``tasks`` closes the
+        session; closing it cancels them."""
+        if self._nursery is not None:
+            raise RuntimeError("Session.attach() is for a session that does not run()")
+        self._nursery = tasks
+        tasks.on_cancel(self.close)
+
     async def take(self, message: Any) -> None:
         """Handle one message the transport read itself, in the caller's task, as the reader would (a request
         still runs in a task of this session's): no hop through ``receive()`` and the reader's task. Only
-        while ``run()`` runs; raises ``ConnectionClosed`` once the session is closed."""
+        while ``run()`` runs or after ``attach()``; raises ``ConnectionClosed`` once the session is closed."""
         if self._nursery is None:
-            raise RuntimeError("Session.take() is for a session that runs")
+            raise RuntimeError("Session.take() is for a session that runs or is attached")
         if self._closed is not None:
             raise self._closed_error()
         await self._take(message)
@@ -346,8 +357,11 @@ class Session:
             if waiter.outcome is None:
                 waiter.outcome = self._closed
             waiter.event.set()
-        if self._nursery is not None:
-            self._nursery.cancel_scope.cancel()
+        tasks = self._nursery
+        if isinstance(tasks, TaskSet):
+            tasks.cancel()
+        elif tasks is not None:
+            tasks.cancel_scope.cancel()
 
     # -- outbound ---------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from .._middleware import RequestInfo, run_middleware
 from .._pagination import InvalidCursor, paginate
 from .._schema import ArgumentError
 from .._session import InboundRequest, Session
+from .._task_set import TaskSet
 from .._util import first_leaf
 from .._wire.convert import from_wire, params_from_wire, to_wire
 from .._wire.features import Feature, has
@@ -154,7 +155,7 @@ class ServerConnection:
         self._outbox_ready: trio.Event | None = None
         self._outbox_dropped = 0
         self._initialized = trio.Event()
-        self._nursery: trio.Nursery | None = None
+        self._nursery: trio.Nursery | TaskSet | None = None
         self._delivering = False
         self._trio_token = trio.lowlevel.current_trio_token()
         if control is not None:
@@ -196,15 +197,12 @@ class ServerConnection:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Serve until the client disconnects."""
-        try:
-            async with trio.open_nursery() as nursery:
-                self._nursery = nursery
-                await nursery.start(self._run_session, nursery)
-                if self.control is not None:
-                    self.control.on_inbound(self.session.take)
-                task_status.started()
-        finally:
-            self.session.release_handler()
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            await nursery.start(self._run_session, nursery)
+            if self.control is not None:
+                self.control.on_inbound(self.session.take)
+            task_status.started()
 
     async def _run_session(self, nursery: trio.Nursery, *, task_status: trio.TaskStatus[None]) -> None:
         with self._serving(nursery):
@@ -213,13 +211,21 @@ class ServerConnection:
     async def serve_alone(self, message: Any) -> None:
         """Serve the one message of a stateless HTTP request in this task (``Session.serve_alone``), then end;
         the nursery holds only what the request starts (its notifications' delivery, its tasks)."""
-        try:
-            async with trio.open_nursery() as nursery:
-                self._nursery = nursery
-                with self._serving(nursery):
-                    await self.session.serve_alone(message)
-        finally:
-            self.session.release_handler()
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            with self._serving(nursery):
+                await self.session.serve_alone(message)
+
+    def attach(self, tasks: TaskSet) -> None:
+        """Serve with no task of this connection's own (``Session.attach``): the transport hands each client
+        message to ``control.on_inbound``'s callback and everything else runs in ``tasks``; cancelling ``tasks``
+        ends the connection. An idle session then costs no parked task."""
+        assert self.control is not None, "an attached connection takes its messages through its StreamControl"
+        self._nursery = tasks
+        self.server.connections.add(self)
+        self.session.attach(tasks)
+        tasks.on_cancel(self._ended)
+        self.control.on_inbound(self.session.take)
 
     @contextlib.contextmanager
     def _serving(self, nursery: trio.Nursery) -> Iterator[None]:
@@ -229,11 +235,17 @@ class ServerConnection:
         try:
             yield
         finally:
-            self.server.connections.discard(self)
-            self.server.tasks.connection_closed(self)
+            self._ended()
             nursery.cancel_scope.cancel()
 
-    def task_nursery(self) -> trio.Nursery:
+    def _ended(self) -> None:
+        """The server forgets this connection: no change reaches it, and its tasks (nobody can reach) are
+        cancelled."""
+        self.server.connections.discard(self)
+        self.server.tasks.connection_closed(self)
+        self.session.release_handler()
+
+    def task_nursery(self) -> trio.Nursery | TaskSet:
         """Where tasks run when the server's task manager is not serving (outside ``Server.running()``)."""
         assert self._nursery is not None
         return self._nursery

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import attrs
 import trio
 
+from .._task_set import TaskSet
 from .._util import collapse_exception_groups
 from ..transports._base import MessageStream, StreamControl
 from ..transports.stdio import stdio_server_stream
@@ -69,6 +70,7 @@ class Server(ServerCore):
         principal: Any = None,
         control: StreamControl | None = None,
         request: Any = None,
+        tasks: TaskSet | None = None,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve one client over ``stream`` until it disconnects (for custom transports and tests).
@@ -76,10 +78,17 @@ class Server(ServerCore):
         ``modern_only`` treats every request as 2026-07-28 (stateless HTTP requests); ``principal`` is who the
         transport authenticated (``Context.principal``); ``control`` is what a transport with per-request
         streams offers the connection. ``request`` is the one message of a stateless request, already read:
-        it is served in this task, ``stream`` only carries what it sends, and the connection then ends. This
-        does not run the lifespan; wrap it in ``running()`` when the server has one.
+        it is served in this task, ``stream`` only carries what it sends, and the connection then ends. With
+        ``tasks`` (and a ``control``) the connection holds no task of its own: this returns once it is set up,
+        the transport hands it every client message (``control.on_inbound``), its work runs in ``tasks``, and
+        ``tasks.cancel()`` ends it. This does not run the lifespan; wrap it in ``running()`` when the server
+        has one.
         """
         connection = ServerConnection(self, stream, modern_only=modern_only, principal=principal, control=control)
+        if tasks is not None:
+            connection.attach(tasks)
+            task_status.started()
+            return
         with collapse_exception_groups():
             if request is not None:
                 task_status.started()

@@ -34,6 +34,7 @@ import trio
 
 from .._core.tasks import TaskEvent, TaskRecord, apply, detailed_task_wire, task_wire
 from .._session import InboundRequest, Session
+from .._task_set import TaskSet
 from .._wire.versions import V2025_11_25
 from ..errors import (
     INTERNAL_ERROR,
@@ -99,7 +100,7 @@ class TaskConnection(Protocol):
     @property
     def session(self) -> Session: ...
 
-    def task_nursery(self) -> trio.Nursery: ...
+    def task_nursery(self) -> trio.Nursery | TaskSet: ...
 
     def task_changed(self, task_id: str, params: dict[str, Any]) -> None: ...
 

@@ -11,6 +11,7 @@ import trio
 from ..._core.inbound import Rejection
 from ..._core.jsonrpc import RequestId, encode, error_message
 from ..._core.sse import encode_event
+from ..._task_set import TaskSet
 from ...errors import INVALID_REQUEST
 from .._base import MessageStream, StreamControl
 from .._http_server import (
@@ -49,7 +50,8 @@ class ConnectFunction(Protocol):
 
     ``principal`` is what ``HttpTransportOptions.authenticate`` said about the caller (None without it);
     ``control`` lets a session's connection report its revision and end a request's stream; ``request`` is
-    the one message of a stateless request, served in the caller's task.
+    the one message of a stateless request, served in the caller's task. With ``tasks`` the connection runs
+    in them and this returns at once (a session that holds no task while idle).
     """
 
     def __call__(
@@ -60,6 +62,7 @@ class ConnectFunction(Protocol):
         principal: Any = ...,
         control: StreamControl | None = ...,
         request: Any = ...,
+        tasks: TaskSet | None = ...,
     ) -> Awaitable[None]: ...
 
 

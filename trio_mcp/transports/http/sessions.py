@@ -24,9 +24,9 @@ import trio
 from ..._core.inbound import Refusal, Rejection, Route
 from ..._core.jsonrpc import RequestId, decode, encode, error_message, is_request_id
 from ..._core.sse import encode_comment, encode_event
+from ..._task_set import TaskSet
 from ..._wire.versions import DEFAULT_NEGOTIATED_VERSION, V2025_03_26, V2025_11_25
 from ...errors import INTERNAL_ERROR, ConnectionClosed
-from .._http_server import must_propagate
 from .._quick_lock import QuickLock
 from ._common import (
     JSON_HEADERS,
@@ -130,6 +130,7 @@ class HttpSession:
         self,
         session_id: str,
         options: HttpTransportOptions,
+        nursery: trio.Nursery,
         *,
         sse_only: bool,
         principal: Any,
@@ -149,29 +150,29 @@ class HttpSession:
         self.sent: dict[RequestId, None] = {}
         #: Takes the session's state when another process serving it changed it (set by the connection).
         self.apply_state: Callable[[Mapping[str, Any]], None] | None = None
-        #: Handles a client message in the task that read it, once the connection runs (``on_inbound``); the
-        #: inbox holds what arrives before.
+        #: Handles a client message in the task that read it (the connection's, given by ``on_inbound``).
         self._take: Callable[[Any], Awaitable[None]] | None = None
         self._json_response = options.json_response
         self._retry_ms = options.retry_ms
         self._on_end = on_end
         self.version = restored["protocolVersion"] if restored is not None else DEFAULT_NEGOTIATED_VERSION
         self.last_activity = trio.current_time()
-        self.scope = trio.CancelScope()
+        #: What the connection runs (its requests, notifications, tasks), in the endpoint's nursery: an idle
+        #: session holds no task. Cancelled when the session ends.
+        self.tasks = TaskSet(nursery, on_failure=self._failed)
         self.closed = trio.Event()
         self.standalone = _Stream("0", set())
         self.streams: dict[str, _Stream] = {"0": self.standalone}
         self.owner: dict[RequestId, _Stream] = {}
         self._next_stream = 1
-        self._inbound_send, self._inbound = trio.open_memory_channel[Any](64)
 
     # MessageStream, as the connection sees it --------------------------------------------------------------
 
     async def receive(self) -> Any:
-        try:
-            return await self._inbound.receive()
-        except (trio.EndOfChannel, trio.ClosedResourceError):
-            raise ConnectionClosed("HTTP session ended") from None
+        """Nothing arrives here: each client message goes to the connection in the task that read it
+        (``deliver``). Waits for the session's end."""
+        await self.closed.wait()
+        raise ConnectionClosed("HTTP session ended")
 
     async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
         if self.closed.is_set():
@@ -454,23 +455,28 @@ class HttpSession:
         return (here or None), (there or None)
 
     async def deliver(self, message: Any) -> None:
-        """Hand a client message to the connection: in this task once it runs, else through its inbox (waiting
-        while that is full)."""
+        """Hand a client message to the connection, in this task (its requests then run in ``tasks``)."""
+        take = self._take
+        if take is None:
+            raise ConnectionClosed("HTTP session ended")
         try:
-            if self._take is not None:
-                await self._take(message)
-            else:
-                await self._inbound_send.send(message)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionClosed):
+            await take(message)
+        except ConnectionClosed:
             raise ConnectionClosed("HTTP session ended") from None
 
+    def _failed(self, exc: BaseException) -> None:
+        """Something the connection ran failed outside any request: end this session only."""
+        if not isinstance(exc, ConnectionClosed):
+            logger.error("HTTP session %s failed; ending it", self.id[:8], exc_info=exc)
+        self.end()
+
     def end(self) -> None:
+        """End the session now: cancel what its connection runs and complete its streams."""
         if self.closed.is_set():
             return
         self.closed.set()
         self._take = None  # the connection's session: let it go with the connection
-        self._inbound_send.close()
-        self.scope.cancel()
+        self.tasks.cancel()
         for stream in self.streams.values():
             stream.complete.set()
         self._on_end(self)
@@ -636,7 +642,7 @@ class SessionEndpoint:
             if len(self.sessions) >= self.options.max_sessions:
                 logger.warning("cannot take over HTTP session %s: max_sessions reached", session_id[:8])
                 return None
-            return self._start(session_id, sse_only=False, restored=record["state"])
+            return await self._start(session_id, sse_only=False, restored=record["state"])
         finally:
             del self._adopting[session_id]
             done.set()
@@ -719,34 +725,28 @@ class SessionEndpoint:
                 ),
             )
             return None
-        return self._start(secrets.token_urlsafe(32), sse_only=sse_only)
+        return await self._start(secrets.token_urlsafe(32), sse_only=sse_only)
 
-    def _start(self, session_id: str, *, sse_only: bool, restored: Mapping[str, Any] | None = None) -> HttpSession:
+    async def _start(
+        self, session_id: str, *, sse_only: bool, restored: Mapping[str, Any] | None = None
+    ) -> HttpSession:
+        """A session and its connection, which runs in the session's ``tasks`` (no task waits while it idles)."""
         session = HttpSession(
             session_id,
             self.options,
+            self._nursery,
             sse_only=sse_only,
             principal=request_principal.get(),
             on_end=self._forget,
             restored=restored,
         )
         self.sessions[session.id] = session
-        self._nursery.start_soon(self._run_session, session)
+        try:
+            await self._connect(session, principal=session.principal, control=session, tasks=session.tasks)
+        except BaseException:
+            session.end()
+            raise
         return session
-
-    async def _run_session(self, session: HttpSession) -> None:
-        with session.scope:
-            try:
-                await self._connect(session, principal=session.principal, control=session)
-            except ConnectionClosed:
-                pass
-            except BaseException as exc:
-                # One session's failure must never reach the server's nursery: end this session only. Only
-                # Ctrl-C and a cancellation of the server itself go on.
-                if must_propagate(exc, scope=session.scope):
-                    raise
-                logger.error("HTTP session %s failed; ending it", session.id[:8], exc_info=exc)
-        session.end()
 
     def find(self, session_id: str) -> HttpSession | None:
         """The session with this id, if it belongs to this caller (another principal's session is not found)."""

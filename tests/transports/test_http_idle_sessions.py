@@ -1,0 +1,90 @@
+"""An idle Streamable HTTP session holds no task: its requests run in the endpoint's nursery while they last, so
+thousands of open sessions cost a few KiB each, and ending a session still cancels what it runs at once (real
+sockets)."""
+
+from __future__ import annotations
+
+import gc
+import json
+import tracemalloc
+
+import trio
+
+from trio_mcp import Server
+from trio_mcp.transports._http_client import HttpClient
+
+from transport_helpers import POST_HEADERS, open_raw_session  # isort: skip
+
+
+def sleepy_server(started: trio.Event, cancelled: trio.Event) -> Server:
+    server = Server("idle")
+
+    @server.tool()
+    async def wait() -> str:
+        started.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "never"
+
+    return server
+
+
+async def test_idle_sessions_hold_no_task_and_under_8_kib_each() -> None:
+    server = sleepy_server(trio.Event(), trio.Event())
+    with trio.fail_after(60):
+        async with HttpClient() as http, trio.open_nursery() as nursery:
+            port = await nursery.start(server.serve_http, "127.0.0.1", 0)
+            url = f"http://127.0.0.1:{port}/mcp"
+            for _ in range(10):  # warm up: the pooled connection, caches, first-use hooks
+                await open_raw_session(http, url)
+            gc.collect()
+            tasks_before = trio.lowlevel.current_statistics().tasks_living
+            tracemalloc.start()
+            try:
+                before = tracemalloc.get_traced_memory()[0]
+                sessions = [await open_raw_session(http, url) for _ in range(300)]
+                gc.collect()
+                per_session = (tracemalloc.get_traced_memory()[0] - before) / 300
+                tasks_idle = trio.lowlevel.current_statistics().tasks_living
+                for headers in sessions:
+                    deleted = await http.request("DELETE", url, headers=headers)
+                    assert deleted.status == 200
+                    await deleted.aclose()
+                await trio.testing.wait_all_tasks_blocked()
+                gc.collect()
+                left = (tracemalloc.get_traced_memory()[0] - before) / 300
+            finally:
+                tracemalloc.stop()
+            nursery.cancel_scope.cancel()
+    assert tasks_idle == tasks_before, f"{tasks_idle - tasks_before} tasks for 300 idle sessions"
+    assert per_session < 8192, f"{per_session:.0f} bytes traced per idle session"
+    # Ended, they leave nothing behind but noise (free lists, the dict of sessions keeping its size).
+    assert left < 600, f"{left:.0f} bytes per session left after they ended"
+
+
+async def test_ending_a_session_cancels_its_call_at_once() -> None:
+    started, cancelled = trio.Event(), trio.Event()
+    server = sleepy_server(started, cancelled)
+    with trio.fail_after(20):
+        async with HttpClient() as http, trio.open_nursery() as nursery:
+            port = await nursery.start(server.serve_http, "127.0.0.1", 0)
+            url = f"http://127.0.0.1:{port}/mcp"
+            session = await open_raw_session(http, url)
+            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait", "arguments": {}}}
+            stream = await http.request("POST", url, headers=[*POST_HEADERS, *session], body=json.dumps(call).encode())
+            await started.wait()
+            tasks_busy = trio.lowlevel.current_statistics().tasks_living
+            deleted = await http.request("DELETE", url, headers=session)
+            assert deleted.status == 200
+            await deleted.aclose()
+            await cancelled.wait()  # the handler was cancelled, not left running in the endpoint's nursery
+            while await stream.receive_some():  # and the call's stream ends
+                pass
+            await trio.testing.wait_all_tasks_blocked()
+            assert trio.lowlevel.current_statistics().tasks_living < tasks_busy
+            gone = await http.request("POST", url, headers=[*POST_HEADERS, *session], body=json.dumps(call).encode())
+            assert gone.status == 404
+            await gone.aclose()
+            nursery.cancel_scope.cancel()
