@@ -227,6 +227,9 @@ class SessionStatistics:
     closed: bool
 
 
+#: What a request served alone runs in instead of its cancel scope (``Session.serve_alone``).
+_NO_SCOPE: Final[contextlib.AbstractContextManager[None]] = contextlib.nullcontext()
+
 #: "Use the default" (the session's ``request_timeout``); reads as DEFAULT in ``help()``.
 _UNSET: Final[Any] = Sentinel("DEFAULT")
 
@@ -551,16 +554,22 @@ class Session:
             request._batch = batch
             batch.remaining += 1
         self._in_flight[request_id] = request
-        if event.method in self._handler.inline_methods or self._nursery is None:  # no nursery: serve_alone
+        tasks = self._nursery
+        if event.method in self._handler.inline_methods or tasks is None:  # no nursery: serve_alone
             await self._serve(request)
+        elif type(tasks) is TaskSet:  # attached: the set cancels the request's own scope, no second one
+            tasks.start_soon(self._serve, request, scope=request.cancel_scope)
         else:
-            self._nursery.start_soon(self._serve, request)
+            tasks.start_soon(self._serve, request)
 
     async def _serve(self, request: InboundRequest) -> None:
         """Run one handler and answer it; whatever it raises is its request's failure alone (see ``_failures``)."""
         response: dict[str, Any] | None = None
+        # Served alone (a stateless request), nothing can cancel it but its caller: no scope of its own (a scope
+        # costs several microseconds).
+        scope = request.cancel_scope if self._nursery is not None else _NO_SCOPE
         try:
-            with request.cancel_scope:
+            with scope:
                 result = await self._handler.handle_request(request)
                 response = result_message(request.id, result)
         except McpError as exc:

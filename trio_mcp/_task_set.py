@@ -34,17 +34,27 @@ class TaskSet:
         self._on_failure = on_failure
         self.cancelled = False
 
-    def start_soon(self, fn: Callable[..., Awaitable[object]], *args: Any) -> None:
-        """Run ``fn(*args)`` in the nursery, cancelled with the rest of this set."""
-        scope = trio.CancelScope()
+    def start_soon(
+        self, fn: Callable[..., Awaitable[object]], *args: Any, scope: trio.CancelScope | None = None
+    ) -> None:
+        """Run ``fn(*args)`` in the nursery, cancelled with the rest of this set: in a cancel scope of its own,
+        or in ``scope``, one the task enters itself (a request's: a second scope would cost as much again)."""
+        own = scope is None
+        if scope is None:
+            scope = trio.CancelScope()
         if self.cancelled:
             scope.cancel()
         self._scopes.add(scope)
-        self._nursery.start_soon(self._run, scope, fn, args)
+        self._nursery.start_soon(self._run, scope, own, fn, args)
 
-    async def _run(self, scope: trio.CancelScope, fn: Callable[..., Awaitable[object]], args: tuple[Any, ...]) -> None:
+    async def _run(
+        self, scope: trio.CancelScope, own: bool, fn: Callable[..., Awaitable[object]], args: tuple[Any, ...]
+    ) -> None:
         try:
-            with scope:
+            if own:
+                with scope:
+                    await fn(*args)
+            else:
                 await fn(*args)
         except BaseException as exc:
             if fate_of(exc) is Fate.PROPAGATE:

@@ -77,3 +77,24 @@ async def test_ctrl_c_and_the_nursery_s_own_cancellation_go_on_up() -> None:
             await trio.testing.wait_all_tasks_blocked()
             nursery.cancel_scope.cancel()
     assert failures == []
+
+
+async def test_a_task_that_enters_its_own_scope_is_cancelled_through_it() -> None:
+    failures: list[BaseException] = []
+    scope = trio.CancelScope()
+    steps: list[str] = []
+
+    async def request() -> None:
+        with scope:
+            await trio.sleep_forever()
+        steps.append("cancelled inside")
+        await trio.lowlevel.checkpoint()  # past its scope, the task runs on to its end
+        steps.append("finished")
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            tasks = TaskSet(nursery, on_failure=failures.append)
+            tasks.start_soon(request, scope=scope)
+            await trio.testing.wait_all_tasks_blocked()
+            tasks.cancel()
+    assert scope.cancelled_caught and steps == ["cancelled inside", "finished"] and failures == []

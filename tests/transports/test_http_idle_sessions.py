@@ -52,6 +52,7 @@ async def test_idle_sessions_hold_no_task_and_under_8_kib_each() -> None:
                     deleted = await http.request("DELETE", url, headers=headers)
                     assert deleted.status == 200
                     await deleted.aclose()
+                del sessions, headers
                 await trio.testing.wait_all_tasks_blocked()
                 gc.collect()
                 left = (tracemalloc.get_traced_memory()[0] - before) / 300
@@ -60,7 +61,7 @@ async def test_idle_sessions_hold_no_task_and_under_8_kib_each() -> None:
             nursery.cancel_scope.cancel()
     assert tasks_idle == tasks_before, f"{tasks_idle - tasks_before} tasks for 300 idle sessions"
     assert per_session < 8192, f"{per_session:.0f} bytes traced per idle session"
-    # Ended, they leave nothing behind but noise (free lists, the dict of sessions keeping its size).
+    # Ended, they leave nothing behind but noise (free lists, the dict and set of sessions keeping their size).
     assert left < 600, f"{left:.0f} bytes per session left after they ended"
 
 

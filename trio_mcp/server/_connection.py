@@ -205,15 +205,21 @@ class ServerConnection:
             task_status.started()
 
     async def _run_session(self, nursery: trio.Nursery, *, task_status: trio.TaskStatus[None]) -> None:
-        with self._serving(nursery):
+        with self._serving(nursery.cancel_scope.cancel):
             await self.session.run(task_status=task_status)
 
-    async def serve_alone(self, message: Any) -> None:
+    async def serve_alone(self, message: Any, tasks: TaskSet | None = None) -> None:
         """Serve the one message of a stateless HTTP request in this task (``Session.serve_alone``), then end;
-        the nursery holds only what the request starts (its notifications' delivery, its tasks)."""
+        what the request starts (its notifications' delivery, its tasks) runs in ``tasks``, a transport's (no
+        nursery to open for a request that starts nothing), or else in a nursery of its own."""
+        if tasks is not None:
+            self._nursery = tasks
+            with self._serving(tasks.cancel):
+                await self.session.serve_alone(message)
+            return
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            with self._serving(nursery):
+            with self._serving(nursery.cancel_scope.cancel):
                 await self.session.serve_alone(message)
 
     def attach(self, tasks: TaskSet) -> None:
@@ -228,15 +234,15 @@ class ServerConnection:
         self.control.on_inbound(self.session.take)
 
     @contextlib.contextmanager
-    def _serving(self, nursery: trio.Nursery) -> Iterator[None]:
+    def _serving(self, cancel: Callable[[], None]) -> Iterator[None]:
         """While the session runs the server knows this connection (changes reach it); when it ends, its tasks
-        are cancelled and so is everything it started in ``nursery``."""
+        are cancelled and so is everything it started (``cancel`` cancels it)."""
         self.server.connections.add(self)
         try:
             yield
         finally:
             self._ended()
-            nursery.cancel_scope.cancel()
+            cancel()
 
     def _ended(self) -> None:
         """The server forgets this connection: no change reaches it, and its tasks (nobody can reach) are

@@ -78,21 +78,21 @@ class Server(ServerCore):
         ``modern_only`` treats every request as 2026-07-28 (stateless HTTP requests); ``principal`` is who the
         transport authenticated (``Context.principal``); ``control`` is what a transport with per-request
         streams offers the connection. ``request`` is the one message of a stateless request, already read:
-        it is served in this task, ``stream`` only carries what it sends, and the connection then ends. With
-        ``tasks`` (and a ``control``) the connection holds no task of its own: this returns once it is set up,
-        the transport hands it every client message (``control.on_inbound``), its work runs in ``tasks``, and
-        ``tasks.cancel()`` ends it. This does not run the lifespan; wrap it in ``running()`` when the server
+        it is served in this task, ``stream`` only carries what it sends, what it starts runs in ``tasks`` if
+        given, and the connection then ends. With ``tasks`` and a ``control`` instead, the connection holds no
+        task of its own: this returns once it is set up, the transport hands it every client message
+        (``control.on_inbound``), its work runs in ``tasks``, and ``tasks.cancel()`` ends it. This does not run the lifespan; wrap it in ``running()`` when the server
         has one.
         """
         connection = ServerConnection(self, stream, modern_only=modern_only, principal=principal, control=control)
-        if tasks is not None:
+        if tasks is not None and request is None:
             connection.attach(tasks)
             task_status.started()
             return
         with collapse_exception_groups():
             if request is not None:
                 task_status.started()
-                await connection.serve_alone(request)
+                await connection.serve_alone(request, tasks)
             else:
                 await connection.run(task_status=task_status)
 

@@ -677,6 +677,28 @@ class SessionEndpoint:
         the stream is ended cleanly: a client of this era resumes it elsewhere). Idle streams get ``:``
         keep-alive comments; a head started with ``hold`` goes after ``_HEAD_HOLD`` if no event took it. No task
         is spawned for any of this."""
+        open_ = True
+        if head_held:
+            # A quick answer comes within the hold: the watch's own deadline times it, one scope in all.
+            with trio.CancelScope(relative_deadline=_HEAD_HOLD) as watch:
+                stream.watch = watch
+                response.cancel_on_disconnect(watch, or_shutdown=True)
+                await stream.complete.wait()
+            if stream.watch is watch:
+                stream.watch = None
+            if not stream.complete.is_set():  # no answer yet: the client gets the head, and the priming event, now
+                open_ = await writer.raw(b"")
+        if open_ and not stream.complete.is_set():
+            await self._keep_open(session, stream, writer, response)
+        if stream.writer is writer:
+            stream.writer = None
+        await writer.end()
+        session.touch()
+
+    async def _keep_open(
+        self, session: HttpSession, stream: _Stream, writer: SseWriter, response: HttpResponse
+    ) -> None:
+        """``_stream_until_done`` for a stream that is still open after its head went: ticks until it ends."""
         with trio.CancelScope() as watch:
             stream.watch = watch
             response.cancel_on_disconnect(watch, or_shutdown=True)
@@ -684,17 +706,11 @@ class SessionEndpoint:
             quiet = (
                 self.options.keepalive_interval if stream.origin is None else min(self.options.keepalive_interval, 1.0)
             )
-            held = head_held
             while not stream.complete.is_set():
-                with trio.move_on_after(_HEAD_HOLD if held else quiet):
+                with trio.move_on_after(quiet):
                     await stream.complete.wait()
                 if stream.complete.is_set():
                     break
-                if held:  # no answer yet: the client gets the head, and the priming event, now
-                    held = head_held
-                    if not await writer.raw(b""):
-                        break
-                    continue
                 if stream.origin is not None and session.directory is not None:
                     await session.catch_up(stream)
                     if stream.complete.is_set():
@@ -704,12 +720,8 @@ class SessionEndpoint:
                         break
                 if not await writer.raw(encode_comment()):
                     break
-        if stream.writer is writer:
-            stream.writer = None
         if stream.watch is watch:
             stream.watch = None
-        await writer.end()
-        session.touch()
 
     # -- the sessions --------------------------------------------------------------------------------------
 

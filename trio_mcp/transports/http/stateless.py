@@ -8,6 +8,7 @@ ticks included) ends with it. No session id is minted or read.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import trio
@@ -15,6 +16,7 @@ import trio
 from ..._core.inbound import Route, answer_status
 from ..._core.jsonrpc import RequestId, encode
 from ..._core.sse import encode_comment
+from ..._task_set import TaskSet
 from ...errors import ConnectionClosed
 from .._http_server import ClientDisconnected
 from ._common import (
@@ -28,6 +30,14 @@ from .exchange import Request as HttpRequest  # the h11 server's, or the ASGI ad
 from .exchange import Response as HttpResponse
 
 __all__ = ["serve_stateless"]
+
+logger = logging.getLogger("trio_mcp.http")
+
+
+def _background_failed(exc: BaseException) -> None:
+    """Something a stateless request started failed after it (the request has its answer already)."""
+    if not isinstance(exc, ConnectionClosed):
+        logger.error("work started by a stateless request failed", exc_info=exc)
 
 
 class _Exchange:
@@ -107,10 +117,13 @@ async def serve_stateless(
         await response.send(202)
         return
     exchange = _Exchange(response, nursery, keepalive)
+    tasks = TaskSet(nursery, on_failure=_background_failed)  # holds nothing unless the request starts something
     try:
         with trio.CancelScope() as scope:
             response.cancel_on_disconnect(scope)  # closing the stream is the cancellation
-            await connect(exchange, modern_only=True, principal=request_principal.get(), request=route.message)
+            await connect(
+                exchange, modern_only=True, principal=request_principal.get(), request=route.message, tasks=tasks
+            )
     finally:
         if exchange.scope is not None:
             exchange.scope.cancel()
