@@ -816,11 +816,12 @@ def _drive_http(
     )
 
 
-def open_many_sessions(port: int, count: int, *, connections: int = 8, timeout: float = 120.0) -> int:
+def open_many_sessions(port: int, count: int, *, connections: int = 8, timeout: float = 120.0) -> list[str]:
     """Open ``count`` sessions (initialize + initialized) over a few keep-alive connections, leaving them
-    open; returns how many opened."""
+    open; returns their ids."""
     conns = [HttpConnection(port) for _ in range(min(connections, count))]
     opened = 0
+    ids: list[str] = []
     deadline = time.monotonic() + timeout
     try:
         # Interleave connections so the server sees concurrent handshakes, one request per connection at a time.
@@ -859,6 +860,7 @@ def open_many_sessions(port: int, count: int, *, connections: int = 8, timeout: 
                     if response.status not in (200, 202, 204):
                         raise LoadError(f"notifications/initialized got HTTP {response.status}")
                     opened += 1
+                    ids.append(conn.session_id or "")
                     if remaining > 0:
                         remaining -= 1
                         conn.session_id = None
@@ -871,7 +873,7 @@ def open_many_sessions(port: int, count: int, *, connections: int = 8, timeout: 
     finally:
         for conn in conns:
             conn.close()
-    return opened
+    return ids
 
 
 def http_cancel_notification(port: int, marker_dir: Path, request_id: int, *, seconds: float = 10.0) -> dict[str, Any]:
@@ -1029,7 +1031,7 @@ def run_peer(
                 conn.close()
                 time.sleep(0.5)
                 idle = proc_rss_kib(server.pid)
-                opened = 1 + open_many_sessions(port, counts.sessions - 1)
+                opened = 1 + len(open_many_sessions(port, counts.sessions - 1))
                 time.sleep(0.5)
                 loaded = proc_rss_kib(server.pid)
                 out["rss_idle_kib"] = idle

@@ -3,7 +3,8 @@
 - trio_mcp's echo server (benchmarks/echo_server.py) through the load generator over stdio and HTTP (sessions
   and stateless): every request is answered with the echo, and every cancellation shows in the sleep tool's
   marker file;
-- the load generator's, the hot-path micro-benchmark's and the observability benchmark's command lines;
+- the load generator's, the hot-path micro-benchmark's, the observability benchmark's and the capacity
+  benchmark's command lines;
 - ``compare.py --quick`` against the official SDKs (marked interop): skipped, with the reason, only when their
   set-up (``bash benchmarks/setup.sh``) has not been run.
 """
@@ -117,6 +118,25 @@ def test_observability_overhead_benchmark() -> None:
     figures = json.loads(done.stdout)["server_cpu_us_per_call"]
     for variant in ("none", "middleware", "otel"):
         assert all(figures[variant][phase] is not None for phase in ("stdio_c1", "http_c1", "stateless_c1")), figures
+
+
+def test_capacity_benchmark() -> None:
+    """benchmarks/capacity.py holds sessions and calls in flight, ends them all, round after round."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "capacity.py"), "--sessions", "40", "--in-flight", "40", "--rounds", "2"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=BENCH,
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    report = json.loads(done.stdout)
+    for number, round_ in enumerate(report["rounds"], 1):
+        assert round_["round"] == number and round_["sessions_opened"] == round_["sessions_deleted"] == 40
+        assert round_["with_calls_in_flight"]["holding"] == round_["calls_answered"] == 40
+        assert round_["ended"]["holding"] == 0 and round_["ended"]["tasks"] <= report["baseline"]["tasks"] + 2
+    assert report["flat"] is True
 
 
 @pytest.mark.interop
