@@ -10,10 +10,12 @@ what a method means is the ``RequestHandler``'s business.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import inspect
 import logging
 import math
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Generator
 from typing import Any, Final, Literal, Protocol
 
 import attrs
@@ -218,6 +220,15 @@ class _Batch:
         self.remaining = 0
 
 
+class _Reader:
+    """One reader task's turn at reading: over once a request it served inline blocked (``_serve_inline``)."""
+
+    __slots__ = ("handed_off",)
+
+    def __init__(self) -> None:
+        self.handed_off = False
+
+
 @attrs.frozen
 class SessionStatistics:
     """Counters that make leaks visible: requests being served, requests awaiting answers."""
@@ -272,6 +283,10 @@ class Session:
         #: Where requests run: ``run()``'s nursery, or the transport's ``TaskSet`` (``attach``).
         self._nursery: trio.Nursery | TaskSet | None = None
         self._closed: ConnectionClosed | None = None
+        #: How the transport queues a message for its next write, if it can (see ``_serve_inline``).
+        self._send_later: Callable[[Any], None] | None = getattr(stream, "send_later", None)
+        #: The request whose handler the reader runs right now, before it first blocks.
+        self._inline: InboundRequest | None = None
         #: Set by the protocol layer once a revision that has JSON-RPC batches (2025-03-26) is negotiated.
         self.accept_batches = False
 
@@ -284,13 +299,7 @@ class Session:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             task_status.started()
-            reason = ConnectionClosed("session closed")
-            try:
-                await self._read_loop()
-            except ConnectionClosed as exc:
-                reason = exc
-            finally:
-                self._shutdown(reason)
+            await self._read_loop()
 
     async def serve_alone(self, message: Any) -> None:
         """Serve one message already read (a stateless HTTP request) in the caller's task, with no reader and no
@@ -464,9 +473,15 @@ class Session:
             except ConnectionClosed:
                 pass
 
-    async def _send(self, message: Any, related_request_id: RequestId | None, *, final: bool = False) -> None:
+    async def _send(
+        self, message: Any, related_request_id: RequestId | None, *, final: bool = False, later: bool = False
+    ) -> None:
+        """``later`` lets a transport that can (``send_later``) queue the message for its next write."""
         try:
-            await self._stream.send(message, related_request_id=related_request_id, final=final)
+            if later and self._send_later is not None:
+                self._send_later(message)
+            else:
+                await self._stream.send(message, related_request_id=related_request_id, final=final)
         except ConnectionClosed as exc:
             self._shutdown(exc)
             raise self._closed_error() from None
@@ -479,20 +494,30 @@ class Session:
     # -- inbound ----------------------------------------------------------------------------------
 
     async def _read_loop(self) -> None:
+        """Read and dispatch until the transport closes, then close the session. A reader whose inline request
+        blocked has handed reading to a new task: it returns once that request is done, leaving the session open."""
         receive = self._stream.receive
-        while True:
-            await self._take(await receive())
+        reader = _Reader()
+        reason = ConnectionClosed("session closed")
+        try:
+            while not reader.handed_off:
+                await self._take(await receive(), reader)
+        except ConnectionClosed as exc:
+            reason = exc
+        finally:
+            if not reader.handed_off:
+                self._shutdown(reason)
 
-    async def _take(self, message: Any) -> None:
+    async def _take(self, message: Any, reader: _Reader | None = None) -> None:
         if type(message) is list:
             await self._receive_batch(message)
         else:
-            await self._dispatch(classify(message) if type(message) is not InvalidMessage else message, None)
+            await self._dispatch(classify(message) if type(message) is not InvalidMessage else message, None, reader)
 
-    async def _dispatch(self, event: Any, batch: _Batch | None) -> None:
+    async def _dispatch(self, event: Any, batch: _Batch | None, reader: _Reader | None = None) -> None:
         kind = type(event)
         if kind is Request:
-            await self._receive_request(event, batch)
+            await self._receive_request(event, batch, reader)
         elif kind is Notification:
             await self._receive_notification(event)
         elif kind is Response or kind is ErrorResponse:
@@ -523,7 +548,7 @@ class Session:
             await self._dispatch(event, batch)
         await self._batch_member_done(batch, None)
 
-    async def _receive_request(self, event: Request, batch: _Batch | None) -> None:
+    async def _receive_request(self, event: Request, batch: _Batch | None, reader: _Reader | None) -> None:
         request_id = event.id
         if request_id in self._in_flight:
             logger.warning("peer reused request id %r while it is still in flight", request_id)
@@ -559,8 +584,45 @@ class Session:
             await self._serve(request)
         elif type(tasks) is TaskSet:  # attached: the set cancels the request's own scope, no second one
             tasks.start_soon(self._serve, request, scope=request.cancel_scope)
+        elif reader is not None:  # read by run()'s reader (a batch's members are not: they are spawned)
+            await self._serve_inline(request, reader)
         else:
             tasks.start_soon(self._serve, request)
+
+    @types.coroutine
+    def _serve_inline(self, request: InboundRequest, reader: _Reader) -> Generator[Any, Any, None]:
+        """Serve ``request`` in the reader's task, which costs no task while the handler does not block: the
+        first time it does, this task becomes the request's and a new task takes over reading.
+
+        Every step of ``_serve`` runs in a context copied for the request, as trio gives a task it spawns, so
+        neither sees the other's context variables; trio's sends and throws are forwarded as they come.
+        """
+        coro = self._serve(request)
+        context = contextvars.copy_context()
+        self._inline = request
+        try:
+            yielded = context.run(coro.send, None)
+        except StopIteration:
+            return
+        finally:
+            self._inline = None
+        # Blocked: the reader's own context is untouched, so the new reader starts from the same one.
+        reader.handed_off = True
+        assert isinstance(self._nursery, trio.Nursery)
+        self._nursery.start_soon(self._read_loop)
+        while True:
+            try:
+                try:
+                    sent = yield yielded
+                except GeneratorExit:
+                    context.run(coro.close)
+                    raise
+                except BaseException as exc:
+                    yielded = context.run(coro.throw, exc)
+                else:
+                    yielded = context.run(coro.send, sent)
+            except StopIteration:
+                return
 
     async def _serve(self, request: InboundRequest) -> None:
         """Run one handler and answer it; whatever it raises is its request's failure alone (see ``_failures``)."""
@@ -588,7 +650,11 @@ class Session:
             self._in_flight.pop(request.id, None)
         if request.cancel_requested.is_set():
             response = None  # never answer a request the peer cancelled
-        await self._reply(response, request.id, request._batch, counts_as_member=request._batch is not None)
+        # Served inline without blocking, the answer waits for the reader's next write (with the others).
+        later = self._inline is request
+        await self._reply(
+            response, request.id, request._batch, counts_as_member=request._batch is not None, later=later
+        )
 
     async def _reply(
         self,
@@ -597,6 +663,7 @@ class Session:
         batch: _Batch | None,
         *,
         counts_as_member: bool = False,
+        later: bool = False,
     ) -> None:
         if batch is not None:
             if response is not None:
@@ -607,7 +674,7 @@ class Session:
         if response is None or self._closed is not None:
             return
         try:
-            await self._send(response, related, final=True)
+            await self._send(response, related, final=True, later=later)
         except ConnectionClosed:
             logger.debug("could not answer request %r: connection closed", related)
         except UnencodableMessage as exc:

@@ -12,10 +12,11 @@ from typing import Any, AsyncIterator
 
 import pytest
 import trio
+import trio.testing
 from paths import TESTS
 
 import trio_mcp
-from trio_mcp.transports.stdio import StdioProcess
+from trio_mcp.transports.stdio import StdioMessageStream, StdioProcess
 from trio_mcp.types import ProgressNotificationParams, Root, TextContent
 
 SERVER_DIR = TESTS / "servers"
@@ -456,3 +457,29 @@ async def test_sigterm_stops_a_server(raw_peer: RawPeer) -> None:
         await raw_peer.initialize()
         raw_peer.process.send_signal(signal.SIGTERM)
         assert await raw_peer.process.wait() == -signal.SIGTERM
+
+
+async def test_lines_sent_later_go_out_before_receive_waits_and_at_close() -> None:
+    incoming = trio.testing.MemoryReceiveStream()
+    outgoing = trio.testing.MemorySendStream()
+    writes: list[bytes] = []
+
+    async def record() -> None:
+        writes.append(bytes(outgoing.get_data_nowait()))
+
+    outgoing.send_all_hook = record
+    stream = StdioMessageStream(incoming, outgoing)
+    incoming.put_data(b'{"m":1}\n{"m":2}\n')
+    assert await stream.receive() == {"m": 1}
+    stream.send_later({"n": 1})
+    assert await stream.receive() == {"m": 2}
+    assert writes == []  # another line was at hand: nothing written yet
+    stream.send_later({"n": 2})
+    with trio.move_on_after(0.1):
+        await stream.receive()
+    assert writes == [b'{"n":1}\n{"n":2}\n']  # written in one write, before waiting for input
+    stream.send_later({"n": 3})
+    await stream.aclose()
+    assert writes[1:] == [b'{"n":3}\n']
+    with pytest.raises(trio_mcp.ConnectionClosed):
+        stream.send_later({"n": 4})

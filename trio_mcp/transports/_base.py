@@ -56,7 +56,9 @@ class MessageStream(Protocol):
     ``send()`` writes one message; ``related_request_id`` names the inbound request it belongs to, so that
     transports with one stream per request (Streamable HTTP) can route it, and ``final`` says that it
     answers that request (nothing more for it follows). Both may be called from several tasks; a transport
-    serialises its own writes.
+    serialises its own writes. A transport may also offer ``send_later(message)``, which queues a message for
+    its next write without waiting (written before its ``receive()`` waits for input); sessions use it when
+    present.
     """
 
     async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None: ...

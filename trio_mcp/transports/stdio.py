@@ -10,6 +10,7 @@ has exited, so a server that still writes while it stops never meets a broken pi
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import os
 import signal
@@ -60,6 +61,7 @@ class StdioMessageStream:
     the others wait for the write that carries their line. A line is written whole or not at all: a sender
     cancelled before its line was picked up takes it back; once picked up, the write finishes (shielded,
     bounded by ``write_timeout``) and the send counts as done. A write that times out marks the stream broken.
+    Lines queued by ``send_later`` go out with the next write, at the latest before ``receive()`` waits for input.
     """
 
     def __init__(
@@ -108,6 +110,23 @@ class StdioMessageStream:
         if batch.error is not None:
             raise ConnectionClosed(batch.error.reason, detail=batch.error.detail)
 
+    def send_later(self, message: Any) -> None:
+        """Queue ``message`` for the next write without waiting for it: a reader that answers the lines it holds
+        writes the answers at once, when ``receive()`` needs more input (a failed write is raised there)."""
+        if self._broken is not None:
+            raise ConnectionClosed(self._broken.reason, detail=self._broken.detail)
+        self._queued.lines.append(encode(message) + b"\n")
+
+    async def _write_queued(self) -> None:
+        """Write what ``send_later`` queued unless a write under way takes it; raises ``ConnectionClosed`` if the
+        pipe is broken, as the sends would have."""
+        if not self._queued.lines or self._writing:
+            return
+        if self._broken is None:
+            await self._write_batches()
+        if self._broken is not None:
+            raise ConnectionClosed(self._broken.reason, detail=self._broken.detail)
+
     async def _write_batches(self) -> None:
         """Write queued lines until none are left; runs in the task that found the pipe idle."""
         self._writing = True
@@ -141,6 +160,8 @@ class StdioMessageStream:
         framer = self._framer
         while True:
             item = framer.next_line()
+            if item is NEED_DATA or item is END_OF_STREAM:
+                await self._write_queued()
             if item is NEED_DATA:
                 try:
                     data = await self._receive_stream.receive_some(_READ_CHUNK)
@@ -170,9 +191,11 @@ class StdioMessageStream:
             return message
 
     async def aclose(self) -> None:
-        if self._broken is None:
-            self._broken = ConnectionClosed("stdio stream closed")
         with trio.CancelScope(shield=True):
+            with contextlib.suppress(ConnectionClosed):
+                await self._write_queued()
+            if self._broken is None:
+                self._broken = ConnectionClosed("stdio stream closed")
             await self._send_stream.aclose()
             await self._receive_stream.aclose()
 
