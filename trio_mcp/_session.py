@@ -4,7 +4,8 @@ It correlates requests and responses, maps ``notifications/cancelled`` onto canc
 directions, routes ``notifications/progress`` to the caller that asked for it, bounds every wait, and
 turns a closed transport into ``ConnectionClosed`` for every caller at once. It is symmetric: the same
 engine runs the client and the server side. It knows nothing of MCP beyond cancellation and progress;
-what a method means is the ``RequestHandler``'s business.
+what a method means is the ``RequestHandler``'s business. Over a transport that can queue a write (stdio's
+``send_later``) a request starts in the reader's task and gets a task of its own only if it blocks.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import inspect
 import logging
 import math
 import types
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Final, Literal, Protocol
 
 import attrs
@@ -283,8 +284,10 @@ class Session:
         #: Where requests run: ``run()``'s nursery, or the transport's ``TaskSet`` (``attach``).
         self._nursery: trio.Nursery | TaskSet | None = None
         self._closed: ConnectionClosed | None = None
-        #: How the transport queues a message for its next write, if it can (see ``_serve_inline``).
+        #: How the transport queues a message for its next write, and writes the queue, if it can (stdio): the
+        #: reader then serves requests inline (``_serve_inline``).
         self._send_later: Callable[[Any], None] | None = getattr(stream, "send_later", None)
+        self._flush: Callable[[], Awaitable[None]] | None = getattr(stream, "flush", None)
         #: The request whose handler the reader runs right now, before it first blocks.
         self._inline: InboundRequest | None = None
         #: Set by the protocol layer once a revision that has JSON-RPC batches (2025-03-26) is negotiated.
@@ -584,7 +587,7 @@ class Session:
             await self._serve(request)
         elif type(tasks) is TaskSet:  # attached: the set cancels the request's own scope, no second one
             tasks.start_soon(self._serve, request, scope=request.cancel_scope)
-        elif reader is not None:  # read by run()'s reader (a batch's members are not: they are spawned)
+        elif reader is not None and self._send_later is not None:  # run()'s reader (not a batch's member)
             await self._serve_inline(request, reader)
         else:
             tasks.start_soon(self._serve, request)
@@ -708,6 +711,8 @@ class Session:
         return response
 
     async def _receive_notification(self, event: Notification) -> None:
+        if self._flush is not None:  # answers queued for later never wait for a handler that blocks
+            await self._flush()
         method = event.method
         params = event.params
         if method == "notifications/cancelled":

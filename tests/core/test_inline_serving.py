@@ -380,3 +380,37 @@ async def test_a_broken_stdout_closes_the_session_with_connection_closed() -> No
     with pytest.raises(ConnectionClosed, match="stdio pipe closed"):
         await session.notify("anything")
     await stream.aclose()
+
+
+class BlockingNotifications(Echo):
+    """Echo, with a notification handler that waits until released."""
+
+    def __init__(self) -> None:
+        self.release = trio.Event()
+        self.notified = trio.Event()
+
+    async def handle_notification(self, method: str, params: Any) -> None:
+        self.notified.set()
+        await self.release.wait()
+
+
+async def test_answers_waiting_for_a_write_do_not_wait_for_a_notification_handler() -> None:
+    incoming = trio.testing.MemoryReceiveStream()
+    outgoing = trio.testing.MemorySendStream()
+    incoming.put_data(
+        b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"n":1}}\n'
+        b'{"jsonrpc":"2.0","id":2,"method":"m","params":{"n":2}}\n'
+        b'{"jsonrpc":"2.0","method":"slow/notification"}\n'
+    )
+    handler = BlockingNotifications()
+    session = Session(StdioMessageStream(incoming, outgoing), handler)
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(session.run)
+            await handler.notified.wait()
+            await trio.testing.wait_all_tasks_blocked()
+            # The handler still blocks the reader, yet both answers are out.
+            answers = [json.loads(line) for line in outgoing.get_data_nowait().splitlines()]
+            assert [answer["id"] for answer in answers] == [1, 2]
+            handler.release.set()
+            session.close()

@@ -459,7 +459,7 @@ async def test_sigterm_stops_a_server(raw_peer: RawPeer) -> None:
         assert await raw_peer.process.wait() == -signal.SIGTERM
 
 
-async def test_lines_sent_later_go_out_before_receive_waits_and_at_close() -> None:
+async def test_lines_sent_later_go_out_before_receive_waits_or_at_flush_and_close_drops_them() -> None:
     incoming = trio.testing.MemoryReceiveStream()
     outgoing = trio.testing.MemorySendStream()
     writes: list[bytes] = []
@@ -479,7 +479,10 @@ async def test_lines_sent_later_go_out_before_receive_waits_and_at_close() -> No
         await stream.receive()
     assert writes == [b'{"n":1}\n{"n":2}\n']  # written in one write, before waiting for input
     stream.send_later({"n": 3})
-    await stream.aclose()
+    await stream.flush()
     assert writes[1:] == [b'{"n":3}\n']
+    stream.send_later({"n": 4})
+    await stream.aclose()  # closing means now: what is still queued is not written
+    assert len(writes) == 2
     with pytest.raises(trio_mcp.ConnectionClosed):
-        stream.send_later({"n": 4})
+        stream.send_later({"n": 5})

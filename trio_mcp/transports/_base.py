@@ -57,8 +57,9 @@ class MessageStream(Protocol):
     transports with one stream per request (Streamable HTTP) can route it, and ``final`` says that it
     answers that request (nothing more for it follows). Both may be called from several tasks; a transport
     serialises its own writes. A transport may also offer ``send_later(message)``, which queues a message for
-    its next write without waiting (written before its ``receive()`` waits for input); sessions use it when
-    present.
+    its next write without waiting (written before its ``receive()`` waits for input), with ``flush()`` to
+    write what is queued now: a session then serves each request in its reader until the request first
+    blocks, and answers it with ``send_later``.
     """
 
     async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None: ...

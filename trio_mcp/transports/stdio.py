@@ -10,7 +10,6 @@ has exited, so a server that still writes while it stops never meets a broken pi
 from __future__ import annotations
 
 import collections
-import contextlib
 import logging
 import os
 import signal
@@ -61,7 +60,8 @@ class StdioMessageStream:
     the others wait for the write that carries their line. A line is written whole or not at all: a sender
     cancelled before its line was picked up takes it back; once picked up, the write finishes (shielded,
     bounded by ``write_timeout``) and the send counts as done. A write that times out marks the stream broken.
-    Lines queued by ``send_later`` go out with the next write, at the latest before ``receive()`` waits for input.
+    Lines queued by ``send_later`` go out with the next write, at the latest before ``receive()`` waits for input
+    (or at ``flush()``); ``aclose()`` drops any still queued.
     """
 
     def __init__(
@@ -117,7 +117,7 @@ class StdioMessageStream:
             raise ConnectionClosed(self._broken.reason, detail=self._broken.detail)
         self._queued.lines.append(encode(message) + b"\n")
 
-    async def _write_queued(self) -> None:
+    async def flush(self) -> None:
         """Write what ``send_later`` queued unless a write under way takes it; raises ``ConnectionClosed`` if the
         pipe is broken, as the sends would have."""
         if not self._queued.lines or self._writing:
@@ -161,7 +161,7 @@ class StdioMessageStream:
         while True:
             item = framer.next_line()
             if item is NEED_DATA or item is END_OF_STREAM:
-                await self._write_queued()
+                await self.flush()
             if item is NEED_DATA:
                 try:
                     data = await self._receive_stream.receive_some(_READ_CHUNK)
@@ -191,11 +191,10 @@ class StdioMessageStream:
             return message
 
     async def aclose(self) -> None:
+        # Lines still queued by ``send_later`` are dropped: closing means now, even with a peer not reading.
+        if self._broken is None:
+            self._broken = ConnectionClosed("stdio stream closed")
         with trio.CancelScope(shield=True):
-            with contextlib.suppress(ConnectionClosed):
-                await self._write_queued()
-            if self._broken is None:
-                self._broken = ConnectionClosed("stdio stream closed")
             await self._send_stream.aclose()
             await self._receive_stream.aclose()
 
