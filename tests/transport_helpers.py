@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+import trio.testing
 
 import trio_mcp
 from trio_mcp.testing import open_in_memory
@@ -52,17 +53,33 @@ async def connect(
 #: The headers of a POST to a Streamable HTTP endpoint.
 POST_HEADERS = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
 
+#: A 2025-11-25 ``initialize`` request, as a client that speaks JSON itself sends it.
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+def recording_pipes() -> tuple[trio.testing.MemoryReceiveStream, trio.testing.MemorySendStream, list[bytes]]:
+    """An input stream to put bytes into, and an output stream whose every ``send_all`` lands whole in the list
+    (one item a write)."""
+    incoming = trio.testing.MemoryReceiveStream()
+    outgoing = trio.testing.MemorySendStream()
+    writes: list[bytes] = []
+
+    async def record() -> None:
+        writes.append(bytes(outgoing.get_data_nowait()))
+
+    outgoing.send_all_hook = record
+    return incoming, outgoing, writes
+
 
 async def open_raw_session(http: HttpClient, url: str) -> list[tuple[str, str]]:
     """Open a 2025-11-25 session with plain HTTP requests (``initialize``, its answer read through, then
     ``notifications/initialized``); the headers that name the session in its later requests."""
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-    }
-    opened = await http.request("POST", url, headers=POST_HEADERS, body=json.dumps(initialize).encode())
+    opened = await http.request("POST", url, headers=POST_HEADERS, body=json.dumps(INITIALIZE).encode())
     while await opened.receive_some():
         pass
     session = [("mcp-session-id", opened.headers["mcp-session-id"]), ("mcp-protocol-version", "2025-11-25")]

@@ -76,14 +76,20 @@ def test_sleep_marker_records_start_and_cancel(tmp_path: Path) -> None:
     assert float(lines[3]) >= float(lines[1])
 
 
-def test_loadgen_command_line() -> None:
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "loadgen.py"), "--peer", "trio_mcp", "--only", "stdio", "--requests", "30"],
+def run_script(name: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run ``benchmarks/<name>`` with ``args`` from the benchmarks folder; its output as text."""
+    return subprocess.run(
+        [sys.executable, str(BENCH / name), *args],
         check=False,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
+        cwd=BENCH,
     )
+
+
+def test_loadgen_command_line() -> None:
+    done = run_script("loadgen.py", "--peer", "trio_mcp", "--only", "stdio", "--requests", "30", timeout=120)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["peer"] == "trio_mcp"
@@ -92,13 +98,7 @@ def test_loadgen_command_line() -> None:
 
 
 def test_hotpath_micro_benchmark() -> None:
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "hotpath.py"), "--quick", "--profile", "--top", "5"],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_script("hotpath.py", "--quick", "--profile", "--top", "5", timeout=120)
     assert done.returncode == 0, done.stderr
     for stage in ("parse", "classify", "convert", "serialise", "end to end, 64 in flight", "profile, sorted by"):
         assert stage in done.stdout, done.stdout
@@ -106,14 +106,7 @@ def test_hotpath_micro_benchmark() -> None:
 
 def test_observability_overhead_benchmark() -> None:
     """benchmarks/observability.py runs the echo server bare, with a middleware and with OpenTelemetry."""
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "observability.py"), "--quick"],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=BENCH,
-    )
+    done = run_script("observability.py", "--quick")
     assert done.returncode == 0, done.stderr
     figures = json.loads(done.stdout)["server_cpu_us_per_call"]
     for variant in ("none", "middleware", "otel"):
@@ -122,14 +115,7 @@ def test_observability_overhead_benchmark() -> None:
 
 def test_capacity_benchmark() -> None:
     """benchmarks/capacity.py holds sessions and calls in flight, ends them all, round after round."""
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "capacity.py"), "--sessions", "40", "--in-flight", "40", "--rounds", "2"],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=BENCH,
-    )
+    done = run_script("capacity.py", "--sessions", "40", "--in-flight", "40", "--rounds", "2")
     assert done.returncode == 0, done.stderr + done.stdout
     report = json.loads(done.stdout)
     for number, round_ in enumerate(report["rounds"], 1):
@@ -145,13 +131,7 @@ def test_compare_quick_against_the_official_sdks(tmp_path: Path) -> None:
     if missing:
         pytest.skip("; ".join(missing))
     out = tmp_path / "latest.json"
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "compare.py"), "--quick", "--out", str(out)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_script("compare.py", "--quick", "--out", str(out))
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(out.read_text())
     for name in ("trio_mcp", "python_sdk", "ts_sdk"):

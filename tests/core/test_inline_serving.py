@@ -25,6 +25,8 @@ from trio_mcp.testing import open_in_memory
 from trio_mcp.transports.stdio import StdioMessageStream
 from trio_mcp.types import TextContent
 
+from transport_helpers import INITIALIZE, recording_pipes  # isort: skip
+
 SERVER_SOURCE = """
 import contextvars
 import os
@@ -284,17 +286,7 @@ async def test_pipelined_calls_in_one_chunk_are_all_answered_in_order(server_scr
     assert process.stdin is not None and process.stdout is not None
     try:
         with trio.fail_after(20):
-            initialize = {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "0"},
-                },
-            }
-            lines = [initialize, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+            lines = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
             tools = ["instant", "yielding", "report"]
             lines += [
                 tool_call(n, tools[n % 3], {"steps": 2} if n % 3 == 2 else {"text": str(n)}, progress=n % 3 == 2)
@@ -345,14 +337,7 @@ class Echo:
 
 
 async def test_answers_to_one_chunk_go_out_in_one_write() -> None:
-    incoming = trio.testing.MemoryReceiveStream()
-    outgoing = trio.testing.MemorySendStream()
-    writes: list[bytes] = []
-
-    async def record() -> None:
-        writes.append(bytes(outgoing.get_data_nowait()))
-
-    outgoing.send_all_hook = record
+    incoming, outgoing, writes = recording_pipes()
     incoming.put_data(
         b"".join(b'{"jsonrpc":"2.0","id":%d,"method":"m","params":{"n":%d}}\n' % (n, n) for n in range(10))
     )

@@ -19,6 +19,8 @@ import trio_mcp
 from trio_mcp.transports.stdio import StdioMessageStream, StdioProcess
 from trio_mcp.types import ProgressNotificationParams, Root, TextContent
 
+from transport_helpers import recording_pipes  # isort: skip
+
 SERVER_DIR = TESTS / "servers"
 SERVER = [sys.executable, str(SERVER_DIR / "stdio_server.py")]
 HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
@@ -460,14 +462,7 @@ async def test_sigterm_stops_a_server(raw_peer: RawPeer) -> None:
 
 
 async def test_lines_sent_later_go_out_before_receive_waits_or_at_flush_and_close_drops_them() -> None:
-    incoming = trio.testing.MemoryReceiveStream()
-    outgoing = trio.testing.MemorySendStream()
-    writes: list[bytes] = []
-
-    async def record() -> None:
-        writes.append(bytes(outgoing.get_data_nowait()))
-
-    outgoing.send_all_hook = record
+    incoming, outgoing, writes = recording_pipes()
     stream = StdioMessageStream(incoming, outgoing)
     incoming.put_data(b'{"m":1}\n{"m":2}\n')
     assert await stream.receive() == {"m": 1}
