@@ -4,6 +4,7 @@ progress, timeouts, a peer that dies mid-call, framing errors, stdout hygiene an
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -481,3 +482,23 @@ async def test_lines_sent_later_go_out_before_receive_waits_or_at_flush_and_clos
     assert len(writes) == 2
     with pytest.raises(trio_mcp.ConnectionClosed):
         stream.send_later({"n": 5})
+
+
+async def test_writes_to_a_pipe_go_out_whole_and_in_order_however_large() -> None:
+    """A write the pipe takes at once, then one several times the pipe's size while the peer reads slowly."""
+    read_end, write_end = os.pipe()
+    stream = StdioMessageStream(trio.testing.MemoryReceiveStream(), trio.lowlevel.FdStream(write_end))
+    peer = trio.lowlevel.FdStream(read_end)
+    big = {"text": "x" * 400_000}
+    received = bytearray()
+    with trio.fail_after(10):
+        await stream.send({"n": 1})
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(stream.send, big)
+            while received.count(b"\n") < 2:
+                await trio.sleep(0.001)  # a slow reader: the big line cannot go in one write
+                received += await peer.receive_some(16384)
+        await stream.aclose()
+        await peer.aclose()
+    first, second, rest = bytes(received).split(b"\n")
+    assert json.loads(first) == {"n": 1} and json.loads(second) == big and rest == b""

@@ -37,6 +37,9 @@ URGENT_GRACE = 0.1
 #: Longest wait for a server that closed its pipes to be reaped, so that its exit status can be reported.
 _DESCRIBE_TIMEOUT = 1.5
 
+#: trio's stream over a file descriptor (Unix only).
+_FD_STREAM: Any = getattr(trio.lowlevel, "FdStream", None)
+
 StderrMode = Union[Literal["forward", "capture"], Callable[[str], None]]
 """What to do with a server's stderr: copy it to ours, only keep its tail, or hand each line to a callable."""
 
@@ -78,6 +81,8 @@ class StdioMessageStream:
         broken): a subprocess's exit status and stderr, say."""
         self._receive_stream = receive_stream
         self._send_stream = send_stream
+        #: The pipe under ``send_stream`` when it is one (Unix), written directly while it takes a write whole.
+        self._fd_stream: Any = send_stream if _FD_STREAM is not None and type(send_stream) is _FD_STREAM else None
         self._framer = LineFramer(max_line_bytes)
         self._max_line_bytes = max_line_bytes
         self._write_timeout = write_timeout
@@ -127,6 +132,21 @@ class StdioMessageStream:
         if self._broken is not None:
             raise ConnectionClosed(self._broken.reason, detail=self._broken.detail)
 
+    def _write_at_once(self, data: bytes) -> int:
+        """Write what a pipe takes without waiting (most writes, whole: no scope and no scheduler pass for them);
+        how much. 0 for a stream that is not a pipe, a full pipe or a broken one: ``send_all`` then waits, or
+        says what went wrong."""
+        stream = self._fd_stream
+        if stream is None or self._broken is not None:
+            return 0
+        fd = stream.fileno()
+        if fd < 0:  # closed
+            return 0
+        try:
+            return os.write(fd, data)
+        except OSError:
+            return 0
+
     async def _write_batches(self) -> None:
         """Write queued lines until none are left; runs in the task that found the pipe idle."""
         self._writing = True
@@ -135,17 +155,21 @@ class StdioMessageStream:
                 batch, self._queued = self._queued, _Batch()
                 batch.taken = True
                 data = b"".join(batch.lines)
-                # One scope: shielded from the sender's cancellation, ended by its own deadline.
-                with trio.CancelScope(shield=True, relative_deadline=self._write_timeout) as timer:
-                    try:
-                        await self._send_stream.send_all(data)
-                    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-                        self._broken = ConnectionClosed("stdio pipe closed", detail=str(exc) or None)
+                sent = self._write_at_once(data)
+                timed_out = False
+                if sent < len(data):
+                    # One scope: shielded from the sender's cancellation, ended by its own deadline.
+                    with trio.CancelScope(shield=True, relative_deadline=self._write_timeout) as timer:
+                        try:
+                            await self._send_stream.send_all(memoryview(data)[sent:] if sent else data)
+                        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                            self._broken = ConnectionClosed("stdio pipe closed", detail=str(exc) or None)
+                    timed_out = timer.cancelled_caught
                 if self._broken is not None and self._on_eof is not None:
                     # The peer is gone; whether the read side or this write notices first, say why.
                     with trio.CancelScope(shield=True, relative_deadline=_DESCRIBE_TIMEOUT):
                         self._broken = await self._on_eof()
-                if timer.cancelled_caught:
+                if timed_out:
                     self._broken = ConnectionClosed(f"peer did not read a message within {self._write_timeout:g} s")
                 batch.error = self._broken
                 batch.done.set()
