@@ -200,8 +200,6 @@ class ServerConnection:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             await nursery.start(self._run_session, nursery)
-            if self.control is not None:
-                self.control.on_inbound(self.session.take)
             task_status.started()
 
     async def _run_session(self, nursery: trio.Nursery, *, task_status: trio.TaskStatus[None]) -> None:

@@ -81,8 +81,8 @@ class Server(ServerCore):
         it is served in this task, ``stream`` only carries what it sends, what it starts runs in ``tasks`` if
         given, and the connection then ends. With ``tasks`` and a ``control`` instead, the connection holds no
         task of its own: this returns once it is set up, the transport hands it every client message
-        (``control.on_inbound``), its work runs in ``tasks``, and ``tasks.cancel()`` ends it. This does not run the lifespan; wrap it in ``running()`` when the server
-        has one.
+        (``control.on_inbound``), its work runs in ``tasks``, and ``tasks.cancel()`` ends it. This does not
+        run the lifespan; wrap it in ``running()`` when the server has one.
         """
         connection = ServerConnection(self, stream, modern_only=modern_only, principal=principal, control=control)
         if tasks is not None and request is None:

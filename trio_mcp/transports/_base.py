@@ -92,8 +92,8 @@ class StreamControl(Protocol):
         """Have ``apply`` called with the session's state whenever another process serving it changes it."""
 
     def on_inbound(self, take: Callable[[Any], Awaitable[None]]) -> None:
-        """From now on, hand each client message to ``take`` in the task that read it, instead of through
-        ``receive()``: one task hop less per message (the session runs when this is called)."""
+        """Called when the connection is attached (``serve_connection(..., tasks=...)``): from then on, hand
+        each client message to ``take`` in the task that read it; ``receive()`` is not used."""
 
     async def remember(self, state: Mapping[str, Any]) -> None:
         """The session's state changed (``initialize``, ``logging/setLevel``, subscriptions): keep it where
