@@ -15,8 +15,7 @@ import contextvars
 import inspect
 import logging
 import math
-import types
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, Literal, Protocol
 
 import attrs
@@ -39,6 +38,7 @@ from ._core.jsonrpc import (
     result_message,
 )
 from ._failures import Fate, failure_text, fate_of, report_failure
+from ._in_task import run_noting_waits
 from ._task_set import TaskSet
 from ._util import Sentinel
 from .errors import (
@@ -592,40 +592,24 @@ class Session:
         else:
             tasks.start_soon(self._serve, request)
 
-    @types.coroutine
-    def _serve_inline(self, request: InboundRequest, reader: _Reader) -> Generator[Any, Any, None]:
+    async def _serve_inline(self, request: InboundRequest, reader: _Reader) -> None:
         """Serve ``request`` in the reader's task, which costs no task while the handler does not block: the
-        first time it does, this task becomes the request's and a new task takes over reading.
+        first time it does, this task becomes the request's and a new task takes over reading. The request runs
+        in a context copied for it, as trio gives a task it spawns."""
 
-        Every step of ``_serve`` runs in a context copied for the request, as trio gives a task it spawns, so
-        neither sees the other's context variables; trio's sends and throws are forwarded as they come.
-        """
-        coro = self._serve(request)
-        context = contextvars.copy_context()
+        def hand_off() -> bool:
+            # The reader's own context is untouched, so the new reader starts from the same one.
+            self._inline = None
+            reader.handed_off = True
+            assert isinstance(self._nursery, trio.Nursery)
+            self._nursery.start_soon(self._read_loop)
+            return True
+
         self._inline = request
         try:
-            yielded = context.run(coro.send, None)
-        except StopIteration:
-            return
+            await run_noting_waits(self._serve(request), hand_off, contextvars.copy_context())
         finally:
             self._inline = None
-        # Blocked: the reader's own context is untouched, so the new reader starts from the same one.
-        reader.handed_off = True
-        assert isinstance(self._nursery, trio.Nursery)
-        self._nursery.start_soon(self._read_loop)
-        while True:
-            try:
-                try:
-                    sent = yield yielded
-                except GeneratorExit:
-                    context.run(coro.close)
-                    raise
-                except BaseException as exc:
-                    yielded = context.run(coro.throw, exc)
-                else:
-                    yielded = context.run(coro.send, sent)
-            except StopIteration:
-                return
 
     async def _serve(self, request: InboundRequest) -> None:
         """Run one handler and answer it; whatever it raises is its request's failure alone (see ``_failures``)."""

@@ -4,10 +4,11 @@ It is the ground floor of the MCP HTTP transports, and knows nothing of MCP: it 
 handler per request, and writes what the handler sends, either a whole response at once or a stream of chunks
 (Server-Sent Events). What it adds over the h11 example server:
 
-- **One nursery per TCP connection** (hypercorn's trio worker): a reader task that keeps reading the socket
-  for the whole life of the connection, and the request cycle, which runs the handler. Because the reader
-  never stops, a client that goes away mid-response is noticed at once and reported as state
-  (``HttpResponse.disconnected``), not at the next write.
+- **One nursery per TCP connection** (hypercorn's trio worker): the request cycle, which reads each request
+  and runs the handler in the connection's own task, and, from the first time a handler waits, a reader task
+  that keeps reading the socket for the rest of the connection's life. A client that goes away while a
+  handler waits is therefore noticed at once and reported as state (``HttpResponse.disconnected``), not at
+  the next write; a handler that answers without waiting costs no second task and no task switch.
 - **Explicit limits** (``HttpLimits``): header size and count (431), body size (413, checked against
   Content-Length before the handler runs, and counted while a chunked body streams), timeouts for the head
   (slowloris), the body, keep-alive idleness and every write (a client that stops reading is dropped), and a
@@ -30,6 +31,7 @@ from __future__ import annotations
 import errno
 import logging
 import math
+import os
 import sys
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
@@ -41,6 +43,7 @@ import h11
 import trio
 
 from .._core.hosts import parse_host
+from .._in_task import run_noting_waits
 from ._http_types import (
     ClientDisconnected,
     Headers,
@@ -79,6 +82,8 @@ __all__ = [
 logger = logging.getLogger("trio_mcp.http")
 
 _READ_SIZE = 65536
+#: Whether a socket's answer may be written straight to its descriptor (``_Connection._write_at_once``).
+_WRITE_FD = os.name == "posix"
 # After answering a request whose body we did not read (413, 400, ...), we keep reading and discarding for a
 # moment before closing: closing a socket with unread input makes the kernel send RST, and an RST can destroy
 # our error response in the client's receive buffer before the client has read it.
@@ -138,7 +143,7 @@ class HttpRequest:
         self.path = path
         self.query = query
         self.http_version = event.http_version.decode("ascii")
-        self.headers = Headers._from_raw(event.headers)
+        self.headers = Headers._from_raw(event.headers.raw_items())
         self.peer = peer
         host = self.headers.get("host")
         #: The ``Host`` (``trio_mcp._core.hosts.parse_host``): lower case, IPv6 bracketed, no port; None if absent.
@@ -362,12 +367,11 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
-def _framing_refusal(event: h11.Request) -> str | None:
+def _framing_refusal(headers: Headers) -> str | None:
     """Why a request head is refused before anything else (RFC 9112 sections 3.2 and 6.1), or None."""
-    names = [name for name, _ in event.headers]
-    if b"transfer-encoding" in names and b"content-length" in names:
+    if "transfer-encoding" in headers and "content-length" in headers:
         return "a request may not carry both Content-Length and Transfer-Encoding"
-    if names.count(b"host") > 1:
+    if len(headers.get_all("host")) > 1:
         return "more than one Host header"
     return None
 
@@ -385,14 +389,11 @@ def must_propagate(exc: BaseException, *, scope: trio.CancelScope | None = None)
     return cancelled and any(isinstance(leaf, trio.Cancelled) for leaf in leaves)
 
 
-def _declared_length(event: h11.Request) -> int | None:
-    length = None
-    for name, value in event.headers:
-        if name == b"transfer-encoding":
-            return None
-        if name == b"content-length":
-            length = int(value)  # h11 has validated it
-    return length
+def _declared_length(headers: Headers) -> int | None:
+    lengths = headers.get_all("content-length")
+    if not lengths or "transfer-encoding" in headers:
+        return None
+    return int(lengths[-1])  # h11 has validated it
 
 
 class _Connection:
@@ -411,6 +412,13 @@ class _Connection:
         self._data_arrived = trio.Event()
         self._room = trio.Event()
         self._peer_gone = False
+        self._nursery: trio.Nursery | None = None
+        #: Whether the reader task runs (from the first time a handler waits; see ``_watch``).
+        self._reader_running = False
+        #: Whether the request cycle is in a ``receive_some`` of its own (before the reader runs).
+        self._receiving = False
+        #: Whether the request cycle waits for the next request (which a graceful stop ends).
+        self._idle = False
         self._send_lock = QuickLock()
         self._send_broken: str | None = None
         self._request_method: str | None = None
@@ -425,23 +433,51 @@ class _Connection:
         self._data_arrived.set()
         self._data_arrived = trio.Event()
 
+    def _close_if_idle(self) -> None:
+        """A graceful stop began: a connection waiting for its next request closes."""
+        if self._idle and self._nursery is not None:
+            self._nursery.cancel_scope.cancel()
+
+    async def _receive(self) -> None:
+        """One read from the socket, fed to h11; EOF and resets become ``_peer_gone``."""
+        try:
+            data = await self._stream.receive_some(_READ_SIZE)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            data = b""
+        self._h11.receive_data(data if isinstance(data, bytes) else bytes(data))
+        if not data:
+            self._peer_gone = True
+            self._mark_disconnected()
+
+    async def _fill(self) -> None:
+        """Wait for more bytes: from the reader once it runs, else read them in this task."""
+        if self._reader_running:
+            await self._data_arrived.wait()
+        elif not self._peer_gone:
+            self._receiving = True
+            try:
+                await self._receive()
+            finally:
+                self._receiving = False
+
+    def _watch(self) -> bool:
+        """Called each time a handler waits until it returns True: the first wait that is not for the request's
+        own bytes starts the reader, which from then on notices at once a client that goes away."""
+        if self._receiving:
+            return False
+        if not self._reader_running and self._nursery is not None:
+            self._reader_running = True
+            self._nursery.start_soon(self._reader)
+        return True
+
     async def _reader(self) -> None:
-        """Owns every receive on the socket, for the whole connection; EOF and resets become ``_peer_gone``."""
-        while True:
+        """Owns every receive on the socket from the first time a handler waits to the end of the connection."""
+        while not self._peer_gone:
             while self._buffered() >= self._read_cap:
                 room = self._room = trio.Event()
                 await room.wait()
-            try:
-                data = await self._stream.receive_some(_READ_SIZE)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                data = b""
-            self._h11.receive_data(data if isinstance(data, bytes) else bytes(data))
-            if not data:
-                self._peer_gone = True
-                self._mark_disconnected()
+            await self._receive()
             self._wake()
-            if not data:
-                return
 
     def _mark_disconnected(self) -> None:
         response = self._response
@@ -467,7 +503,7 @@ class _Connection:
             if event is not h11.NEED_DATA:
                 assert isinstance(event, h11.Event)
                 return event
-            await self._data_arrived.wait()
+            await self._fill()
 
     # -- writing --------------------------------------------------------------------------------------------
 
@@ -481,10 +517,13 @@ class _Connection:
                 # h11 has moved our side to ERROR: nothing more can be sent on this connection.
                 self._send_broken = f"the response broke HTTP/1.1 framing: {exc}"
                 raise
+            sent = self._write_at_once(data)
+            if sent == len(data):
+                return
             try:
                 # A bare scope rather than fail_after (a generator-based context manager): one write per answer.
                 with trio.CancelScope(relative_deadline=self._limits.write_timeout) as timer:
-                    await self._stream.send_all(data)
+                    await self._stream.send_all(memoryview(data)[sent:] if sent else data)
                 if timer.cancelled_caught:
                     self._send_failed(f"the client did not read for {self._limits.write_timeout:g} s")
                     raise ClientDisconnected(self._send_broken)
@@ -494,6 +533,21 @@ class _Connection:
             except BaseException:
                 self._send_failed("a write was interrupted")
                 raise
+
+    def _write_at_once(self, data: bytes) -> int:
+        """Write what a plain TCP socket takes without waiting (most answers, whole: no scope and no scheduler
+        pass for them); how much. 0 for TLS, a closed or broken socket or a full buffer: ``send_all`` then
+        waits, or says what went wrong."""
+        stream = self._stream
+        if not _WRITE_FD or type(stream) is not trio.SocketStream:
+            return 0
+        fd = stream.socket.fileno()  # -1 once closed: never a descriptor reused by another connection
+        if fd < 0:
+            return 0
+        try:
+            return os.write(fd, data)
+        except OSError:
+            return 0
 
     def _send_failed(self, reason: str) -> None:
         self._h11.send_failed()
@@ -528,7 +582,7 @@ class _Connection:
     async def run(self) -> None:
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._reader)
+                self._nursery = nursery
                 try:
                     await self._serve()
                 finally:
@@ -572,12 +626,22 @@ class _Connection:
         limits = self._limits
         self._request_method = None
         if not first and not self._buffered():
-            # Keep-alive: wait for the first byte of the next request.
-            with trio.move_on_after(limits.keep_alive_timeout):
+            # Keep-alive: wait for the first byte of the next request, timed by the connection's own scope (whose
+            # deadline or graceful stop ends the connection): no scope of its own per request.
+            assert self._nursery is not None
+            timer = self._nursery.cancel_scope
+            timer.deadline = trio.current_time() + limits.keep_alive_timeout
+            self._idle = True
+            try:
                 while not self._buffered() and not self._peer_gone and not self._server.shutting_down:
-                    await self._data_arrived.wait()
-            if not self._buffered():
+                    await self._fill()
+            finally:
+                self._idle = False
+                timer.deadline = math.inf
+            if not self._buffered() or timer.cancel_called:
                 return None
+        elif not first:
+            await trio.lowlevel.checkpoint()  # the next request was sent early: let the other connections run
         try:
             event = self._poll_event()
             if event is h11.NEED_DATA:
@@ -609,10 +673,6 @@ class _Connection:
         if event.method == b"CONNECT":
             await self._send_error(501, "CONNECT is not supported")
             return None
-        refusal = _framing_refusal(event)
-        if refusal is not None:
-            await self._send_error(400, refusal)
-            return None
         # An Upgrade offer (h2c, websocket) is simply declined by answering normally, as RFC 9110 allows.
         return event
 
@@ -623,11 +683,15 @@ class _Connection:
         self._response = response
         if self._peer_gone:
             response.disconnected.set()
+        refusal = _framing_refusal(request.headers)
+        if refusal is not None:
+            await self._send_error(400, refusal)
+            return False
         if request.host is None and "host" in request.headers:
             await self._send_error(400, f"invalid Host header {request.headers['host']!r}")
             return False
         try:
-            declared = _declared_length(event)
+            declared = _declared_length(request.headers)
             if declared is not None and declared > self._limits.max_body_bytes:
                 await self._send_error(
                     413, f"request body of {declared} bytes is over the {self._limits.max_body_bytes}-byte limit"
@@ -651,7 +715,10 @@ class _Connection:
 
     async def _run_handler(self, request: HttpRequest, response: HttpResponse) -> None:
         try:
-            await self._server.handler(request, response)
+            if self._reader_running:
+                await self._server.handler(request, response)
+            else:
+                await run_noting_waits(self._server.handler(request, response), self._watch)
         except BaseException as exc:
             leaves = _leaves(exc)
             if must_propagate(exc):
@@ -773,7 +840,7 @@ class _Server:
         for scope in self.shutdown_scopes:
             scope.cancel()
         for conn in list(self.connections):
-            conn._wake()  # idle keep-alive connections notice and close
+            conn._close_if_idle()
         if self.active == 0:
             self.idle.set()
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Union
+from typing import Any, TypeVar, Union, overload
 
 import attrs
 
@@ -18,6 +18,8 @@ __all__ = [
     "RequestBodyTooLarge",
 ]
 
+
+_T = TypeVar("_T")
 
 # --- headers -------------------------------------------------------------------------------------------------
 
@@ -40,10 +42,33 @@ class Headers(Mapping[str, str]):
 
     @classmethod
     def _from_raw(cls, raw: Iterable[tuple[bytes, bytes]]) -> Headers:
-        return cls((name.decode("latin-1"), value.decode("latin-1")) for name, value in raw)
+        """From ``(name, value)`` pairs as they came off the wire (a request is parsed once per exchange)."""
+        headers = cls.__new__(cls)
+        items = headers._items = [(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in raw]
+        index: dict[str, list[str]] = {}
+        for name, value in items:
+            values = index.get(name)
+            if values is None:
+                index[name] = [value]
+            else:
+                values.append(value)
+        headers._index = index
+        return headers
 
     def __getitem__(self, name: str) -> str:
-        return ", ".join(self._index[name.lower()])
+        values = self._index[name.lower()]
+        return values[0] if len(values) == 1 else ", ".join(values)
+
+    @overload
+    def get(self, name: str) -> str | None: ...
+    @overload
+    def get(self, name: str, default: str | _T) -> str | _T: ...
+    def get(self, name: str, default: object = None) -> object:
+        # Not Mapping's (which catches a KeyError): most lookups are of fields a request does not carry.
+        values = self._index.get(name.lower())
+        if values is None:
+            return default
+        return values[0] if len(values) == 1 else ", ".join(values)
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name.lower() in self._index
