@@ -122,12 +122,19 @@ class InboundRequest:
         "_batch",
     )
 
-    def __init__(self, session: Session, id: RequestId, method: str, params: dict[str, Any] | None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        id: RequestId,
+        method: str,
+        params: dict[str, Any] | None,
+        cancel_scope: trio.CancelScope | None = None,
+    ) -> None:
         self.id = id
         self.method = method
         self.params = params
         self.session = session
-        self.cancel_scope = trio.CancelScope()
+        self.cancel_scope = trio.CancelScope() if cancel_scope is None else cancel_scope
         self.cancel_requested = trio.Event()
         self.cancel_reason: str | None = None
         self._last_progress: float | None = None
@@ -222,12 +229,16 @@ class _Batch:
 
 
 class _Reader:
-    """One reader task's turn at reading: over once a request it served inline blocked (``_serve_inline``)."""
+    """One reader task's turn at reading: over once a request it served inline blocked (``_serve_inline``).
 
-    __slots__ = ("handed_off",)
+    ``scope`` is entered around the reading: a request served inline has it for its cancel scope, as the task
+    becomes that request's alone once it blocks (and nothing but that request can cancel it before)."""
+
+    __slots__ = ("handed_off", "scope")
 
     def __init__(self) -> None:
         self.handed_off = False
+        self.scope = trio.CancelScope()
 
 
 @attrs.frozen
@@ -504,7 +515,11 @@ class Session:
         reason = ConnectionClosed("session closed")
         try:
             while not reader.handed_off:
-                await self._take(await receive(), reader)
+                with reader.scope:
+                    while not reader.handed_off:
+                        await self._take(await receive(), reader)
+                if not reader.handed_off:  # a request served inline cancelled its own scope: read on in a new one
+                    reader.scope = trio.CancelScope()
         except ConnectionClosed as exc:
             reason = exc
         finally:
@@ -577,19 +592,25 @@ class Session:
                 batch,
             )
             return
-        request = InboundRequest(self, request_id, event.method, event.params)
+        tasks = self._nursery
+        here = event.method in self._handler.inline_methods or tasks is None  # no nursery: serve_alone
+        # run()'s reader serves the others inline (not a batch's member, not an attached session's), in its scope.
+        inline = reader if not here and self._send_later is not None and type(tasks) is not TaskSet else None
+        request = InboundRequest(
+            self, request_id, event.method, event.params, inline.scope if inline is not None else None
+        )
         if batch is not None:
             request._batch = batch
             batch.remaining += 1
         self._in_flight[request_id] = request
-        tasks = self._nursery
-        if event.method in self._handler.inline_methods or tasks is None:  # no nursery: serve_alone
+        if here:
             await self._serve(request)
+        elif inline is not None:
+            await self._serve_inline(request, inline)
         elif type(tasks) is TaskSet:  # attached: the set cancels the request's own scope, no second one
             tasks.start_soon(self._serve, request, scope=request.cancel_scope)
-        elif reader is not None and self._send_later is not None:  # run()'s reader (not a batch's member)
-            await self._serve_inline(request, reader)
         else:
+            assert tasks is not None
             tasks.start_soon(self._serve, request)
 
     async def _serve_inline(self, request: InboundRequest, reader: _Reader) -> None:
@@ -614,9 +635,9 @@ class Session:
     async def _serve(self, request: InboundRequest) -> None:
         """Run one handler and answer it; whatever it raises is its request's failure alone (see ``_failures``)."""
         response: dict[str, Any] | None = None
-        # Served alone (a stateless request), nothing can cancel it but its caller: no scope of its own (a scope
-        # costs several microseconds).
-        scope = request.cancel_scope if self._nursery is not None else _NO_SCOPE
+        # Served alone (a stateless request), nothing can cancel it but its caller; served inline, its scope is
+        # its reader's, entered already: no scope of its own either way (a scope costs several microseconds).
+        scope = _NO_SCOPE if self._nursery is None or self._inline is request else request.cancel_scope
         try:
             with scope:
                 result = await self._handler.handle_request(request)

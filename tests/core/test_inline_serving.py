@@ -399,3 +399,60 @@ async def test_answers_waiting_for_a_write_do_not_wait_for_a_notification_handle
             assert [answer["id"] for answer in answers] == [1, 2]
             handler.release.set()
             session.close()
+
+
+async def test_cancelling_one_of_several_blocked_requests_cancels_that_one_only(client: Client) -> None:
+    # Each blocked request was served inline by a reader that then handed reading on: a cancel reaches the scope
+    # of that request's task, never another request's or the reader's.
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            scopes = {name: trio.CancelScope() for name in ("d", "e", "f")}
+            answers: list[str] = []
+
+            async def blocked(name: str) -> None:
+                with scopes[name]:
+                    answers.append(await call(client, "gated", name=name))
+
+            for name in scopes:
+                nursery.start_soon(blocked, name)
+                while await call(client, "waiting", name=name) == "no":
+                    await trio.sleep(0.01)
+            scopes["e"].cancel()
+            while "e cancelled" not in await call(client, "release", name="none"):
+                await trio.sleep(0.01)
+            assert await call(client, "instant", text="still reading") == "still reading"
+            for name in ("d", "f"):
+                await call(client, "release", name=name)
+        assert sorted(answers) == ["d", "f"]
+        outcomes = (await call(client, "release", name="none")).split(",")
+        assert sorted(outcomes) == ["d done", "e cancelled", "f done"]
+
+
+class SelfCancelling(Echo):
+    """Echo, but a request for ``cancel-me`` cancels its own scope before its first wait."""
+
+    async def handle_request(self, request: InboundRequest) -> Any:
+        if request.method == "cancel-me":
+            request.cancel_scope.cancel()
+            await trio.sleep(0)
+            raise AssertionError("not cancelled")
+        return request.params
+
+
+async def test_a_request_that_cancels_itself_before_it_blocks_ends_alone() -> None:
+    incoming = trio.testing.MemoryReceiveStream()
+    outgoing = trio.testing.MemorySendStream()
+    incoming.put_data(
+        b'{"jsonrpc":"2.0","id":1,"method":"cancel-me"}\n{"jsonrpc":"2.0","id":2,"method":"m","params":{"n":2}}\n'
+    )
+    session = Session(StdioMessageStream(incoming, outgoing), SelfCancelling())
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(session.run)
+            await trio.testing.wait_all_tasks_blocked()
+            assert not session.closed
+            incoming.put_data(b'{"jsonrpc":"2.0","id":3,"method":"m","params":{"n":3}}\n')
+            await trio.testing.wait_all_tasks_blocked()
+            answers = [json.loads(line) for line in outgoing.get_data_nowait().splitlines()]
+            session.close()
+    assert answers == [{"jsonrpc": "2.0", "id": n, "result": {"n": n}} for n in (2, 3)]
