@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TypeVar
 
 import trio
@@ -69,15 +67,20 @@ def one_exception(error: BaseException) -> BaseException:
     return real[0]
 
 
-@contextmanager
-def collapse_exception_groups() -> Iterator[None]:
+class collapse_exception_groups:  # noqa: N801 - used as a function: ``with collapse_exception_groups():``
     """Re-raise an ExceptionGroup escaping a public call as one exception (see ``one_exception``).
 
     Public ``open_*`` and ``serve_*`` calls own nurseries, and trio wraps even a lone error (or Ctrl-C) in a
-    group; callers should see the ``ConnectionClosed``, ``OSError`` or ``KeyboardInterrupt`` itself.
+    group; callers should see the ``ConnectionClosed``, ``OSError`` or ``KeyboardInterrupt`` itself. A class, not
+    a generator: it wraps every stateless HTTP request, and costs nothing unless a group escapes.
     """
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        leaf = one_exception(group)
-        raise leaf from leaf.__cause__
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, error: BaseException | None, traceback: object) -> None:
+        if isinstance(error, BaseExceptionGroup):
+            leaf = one_exception(error)
+            raise leaf from leaf.__cause__

@@ -108,6 +108,23 @@ _LIST_CHANGED: Final = {
 }
 
 
+class _Serving:
+    """``ServerConnection._serving``: a class, not a generator, as it wraps every stateless HTTP request."""
+
+    __slots__ = ("_connection", "_cancel")
+
+    def __init__(self, connection: ServerConnection, cancel: Callable[[], None]) -> None:
+        self._connection = connection
+        self._cancel = cancel
+
+    def __enter__(self) -> None:
+        self._connection.server.connections.add(self._connection)
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._connection._ended()
+        self._cancel()
+
+
 class ServerConnection:
     """Serves one client over one ``MessageStream``; implements the session's ``RequestHandler``."""
 
@@ -231,16 +248,10 @@ class ServerConnection:
         tasks.on_cancel(self._ended)
         self.control.on_inbound(self.session.take)
 
-    @contextlib.contextmanager
-    def _serving(self, cancel: Callable[[], None]) -> Iterator[None]:
+    def _serving(self, cancel: Callable[[], None]) -> _Serving:
         """While the session runs the server knows this connection (changes reach it); when it ends, its tasks
         are cancelled and so is everything it started (``cancel`` cancels it)."""
-        self.server.connections.add(self)
-        try:
-            yield
-        finally:
-            self._ended()
-            cancel()
+        return _Serving(self, cancel)
 
     def _ended(self) -> None:
         """The server forgets this connection: no change reaches it, and its tasks (nobody can reach) are
