@@ -8,7 +8,6 @@ changes.
 
 from __future__ import annotations
 
-import datetime
 import enum
 from typing import Any, Final, Literal
 
@@ -65,6 +64,8 @@ def apply(status: str, event: TaskEvent) -> str | None:
 
 def iso_time(timestamp: float) -> str:
     """An ISO 8601 UTC timestamp with milliseconds, as tasks carry them (``2025-11-25T10:30:00.000Z``)."""
+    import datetime  # not at import: only a server or client that uses tasks needs it
+
     moment = datetime.datetime.fromtimestamp(timestamp, datetime.timezone.utc)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 

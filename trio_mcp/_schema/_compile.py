@@ -7,9 +7,9 @@ at import time rather than on the first call.
 from __future__ import annotations
 
 import dataclasses
-import decimal
 import enum
 import operator
+import sys
 import types
 import typing
 from collections import abc
@@ -17,11 +17,9 @@ from typing import Any, Literal, Union
 
 import attrs
 
-from ._decimal import DecimalNode
 from ._docstrings import class_doc, parse_docstring
 from ._field import Field
 from ._nodes import (
-    FORMATS,
     NO_DEFAULT,
     AnnotatedNode,
     AnyNode,
@@ -41,6 +39,7 @@ from ._nodes import (
     StrNode,
     TupleNode,
     UnionNode,
+    is_format_type,
 )
 from ._pydantic import PydanticNode, is_pydantic_model
 
@@ -106,7 +105,7 @@ class Compiler:
             simple = {str: StrNode, int: IntNode, float: FloatNode, bool: BoolNode}.get(tp)
             if simple is not None:
                 return simple()
-            if tp in FORMATS:
+            if is_format_type(tp):
                 return FormatNode(tp)
         if isinstance(tp, (str, typing.ForwardRef)):
             raise TypeError(f"{where}: unresolved forward reference {tp!r}")
@@ -140,7 +139,10 @@ class Compiler:
             return self._object(tp, where, is_class=True)
         if typing.is_typeddict(tp):
             return self._object(tp, where, is_class=False)
-        if tp is decimal.Decimal:
+        decimals = sys.modules.get("decimal")  # an annotation cannot be Decimal before decimal is imported
+        if decimals is not None and tp is decimals.Decimal:
+            from ._decimal import DecimalNode
+
             return DecimalNode()
         if is_pydantic_model(tp):
             return PydanticNode(tp, where)

@@ -8,16 +8,13 @@ it, except that date/time/UUID strings must also parse (the schema's ``format`` 
 from __future__ import annotations
 
 import dataclasses
-import datetime
-import decimal
-import difflib
 import enum
+import functools
 import json
 import math
 import pathlib
 import re
 import sys
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
@@ -275,20 +272,47 @@ class NoneNode(Node):
     dump = convert
 
 
-#: Types exchanged as strings: the JSON Schema ``format`` (None: no standard one) and what an error calls them.
-FORMATS: dict[Any, tuple[str | None, str]] = {
-    datetime.datetime: ("date-time", "ISO 8601 date-time string"),
-    datetime.date: ("date", "ISO 8601 date string"),
-    datetime.time: ("time", "ISO 8601 time string"),
-    uuid.UUID: ("uuid", "UUID string"),
-    pathlib.Path: (None, "non-empty path string"),
-}
+@functools.cache
+def _formats() -> dict[Any, tuple[str | None, str, Callable[[str], Any]]]:
+    """Types exchanged as strings: the JSON Schema ``format`` (None: no standard one), what an error calls them,
+    and their parser. Built on first use: ``datetime`` and ``uuid`` are imported only by a schema that has them."""
+    import datetime
+    import uuid
+
+    def parse_datetime(text: str) -> datetime.datetime:
+        if sys.version_info < (3, 11) and text[-1:] in ("Z", "z"):
+            text = text[:-1] + "+00:00"
+        return datetime.datetime.fromisoformat(text)
+
+    return {
+        datetime.datetime: ("date-time", "ISO 8601 date-time string", parse_datetime),
+        datetime.date: ("date", "ISO 8601 date string", datetime.date.fromisoformat),
+        datetime.time: ("time", "ISO 8601 time string", datetime.time.fromisoformat),
+        uuid.UUID: ("uuid", "UUID string", uuid.UUID),
+        pathlib.Path: (None, "non-empty path string", _parse_path),
+    }
 
 
-def _parse_datetime(text: str) -> datetime.datetime:
-    if sys.version_info < (3, 11) and text[-1:] in ("Z", "z"):
-        text = text[:-1] + "+00:00"
-    return datetime.datetime.fromisoformat(text)
+def is_format_type(tp: type) -> bool:
+    """Whether ``tp`` is exchanged as a formatted string (``FormatNode``)."""
+    return tp.__module__.partition(".")[0] in ("datetime", "uuid", "pathlib") and tp in _formats()
+
+
+def _text_form(value: Any) -> str | None:
+    """A date, time, UUID, Decimal or path as its JSON string, None for any other value. A value of one of these
+    types exists only once its module is imported, so none is imported here."""
+    modules = sys.modules
+    dates = modules.get("datetime")
+    if dates is not None and isinstance(value, (dates.date, dates.time)):
+        return str(value.isoformat())
+    uuids, decimals = modules.get("uuid"), modules.get("decimal")
+    if (
+        (uuids is not None and isinstance(value, uuids.UUID))
+        or (decimals is not None and isinstance(value, decimals.Decimal))
+        or isinstance(value, pathlib.PurePath)
+    ):
+        return str(value)
+    return None
 
 
 def _parse_path(text: str) -> pathlib.Path:
@@ -303,15 +327,8 @@ class FormatNode(Node):
 
     def __init__(self, cls: Any) -> None:
         self.cls = cls
-        self.format, description = FORMATS[cls]
+        self.format, description, self.parse = _formats()[cls]
         self.expected = (description,)
-        self.parse: Callable[[str], Any] = {
-            datetime.datetime: _parse_datetime,
-            datetime.date: datetime.date.fromisoformat,
-            datetime.time: datetime.time.fromisoformat,
-            uuid.UUID: uuid.UUID,
-            pathlib.Path: _parse_path,
-        }[cls]
 
     def schema(self, ctx: SchemaContext) -> dict[str, Any]:
         if self.format is None:
@@ -327,14 +344,15 @@ class FormatNode(Node):
         return run.fail(mismatch(path, self.expected, value))
 
     def dump(self, value: Any, path: Path, run: Run) -> Any:
-        if self.cls is datetime.date and isinstance(value, datetime.datetime):
-            return value.date().isoformat()
-        if self.cls is datetime.datetime and isinstance(value, datetime.datetime):
+        if self.format is None:  # a Path
+            if isinstance(value, pathlib.PurePath):
+                return str(value)
+        elif isinstance(value, self.cls):
+            if self.format == "uuid":
+                return str(value)
+            if self.format == "date" and isinstance(value, sys.modules["datetime"].datetime):
+                return value.date().isoformat()  # a datetime given for a date
             return value.isoformat()
-        if self.cls is pathlib.Path and isinstance(value, pathlib.PurePath):
-            return str(value)
-        if self.cls is not datetime.datetime and isinstance(value, self.cls):
-            return str(value) if self.cls is uuid.UUID else value.isoformat()
         return run.fail(mismatch(path, (self.cls.__name__,), value))
 
 
@@ -594,6 +612,8 @@ class ObjectField:
 def suggest(name: Any, options: Sequence[str]) -> str:
     """``" (did you mean 'limit'?)"`` for a near miss, else a short list of what is allowed."""
     if isinstance(name, str):
+        import difflib  # only when a name is wrong
+
         close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
         if close:
             return f" (did you mean {close[0]!r}?)"
@@ -806,10 +826,9 @@ def dump_any(value: Any, path: Path, run: Run) -> Any:
         if not math.isfinite(value):
             return run.fail(Err(path, f"expected a finite number, got {show(value)}"))
         return float(value)
-    if isinstance(value, (datetime.date, datetime.time)):
-        return value.isoformat()
-    if isinstance(value, (uuid.UUID, decimal.Decimal, pathlib.PurePath)):
-        return str(value)
+    text = _text_form(value)
+    if text is not None:
+        return text
     run.enter(path)
     try:
         if isinstance(value, (list, tuple, set, frozenset)):

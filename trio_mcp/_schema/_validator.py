@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Hashable, Mapping
-from fractions import Fraction
 from typing import Any, Final, TypeGuard
 from urllib.parse import unquote
 
@@ -94,6 +93,8 @@ def _is_number(value: Any) -> TypeGuard[int | float]:
 def _is_multiple(value: int | float, divisor: int | float) -> bool:
     if isinstance(value, int) and isinstance(divisor, int):
         return value % divisor == 0
+    from fractions import Fraction  # only for a schema with a fractional multipleOf
+
     try:
         # Decimal text, not binary: 0.3 is a multiple of 0.1 as the schema author meant it.
         quotient = Fraction(str(value)) / Fraction(str(divisor))
