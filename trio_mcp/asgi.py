@@ -167,25 +167,27 @@ class _AsgiResponse:
         for message in held:
             await self._emit(message)
 
-    async def write(self, data: bytes) -> None:
+    async def write(self, data: bytes, *, shielded: bool = False) -> None:
         if not self.started:
             raise RuntimeError("start() the response before write()")
         if self._ending:
             raise RuntimeError("the response is already finished")
-        await self._emit_held()
-        if data and not self._head_only:
-            await self._emit({"type": "http.response.body", "body": bytes(data), "more_body": True})
+        with trio.CancelScope(shield=shielded):
+            await self._emit_held()
+            if data and not self._head_only:
+                await self._emit({"type": "http.response.body", "body": bytes(data), "more_body": True})
 
-    async def finish(self, last: bytes = b"") -> None:
+    async def finish(self, last: bytes = b"", *, shielded: bool = False) -> None:
         if not self.started:
             raise RuntimeError("start() the response before finish()")
         if self._ending:
             return
         self._ending = True
-        await self._emit_held()
-        await self._emit(
-            {"type": "http.response.body", "body": b"" if self._head_only else bytes(last), "more_body": False}
-        )
+        with trio.CancelScope(shield=shielded):
+            await self._emit_held()
+            await self._emit(
+                {"type": "http.response.body", "body": b"" if self._head_only else bytes(last), "more_body": False}
+            )
         self.finished = True
 
 

@@ -597,6 +597,58 @@ async def test_client_disconnect_during_a_stream_is_noticed_at_once() -> None:
     assert noticed["at"] - closed_at < 0.1
 
 
+async def test_a_shielded_write_is_sent_whole_though_its_writer_is_cancelled_while_it_waits() -> None:
+    # One writer holds the connection with a write larger than the socket takes while the client does not read;
+    # a second, shielded, is cancelled while it waits for the first; then the client reads. Both arrive whole, in
+    # order, and the response ends cleanly; an unshielded write cancelled the same way would break it.
+    big = b"b" * (8 * 1024 * 1024)
+    outcome: dict[str, Any] = {}
+
+    async def handler(request: HttpRequest, response: HttpResponse) -> None:
+        await response.start(200)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(response.write, big)
+            await trio.testing.wait_all_tasks_blocked()
+            with trio.move_on_after(0.05) as waiting:
+                await response.write(b"event: one\n\n", shielded=True)
+            outcome["cancel_caught"] = waiting.cancelled_caught
+            with trio.move_on_after(0.05):
+                await response.finish(b"event: last\n\n", shielded=True)
+        outcome["finished"] = response.finished
+
+    with trio.fail_after(20):
+        async with serving(handler) as port:
+            client = await Raw.connect(port)
+            await client.send(b"GET / HTTP/1.1\r\nhost: t\r\n\r\n")
+            await trio.sleep(0.2)  # both writers wait now: the big one on the socket, the other on the lock
+            reply = await client.response()
+            await client.aclose()
+    assert reply.status == 200 and reply.body == big + b"event: one\n\n" + b"event: last\n\n"
+    assert outcome == {"cancel_caught": False, "finished": True}
+
+
+async def test_a_shielded_write_to_a_full_socket_is_sent_whole_though_its_writer_is_cancelled() -> None:
+    big = b"f" * (8 * 1024 * 1024)
+    outcome: dict[str, Any] = {}
+
+    async def handler(request: HttpRequest, response: HttpResponse) -> None:
+        await response.start(200)
+        with trio.move_on_after(0.05) as waiting:
+            await response.write(big, shielded=True)  # the client does not read yet: the socket fills up
+        outcome["cancel_caught"] = waiting.cancelled_caught
+        await response.finish(b"end")
+
+    with trio.fail_after(20):
+        async with serving(handler) as port:
+            client = await Raw.connect(port)
+            await client.send(b"GET / HTTP/1.1\r\nhost: t\r\n\r\n")
+            await trio.sleep(0.2)
+            reply = await client.response()
+            await client.aclose()
+    assert reply.status == 200 and reply.body == big + b"end"
+    assert outcome == {"cancel_caught": False}
+
+
 async def test_client_that_stops_reading_is_dropped_after_the_write_timeout() -> None:
     outcome: dict[str, Any] = {}
 

@@ -308,8 +308,11 @@ class HttpResponse:
         held, self._held = self._held, None
         return [] if held is None else self._head_events(*held)
 
-    async def write(self, data: bytes) -> None:
-        """Send one piece of a started response (e.g. one SSE event). Raises ``ClientDisconnected``."""
+    async def write(self, data: bytes, *, shielded: bool = False) -> None:
+        """Send one piece of a started response (e.g. one SSE event). Raises ``ClientDisconnected``.
+
+        With ``shielded``, a cancelled writer still sends it whole (and the head held with it): the write is shielded
+        from the writer's cancellation, only when it has to wait (a write the socket takes at once needs no scope)."""
         if not self._started:
             raise RuntimeError("start() the response before write()")
         if self._ending:
@@ -318,10 +321,11 @@ class HttpResponse:
         if data and self._request.method != "HEAD":
             events.append(h11.Data(data=bytes(data)))
         if events:
-            await self._conn._send(events)
+            await self._conn._send(events, shielded=shielded)
 
-    async def finish(self, last: bytes = b"") -> None:
-        """End a started response, sending ``last`` with the end in the same write. Raises ``ClientDisconnected``."""
+    async def finish(self, last: bytes = b"", *, shielded: bool = False) -> None:
+        """End a started response, sending ``last`` with the end in the same write (``shielded`` as for
+        ``write``). Raises ``ClientDisconnected``."""
         if not self._started:
             raise RuntimeError("start() the response before finish()")
         if self._ending:
@@ -336,7 +340,7 @@ class HttpResponse:
         else:
             events = [h11.Data(data=bytes(last))] if last and self._request.method != "HEAD" else []
         events.append(h11.EndOfMessage())
-        await self._conn._send(events)
+        await self._conn._send(events, shielded=shielded)
         self._finished = True
 
 
@@ -507,7 +511,17 @@ class _Connection:
 
     # -- writing --------------------------------------------------------------------------------------------
 
-    async def _send(self, events: Sequence[h11.Event]) -> None:
+    async def _send(self, events: Sequence[h11.Event], *, shielded: bool = False) -> None:
+        """Write ``events`` in one write. With ``shielded``, cancelling the writer does not interrupt it: what has to
+        wait (the lock another write holds, a full socket buffer) waits in a shielded scope, and a write the socket
+        takes at once enters no scope at all."""
+        if shielded and self._send_lock.locked:
+            with trio.CancelScope(shield=True):
+                await self._send_now(events, shielded=True)
+        else:
+            await self._send_now(events, shielded=shielded)
+
+    async def _send_now(self, events: Sequence[h11.Event], *, shielded: bool) -> None:
         async with self._send_lock:
             if self._send_broken is not None:
                 raise ClientDisconnected(self._send_broken)
@@ -521,8 +535,8 @@ class _Connection:
             if sent == len(data):
                 return
             try:
-                # A bare scope rather than fail_after (a generator-based context manager): one write per answer.
-                with trio.CancelScope(relative_deadline=self._limits.write_timeout) as timer:
+                # A bare scope rather than fail_after (a generator-based context manager), the shield in the same one.
+                with trio.CancelScope(relative_deadline=self._limits.write_timeout, shield=shielded) as timer:
                     await self._stream.send_all(memoryview(data)[sent:] if sent else data)
                 if timer.cancelled_caught:
                     self._send_failed(f"the client did not read for {self._limits.write_timeout:g} s")

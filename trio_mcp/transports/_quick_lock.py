@@ -20,6 +20,11 @@ class QuickLock:
         self._held = False
         self._waiters: trio.lowlevel.ParkingLot | None = None
 
+    @property
+    def locked(self) -> bool:
+        """Whether a writer holds it (so that taking it would wait)."""
+        return self._held
+
     async def __aenter__(self) -> None:
         if not self._held:
             self._held = True

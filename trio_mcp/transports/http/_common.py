@@ -115,18 +115,17 @@ class SseWriter:
         if last:
             self.ended = True
             ending = self._ending = trio.Event()
-        with trio.CancelScope(shield=True):
-            try:
-                if last:
-                    await self.response.finish(payload)
-                else:
-                    await self.response.write(payload)
-            except ClientDisconnected:
-                self.ended = True
-                return False
-            finally:
-                if ending is not None:
-                    ending.set()
+        try:
+            if last:
+                await self.response.finish(payload, shielded=True)
+            else:
+                await self.response.write(payload, shielded=True)
+        except ClientDisconnected:
+            self.ended = True
+            return False
+        finally:
+            if ending is not None:
+                ending.set()
         return True
 
     async def end(self) -> None:

@@ -69,9 +69,11 @@ class Response(Protocol):
         with it), ``write(b"")`` sending it alone."""
         ...
 
-    async def write(self, data: bytes) -> None: ...
+    async def write(self, data: bytes, *, shielded: bool = False) -> None:
+        """Send a piece of a started response; with ``shielded``, a cancelled writer still sends it whole."""
+        ...
 
-    async def finish(self, last: bytes = b"") -> None: ...
+    async def finish(self, last: bytes = b"", *, shielded: bool = False) -> None: ...
 
 
 class ResponseWithHeaders:
@@ -107,11 +109,11 @@ class ResponseWithHeaders:
     async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"", *, hold: bool = False) -> None:
         await self._inner.start(status, self._with_extra(headers), first, hold=hold)
 
-    async def write(self, data: bytes) -> None:
-        await self._inner.write(data)
+    async def write(self, data: bytes, *, shielded: bool = False) -> None:
+        await self._inner.write(data, shielded=shielded)
 
-    async def finish(self, last: bytes = b"") -> None:
-        await self._inner.finish(last)
+    async def finish(self, last: bytes = b"", *, shielded: bool = False) -> None:
+        await self._inner.finish(last, shielded=shielded)
 
 
 RouteHandler = Callable[[Request, Response], Awaitable[None]]
