@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import collections
-import contextlib
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 import trio
@@ -106,6 +105,32 @@ _LIST_CHANGED: Final = {
     "resources": "notifications/resources/list_changed",
     "prompts": "notifications/prompts/list_changed",
 }
+
+
+class _HandlerContext:
+    """``ServerConnection._context``: a class, not a generator, as it wraps every handler."""
+
+    __slots__ = ("_context", "_scope", "_token")
+
+    def __init__(self, context: Context, sees_context: bool) -> None:
+        self._context = context
+        self._scope = context.cancel_scope if sees_context else None
+
+    def __enter__(self) -> Context:
+        self._token = current_context.set(self._context)
+        if self._scope is not None:
+            self._scope.__enter__()
+        return self._context
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, traceback: Any) -> None:
+        scope = self._scope
+        try:
+            if scope is not None:
+                scope.__exit__(kind, error, traceback)
+        finally:
+            current_context.reset(self._token)
+        if scope is not None and scope.cancelled_caught:  # its Cancelled was swallowed by the scope
+            raise HandlerCancelled(timed_out=scope.deadline <= trio.current_time()) from None
 
 
 class _Serving:
@@ -549,23 +574,13 @@ class ServerConnection:
         else:
             self._trio_token.run_sync_soon(enqueue)
 
-    @contextlib.contextmanager
     def _context(
         self, request: InboundRequest, modern: ModernRequest | None, *, sees_context: bool = True
-    ) -> Iterator[Context]:
+    ) -> _HandlerContext:
         """The handler's ``Context``, also visible to the stdlib logging bridge while the handler runs. Its own
         ``cancel_scope`` is entered only for a handler that ``sees_context`` (takes it as a parameter): no other
         can cancel it or give it a deadline, so for them it would be a scope that nothing ever cancels."""
-        context = Context(request, self, modern)
-        token = current_context.set(context)
-        scope = context.cancel_scope if sees_context else None
-        try:
-            with scope if scope is not None else contextlib.nullcontext():
-                yield context
-        finally:
-            current_context.reset(token)
-        if scope is not None and scope.cancelled_caught:
-            raise HandlerCancelled(timed_out=scope.deadline <= trio.current_time())
+        return _HandlerContext(Context(request, self, modern), sees_context)
 
     # -- tools ------------------------------------------------------------------------------------
 
