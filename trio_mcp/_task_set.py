@@ -64,8 +64,11 @@ class TaskSet:
             self._scopes.discard(scope)
 
     def on_cancel(self, callback: Callable[[], None]) -> None:
-        """Have ``callback`` called once, when ``cancel()`` is."""
-        self._on_cancel.append(callback)
+        """Have ``callback`` called once, when ``cancel()`` is (at once if it already was)."""
+        if self.cancelled:
+            callback()
+        else:
+            self._on_cancel.append(callback)
 
     def cancel(self) -> None:
         """Cancel every task of this set, now and to come, then run the ``on_cancel`` callbacks (once)."""

@@ -98,3 +98,14 @@ async def test_a_task_that_enters_its_own_scope_is_cancelled_through_it() -> Non
             await trio.testing.wait_all_tasks_blocked()
             tasks.cancel()
     assert scope.cancelled_caught and steps == ["cancelled inside", "finished"] and failures == []
+
+
+async def test_a_callback_asked_for_after_the_cancel_runs_at_once() -> None:
+    async with trio.open_nursery() as nursery:
+        tasks = TaskSet(nursery, on_failure=lambda exc: None)
+        tasks.cancel()
+        calls: list[str] = []
+        tasks.on_cancel(lambda: calls.append("late"))
+        assert calls == ["late"]
+        tasks.cancel()  # once only
+        assert calls == ["late"]
