@@ -57,6 +57,7 @@ from ._http_types import (
     _has_header,
 )
 from ._quick_lock import QuickLock
+from ._write_at_once import write_at_once
 
 if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
@@ -555,13 +556,7 @@ class _Connection:
         stream = self._stream
         if not _WRITE_FD or type(stream) is not trio.SocketStream:
             return 0
-        fd = stream.socket.fileno()  # -1 once closed: never a descriptor reused by another connection
-        if fd < 0:
-            return 0
-        try:
-            return os.write(fd, data)
-        except OSError:
-            return 0
+        return write_at_once(stream.socket.fileno(), data)  # -1 once closed: never another connection's descriptor
 
     def _send_failed(self, reason: str) -> None:
         self._h11.send_failed()

@@ -24,6 +24,7 @@ import trio
 from .._core.framing import END_OF_STREAM, NEED_DATA, LineFramer, OversizedLine
 from .._core.jsonrpc import InvalidMessage, RequestId, decode, encode
 from ..errors import INVALID_REQUEST, ConnectionClosed
+from ._write_at_once import write_at_once
 
 __all__ = ["StdioMessageStream", "StdioProcess", "stdio_server_stream", "StderrMode", "check_stdio_options"]
 
@@ -139,13 +140,7 @@ class StdioMessageStream:
         stream = self._fd_stream
         if stream is None or self._broken is not None:
             return 0
-        fd = stream.fileno()
-        if fd < 0:  # closed
-            return 0
-        try:
-            return os.write(fd, data)
-        except OSError:
-            return 0
+        return write_at_once(stream.fileno(), data)
 
     async def _write_batches(self) -> None:
         """Write queued lines until none are left; runs in the task that found the pipe idle."""
