@@ -95,6 +95,14 @@ async def unencodable_meta() -> TextContent:
 
 
 @server.tool()
+async def cyclic_meta() -> TextContent:
+    """Return a result that contains itself (a list in _meta holding that list)."""
+    loop: list[object] = []
+    loop.append(loop)
+    return TextContent(text="x", meta={"loop": loop})
+
+
+@server.tool()
 async def nap(seconds: float) -> str:
     """Sleep; counted in ``naps`` while running, so a test can see handlers end."""
     global running_naps

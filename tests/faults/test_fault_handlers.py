@@ -93,7 +93,7 @@ async def test_a_raising_handler_becomes_an_error_for_that_request_only(kind: st
         await assert_still_serving(client)
 
 
-@pytest.mark.parametrize("tool", ["escape_cancelled", "own_deadline", "own_cancel", "unencodable_meta"])
+@pytest.mark.parametrize("tool", ["escape_cancelled", "own_deadline", "own_cancel", "unencodable_meta", "cyclic_meta"])
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_handler_ending_itself_gets_an_answer(
     tool: str, transport: str, request: pytest.FixtureRequest

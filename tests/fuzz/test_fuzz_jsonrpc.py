@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +16,7 @@ from trio_mcp._core.jsonrpc import (
     Notification,
     Request,
     Response,
+    UnencodableMessage,
     classify,
     decode,
     encode,
@@ -177,3 +179,50 @@ def test_non_json_numbers_never_reach_a_handler_unencodable(token: str) -> None:
 def test_decoded_values_can_always_be_encoded_again(value: Any) -> None:
     data = json.dumps(value).encode()
     assert decode(encode(decode(data))) == value
+
+
+def standard_decode(text: str) -> Any:
+    """What the standard library's decoder makes of ``text``, with the constants JSON lacks refused (as ours)."""
+
+    def refuse(name: str) -> Any:
+        raise ValueError(name)
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@FUZZ
+@given(value=json_values, before=st.sampled_from(["", " ", "\t", "\r\n "]), after=st.sampled_from(["", " ", "\r"]))
+def test_decode_agrees_with_the_standard_decoder(value: Any, before: str, after: str) -> None:
+    """The fast path (the scanner called directly) and the full decoder it falls back to give the same value,
+    with or without whitespace around the document."""
+    text = before + json.dumps(value) + after
+    assert decode(text) == standard_decode(text) == decode(text.encode())
+
+
+@FUZZ
+@given(text=st.text(alphabet='{}[]",:0123456789.eE+-aeflnrstu \\', max_size=24))
+def test_decode_refuses_exactly_what_the_standard_decoder_refuses(text: str) -> None:
+    try:
+        expected = standard_decode(text)
+    except (ValueError, RecursionError):
+        assert isinstance(decode(text), InvalidMessage)
+        return
+    got = decode(text)
+    if isinstance(got, InvalidMessage):  # only a number too large for a float is refused on top
+        assert "out of range" in got.reason
+    else:
+        assert got == expected
+
+
+@FUZZ
+@given(value=json_values)
+def test_encode_writes_what_the_standard_encoder_writes(value: Any) -> None:
+    assert encode(value) == json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")
+
+
+def test_a_message_that_contains_itself_cannot_be_encoded_and_the_next_one_can() -> None:
+    loop: list[Any] = [1]
+    loop.append({"again": loop})
+    with pytest.raises(UnencodableMessage):
+        encode(result_message(1, {"content": loop}))
+    assert encode(result_message(2, {"content": [1]})) == b'{"jsonrpc":"2.0","id":2,"result":{"content":[1]}}'

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any, Final, TypeGuard, Union
 
 from ..errors import INVALID_REQUEST, PARSE_ERROR
@@ -123,13 +124,20 @@ def _finite_float(text: str) -> float:
 
 
 _decoder: Final = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+# The decoder's scanner, called directly: ``JSONDecoder.decode`` adds two whitespace matches and a method call
+# to every message. What the scanner does not take whole (surrounding whitespace, an error) goes to ``decode``.
+_scan: Final[Callable[[str, int], tuple[Any, int]]] = _decoder.scan_once  # type: ignore[attr-defined]
 
 
 def decode(data: bytes | str) -> Any:
     """Parse one JSON document, or return an ``InvalidMessage`` (-32700) saying why it is not JSON."""
     try:
         text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
-        return _decoder.decode(text)
+        try:
+            value, end = _scan(text, 0)
+        except StopIteration:
+            end = -1
+        return value if end == len(text) else _decoder.decode(text)
     except UnicodeDecodeError as exc:
         return InvalidMessage(PARSE_ERROR, f"Parse error: message is not valid UTF-8 ({exc.reason})")
     except RecursionError:
@@ -141,6 +149,24 @@ def decode(data: bytes | str) -> Any:
 _encoder: Final = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
+def _one_shot_encoder() -> Callable[[Any, int], Any]:
+    """The C encoder ``JSONEncoder.encode`` builds for every call, built once (a third of the cost of a small
+    message). It keeps no cycle markers, which would be state shared by every caller: a cycle ends in the
+    RecursionError that deep nesting does. Without the C accelerator, the encoder's own path."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is not None:
+        try:
+            return make(  # type: ignore[no-any-return]
+                None, _encoder.default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, False
+            )
+        except TypeError:  # an interpreter whose C encoder takes other arguments
+            pass
+    return lambda message, _level: _encoder.iterencode(message, _one_shot=True)
+
+
+_encode_chunks: Final = _one_shot_encoder()
+
+
 class UnencodableMessage(ValueError):
     """A message holds something JSON cannot carry (a set, an object, NaN, a cycle): our side's fault, found
     before any byte of it is written, so the stream stays whole and only that message fails."""
@@ -149,7 +175,7 @@ class UnencodableMessage(ValueError):
 def encode(message: Any) -> bytes:
     """Serialise one message as compact ASCII JSON (lone surrogates are escaped, never a UnicodeEncodeError)."""
     try:
-        return _encoder.encode(message).encode("ascii")
+        return "".join(_encode_chunks(message, 0)).encode("ascii")
     except (TypeError, ValueError, RecursionError) as exc:
         raise UnencodableMessage(f"message cannot be encoded as JSON: {exc}") from exc
 
