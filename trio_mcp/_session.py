@@ -487,15 +487,9 @@ class Session:
             except ConnectionClosed:
                 pass
 
-    async def _send(
-        self, message: Any, related_request_id: RequestId | None, *, final: bool = False, later: bool = False
-    ) -> None:
-        """``later`` lets a transport that can (``send_later``) queue the message for its next write."""
+    async def _send(self, message: Any, related_request_id: RequestId | None, *, final: bool = False) -> None:
         try:
-            if later and self._send_later is not None:
-                self._send_later(message)
-            else:
-                await self._stream.send(message, related_request_id=related_request_id, final=final)
+            await self._stream.send(message, related_request_id=related_request_id, final=final)
         except ConnectionClosed as exc:
             self._shutdown(exc)
             raise self._closed_error() from None
@@ -517,7 +511,12 @@ class Session:
             while not reader.handed_off:
                 with reader.scope:
                     while not reader.handed_off:
-                        await self._take(await receive(), reader)
+                        message = await receive()
+                        event = classify(message) if type(message) is dict else None
+                        if type(event) is Request:  # the common case, two awaits shorter
+                            await self._receive_request(event, None, reader)
+                        else:
+                            await self._take(message, reader)
                 if not reader.handed_off:  # a request served inline cancelled its own scope: read on in a new one
                     reader.scope = trio.CancelScope()
         except ConnectionClosed as exc:
@@ -658,11 +657,26 @@ class Session:
             self._in_flight.pop(request.id, None)
         if request.cancel_requested.is_set():
             response = None  # never answer a request the peer cancelled
-        # Served inline without blocking, the answer waits for the reader's next write (with the others).
-        later = self._inline is request
-        await self._reply(
-            response, request.id, request._batch, counts_as_member=request._batch is not None, later=later
-        )
+        elif self._inline is request and request._batch is None and self._closed is None:
+            self._answer_later(response, request.id)  # with the others the reader writes next, no await
+            return
+        await self._reply(response, request.id, request._batch, counts_as_member=request._batch is not None)
+
+    def _answer_later(self, response: dict[str, Any] | None, related: RequestId) -> None:
+        """Queue the answer of a request served inline without blocking for the reader's next write."""
+        if response is None:
+            return
+        assert self._send_later is not None
+        try:
+            self._send_later(response)
+        except ConnectionClosed as exc:
+            self._shutdown(exc)
+            logger.debug("could not answer request %r: connection closed", related)
+        except UnencodableMessage as exc:
+            what = f"the answer to request {related!r}"
+            error_id = report_failure(logger, what, exc)
+            message = "Internal error: " + failure_text(what, exc, error_id, expose=self._expose_errors)
+            self._answer_later(error_message(related, INTERNAL_ERROR, message), related)
 
     async def _reply(
         self,
@@ -671,7 +685,6 @@ class Session:
         batch: _Batch | None,
         *,
         counts_as_member: bool = False,
-        later: bool = False,
     ) -> None:
         if batch is not None:
             if response is not None:
@@ -682,7 +695,7 @@ class Session:
         if response is None or self._closed is not None:
             return
         try:
-            await self._send(response, related, final=True, later=later)
+            await self._send(response, related, final=True)
         except ConnectionClosed:
             logger.debug("could not answer request %r: connection closed", related)
         except UnencodableMessage as exc:

@@ -301,7 +301,8 @@ class ServerConnection:
 
     async def handle_request(self, request: InboundRequest) -> Any:
         """Serve one request; log records its handler queued are sent before its answer, whatever it is."""
-        self._held_logs[request.id] = []
+        held: list[dict[str, Any]] = []
+        self._held_logs[request.id] = held
         try:
             try:
                 chain = self.server.middleware_chain
@@ -316,10 +317,12 @@ class ServerConnection:
                 raise
             except BaseException as exc:
                 raise self._failure_error(request.method, exc) from None
-            await self.release_logs(request)
+            if held:
+                await self.release_logs(request)
             return result
         except McpError:
-            await self.release_logs(request)
+            if held:
+                await self.release_logs(request)
             raise
         finally:
             del self._held_logs[request.id]
