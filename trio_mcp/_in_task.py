@@ -25,6 +25,11 @@ def run_noting_waits(
     Trio's sends and throws reach it as they come; with ``context``, every step of it runs in that context (as
     in a task of its own), so neither side sees the other's context variables."""
     coro = awaitable.__await__()
+    try:
+        # Most never wait: their one step needs none of what the loop below sets up.
+        yielded = coro.send(None) if context is None else context.run(coro.send, None)
+    except StopIteration:
+        return
     send: Callable[[Any], Any] = coro.send
     throw: Callable[[BaseException], Any] = coro.throw
     close: Callable[[], None] = coro.close
@@ -35,7 +40,6 @@ def run_noting_waits(
         close = functools.partial(run, coro.close)
     watching = True
     try:
-        yielded = send(None)
         while True:
             if watching:
                 watching = not on_wait()
