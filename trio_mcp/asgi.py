@@ -115,6 +115,9 @@ class _AsgiResponse:
         if or_shutdown:
             self._app._shutdown_scopes.add(scope)
 
+    def cancel_task_on_disconnect(self) -> bool:
+        return False  # the ASGI server's task is not ours to cancel: the handler brings a scope
+
     def client_left(self) -> None:
         if not self.finished:
             self.disconnected.set()

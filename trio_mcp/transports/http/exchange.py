@@ -62,6 +62,12 @@ class Response(Protocol):
         """Cancel ``scope`` when the client goes away (and with ``or_shutdown``, when a graceful stop begins)."""
         ...
 
+    def cancel_task_on_disconnect(self) -> bool:
+        """Have the client going away cancel the whole task serving this response, if this server can (its
+        task serves nothing else meanwhile); False if not, and the handler gives a scope to
+        ``cancel_on_disconnect`` instead."""
+        ...
+
     async def send(self, status: int, headers: HeadersLike = (), body: bytes = b"") -> None: ...
 
     async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"", *, hold: bool = False) -> None:
@@ -99,6 +105,9 @@ class ResponseWithHeaders:
 
     def cancel_on_disconnect(self, scope: trio.CancelScope, *, or_shutdown: bool = False) -> None:
         self._inner.cancel_on_disconnect(scope, or_shutdown=or_shutdown)
+
+    def cancel_task_on_disconnect(self) -> bool:
+        return self._inner.cancel_task_on_disconnect()
 
     def _with_extra(self, headers: HeadersLike) -> list[tuple[bytes, bytes]]:
         return [*_encode_headers(headers), *self._extra]

@@ -8,6 +8,7 @@ ticks included) ends with it. No session id is minted or read.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -118,12 +119,17 @@ async def serve_stateless(
         return
     exchange = _Exchange(response, nursery, keepalive)
     tasks = TaskSet(nursery, on_failure=_background_failed)  # holds nothing unless the request starts something
+    serve = functools.partial(
+        connect, exchange, modern_only=True, principal=request_principal.get(), request=route.message, tasks=tasks
+    )
     try:
-        with trio.CancelScope() as scope:
-            response.cancel_on_disconnect(scope)  # closing the stream is the cancellation
-            await connect(
-                exchange, modern_only=True, principal=request_principal.get(), request=route.message, tasks=tasks
-            )
+        # Closing the stream is the cancellation: of the serving task where the server can, else of a scope.
+        if response.cancel_task_on_disconnect():
+            await serve()
+        else:
+            with trio.CancelScope() as scope:
+                response.cancel_on_disconnect(scope)
+                await serve()
     finally:
         if exchange.scope is not None:
             exchange.scope.cancel()
