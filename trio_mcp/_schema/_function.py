@@ -76,6 +76,10 @@ class FunctionSchema:
     _params: tuple[_Param, ...] = ()
     _output_node: Node | None = None
     _explicit_input: bool = False
+    #: The parameters' names, in order (to find unexpected arguments without a list per call).
+    _names: tuple[str, ...] = attrs.field(
+        init=False, default=attrs.Factory(lambda self: tuple(param.name for param in self._params), takes_self=True)
+    )
 
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Validate JSON ``arguments`` and convert them to keyword arguments of the annotated types.
@@ -109,7 +113,7 @@ class FunctionSchema:
             raise ArgumentError(render([Err(abort.path, abort.message)], "arguments", prefixed=False)) from None
         except RecursionError:  # only when the caller was already deep in the stack
             raise ArgumentError(["arguments: nested too deeply"]) from None
-        names = [param.name for param in self._params]
+        names = self._names
         for key in arguments:
             if key not in names:
                 run.fail(Err((str(key),), "unexpected argument" + suggest(key, names)))

@@ -34,6 +34,10 @@ class Feature(enum.Enum):
     SAMPLING_TOOLS = "tools in sampling"
     TOOL_EXECUTION = "Tool.execution (task support)"
 
+    # Members are singletons compared by identity: hash them so too, not by their name in Python (``has`` looks
+    # features up on every call a server answers).
+    __hash__ = object.__hash__
+
 
 #: Feature -> (first revision that has it, last revision that has it; None while it is current).
 REVISIONS: Final[dict[Feature, tuple[str, str | None]]] = {
