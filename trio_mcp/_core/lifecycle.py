@@ -22,6 +22,8 @@ class Phase(enum.Enum):
     INITIALIZED = "initialized"  # initialize answered; notifications/initialized not yet seen
     READY = "ready"  # normal operation
 
+    __hash__ = object.__hash__  # a singleton: by identity, not its name in Python (checked on every request)
+
 
 class HandshakeEvent(enum.Enum):
     """The messages that move the handshake forward."""
