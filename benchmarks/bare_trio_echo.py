@@ -8,12 +8,15 @@ the ``text`` argument as text content, and serialises with ``json.dumps`` -- no 
 cancellation, no schema. Over HTTP (h11, keep-alive, JSON bodies) ``initialize`` hands out a fixed
 ``Mcp-Session-Id`` and notifications get 202. The distance between this and benchmarks/echo_server.py is what
 trio_mcp itself costs on top of trio, the json module and h11.
+
+``--profile PATH`` runs it under cProfile as ``echo_server.py --profile`` does (benchmarks/profiling.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import h11
@@ -93,8 +96,22 @@ async def handle_http(stream: trio.SocketStream) -> None:
         return
 
 
-async def serve_http(host: str, port: int) -> None:
-    await trio.serve_tcp(handle_http, port, host=host)
+async def serve_http(host: str, port: int, stop_on_sigterm: bool = False) -> None:
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(lambda: trio.serve_tcp(handle_http, port, host=host))
+        if stop_on_sigterm:  # only when profiling: end cleanly so the profile is written
+            from profiling import end_on_signal
+
+            await end_on_signal(nursery.cancel_scope)
+
+
+def run(fn: Callable[..., Awaitable[Any]], *args: Any, profile: str | None) -> None:
+    if profile is None:
+        trio.run(fn, *args)
+        return
+    from profiling import run as run_profiled  # here, not at the top: this echo's cold start is a reference figure
+
+    run_profiled(fn, *args, profile=profile)
 
 
 def main() -> None:
@@ -102,12 +119,13 @@ def main() -> None:
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--profile", metavar="PATH", help="run under cProfile; write the stats to PATH at exit")
     args = parser.parse_args()
     try:
         if args.transport == "stdio":
-            trio.run(serve_stdio)
+            run(serve_stdio, profile=args.profile)
         else:
-            trio.run(serve_http, args.host, args.port)
+            run(serve_http, args.host, args.port, args.profile is not None, profile=args.profile)
     except KeyboardInterrupt:
         pass
 

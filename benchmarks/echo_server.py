@@ -22,14 +22,13 @@ at stdin EOF over stdio, at SIGTERM or SIGINT over HTTP. ``loadgen.py --profile-
 from __future__ import annotations
 
 import argparse
-import cProfile
-import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import trio
+from profiling import end_on_signal, run
 
 from trio_mcp import Server
 
@@ -72,10 +71,7 @@ async def serve_http(host: str, port: int, stop_on_sigterm: bool = False) -> Non
         )
         print(f"listening {bound}", flush=True)
         if stop_on_sigterm:  # only when profiling: end cleanly so the profile is written
-            with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                async for _ in signals:
-                    nursery.cancel_scope.cancel()
-                    break
+            await end_on_signal(nursery.cancel_scope)
 
 
 def observe(how: str) -> None:
@@ -112,19 +108,6 @@ def observe(how: str) -> None:
         tracer_provider.add_span_processor(BatchSpanProcessor(DropSpans()))
         meter_provider = MeterProvider(metric_readers=[PeriodicExportingMetricReader(DropMetrics())])
         Telemetry(tracer_provider=tracer_provider, meter_provider=meter_provider).instrument(server)
-
-
-def run(fn: Callable[..., Awaitable[Any]], *args: Any, profile: str | None = None) -> None:
-    if profile is None:
-        trio.run(fn, *args)
-        return
-    profiler = cProfile.Profile()
-    profiler.enable()
-    try:
-        trio.run(fn, *args)
-    finally:
-        profiler.disable()
-        profiler.dump_stats(profile)
 
 
 def main() -> None:

@@ -978,8 +978,8 @@ def _median(values: list[float]) -> float | None:
 
 def with_profile(peer: Peer, prefix: str) -> Peer:
     """The peer with each of its servers run under cProfile (``--profile PREFIX-<kind>.prof``); only the
-    trio_mcp echo server accepts that option."""
-    if "--profile" in peer.stdio_argv or peer.name != "trio_mcp":
+    trio_mcp echo server and the bare trio echo accept that option."""
+    if "--profile" in peer.stdio_argv or peer.name not in ("trio_mcp", "bare_trio"):
         raise LoadError(f"{peer.name} cannot be profiled from here")
     return replace(
         peer,

@@ -3,8 +3,8 @@
 - trio_mcp's echo server (benchmarks/echo_server.py) through the load generator over stdio and HTTP (sessions
   and stateless): every request is answered with the echo, and every cancellation shows in the sleep tool's
   marker file;
-- the load generator's, the hot-path micro-benchmark's, the observability benchmark's and the capacity
-  benchmark's command lines;
+- the load generator's, the hot-path micro-benchmark's, the layer profile's, the observability benchmark's and
+  the capacity benchmark's command lines;
 - ``compare.py --quick`` against the official SDKs (marked interop): skipped, with the reason, only when their
   set-up (``bash benchmarks/setup.sh``) has not been run.
 """
@@ -102,6 +102,18 @@ def test_hotpath_micro_benchmark() -> None:
     assert done.returncode == 0, done.stderr
     for stage in ("parse", "classify", "convert", "serialise", "end to end, 64 in flight", "profile, sorted by"):
         assert stage in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(("kind", "layer"), [("stateless", "h11"), ("stdio", "JSON codec (with JSON-RPC framing)")])
+def test_profiling_splits_both_servers_by_layer(kind: str, layer: str) -> None:
+    """benchmarks/profiling.py runs the bare echo and trio_mcp's under cProfile and charges each layer."""
+    done = run_script("profiling.py", "--kind", kind, "--clients", "2", "--seconds", "0.5", timeout=180)
+    assert done.returncode == 0, done.stderr
+    rows = {line[:40].strip(): line[40:].split() for line in done.stdout.splitlines()[2:]}
+    bare, ours = (float(figure) for figure in rows[layer])
+    assert bare > 0 and ours > 0, done.stdout  # both servers pay for it
+    assert float(rows["trio_mcp session and MCP layers"][0]) == 0.0 < float(rows["trio_mcp session and MCP layers"][1])
+    assert float(rows["total"][1]) > float(rows["trio_mcp session and MCP layers"][1]), done.stdout
 
 
 def test_observability_overhead_benchmark() -> None:
