@@ -512,11 +512,14 @@ class Session:
                 with reader.scope:
                     while not reader.handed_off:
                         message = await receive()
-                        event = classify(message) if type(message) is dict else None
+                        if type(message) is not dict:
+                            await self._take(message, reader)
+                            continue
+                        event = classify(message)
                         if type(event) is Request:  # the common case, two awaits shorter
                             await self._receive_request(event, None, reader)
                         else:
-                            await self._take(message, reader)
+                            await self._dispatch(event, None, reader)
                 if not reader.handed_off:  # a request served inline cancelled its own scope: read on in a new one
                     reader.scope = trio.CancelScope()
         except ConnectionClosed as exc:
