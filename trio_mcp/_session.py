@@ -511,15 +511,7 @@ class Session:
             while not reader.handed_off:
                 with reader.scope:
                     while not reader.handed_off:
-                        message = await receive()
-                        if type(message) is not dict:
-                            await self._take(message, reader)
-                            continue
-                        event = classify(message)
-                        if type(event) is Request:  # the common case, two awaits shorter
-                            await self._receive_request(event, None, reader)
-                        else:
-                            await self._dispatch(event, None, reader)
+                        await self._take(await receive(), reader)
                 if not reader.handed_off:  # a request served inline cancelled its own scope: read on in a new one
                     reader.scope = trio.CancelScope()
         except ConnectionClosed as exc:

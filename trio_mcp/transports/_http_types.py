@@ -35,16 +35,17 @@ class Headers(Mapping[str, str]):
     __slots__ = ("_index", "_items")
 
     def __init__(self, items: Iterable[tuple[str, str]] = ()) -> None:
-        self._items = [(name.lower(), value) for name, value in items]
-        self._index: dict[str, list[str]] = {}
-        for name, value in self._items:
-            self._index.setdefault(name, []).append(value)
+        self._index_items([(name.lower(), value) for name, value in items])
 
     @classmethod
     def _from_raw(cls, raw: Iterable[tuple[bytes, bytes]]) -> Headers:
         """From ``(name, value)`` pairs as they came off the wire (a request is parsed once per exchange)."""
         headers = cls.__new__(cls)
-        items = headers._items = [(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in raw]
+        headers._index_items([(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in raw])
+        return headers
+
+    def _index_items(self, items: list[tuple[str, str]]) -> None:
+        """Keep ``items`` (names lower case already) and index them by name."""
         index: dict[str, list[str]] = {}
         for name, value in items:
             values = index.get(name)
@@ -52,8 +53,8 @@ class Headers(Mapping[str, str]):
                 index[name] = [value]
             else:
                 values.append(value)
-        headers._index = index
-        return headers
+        self._items = items
+        self._index = index
 
     def __getitem__(self, name: str) -> str:
         values = self._index[name.lower()]
