@@ -34,7 +34,7 @@ PER_CALL = {"trio_mcp": "_call_tool", "bare_trio": "answer"}
 
 #: trio_mcp modules of its transports, its HTTP server included (the rest is the session engine and the MCP layers).
 _TRANSPORTS = ("/transports/", "/_core/inbound", "/_core/hosts", "/_core/mcp_headers", "/_in_task")
-_SYSCALLS = ("send", "recv", "write", "read", "poll")
+_SYSCALLS = ("send", "recv", "write", "read")
 
 
 def run(fn: Callable[..., Awaitable[Any]], *args: Any, profile: str | None = None) -> None:
@@ -76,6 +76,13 @@ def _layer(path: str) -> str | None:
     return None
 
 
+def _is_syscall(path: str, name: str) -> bool:
+    """A builtin that reads or writes a socket or pipe, or polls them (``epoll``)."""
+    if path != "~":
+        return False
+    return "epoll" in name or (any(word in name for word in _SYSCALLS) and ("socket" in name or "posix" in name))
+
+
 def layer_split(stats: pstats.Stats, per_call: str) -> tuple[float, dict[str, float]]:
     """(profiled µs per call, {layer: profiled µs per call}) of one profile."""
     import collections
@@ -84,13 +91,7 @@ def layer_split(stats: pstats.Stats, per_call: str) -> tuple[float, dict[str, fl
     calls = max(entry[1] for key, entry in table.items() if key[2] == per_call)
     split: collections.Counter[str] = collections.Counter()
     for (path, _line, name), (_cc, _nc, own, _cum, callers) in table.items():
-        if path == "~" and any(word in name for word in _SYSCALLS) and ("socket" in name or "posix" in name):
-            split["socket, pipe and poll syscalls"] += own
-            continue
-        if path == "~" and "epoll" in name:
-            split["socket, pipe and poll syscalls"] += own
-            continue
-        layer = _layer(path)
+        layer = "socket, pipe and poll syscalls" if _is_syscall(path, name) else _layer(path)
         if layer is not None:
             split[layer] += own
             continue
