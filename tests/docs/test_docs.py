@@ -47,3 +47,19 @@ def test_command_lines_shown_in_the_docs_parse(line: str) -> None:
     if "--" in words:
         words = words[: words.index("--")]
     build_parser().parse_args(words)
+
+
+def test_the_busy_code_the_docs_give_is_the_one_the_server_sends() -> None:
+    """A paragraph about a concurrency limit that names an error code names ``SERVER_BUSY`` (the code the
+    session and the task manager refuse with; -32000 is a closed connection's)."""
+    from trio_mcp.errors import SERVER_BUSY
+
+    stated = [
+        (page.name, code)
+        for page in PAGES
+        for paragraph in re.split(r"\n\s*\n", page.read_text())
+        if re.search(r"max_in_flight|max_tasks", paragraph)
+        for code in re.findall(r"-320\d\d", paragraph)
+    ]
+    assert stated, "no page states the code of a refused request any more"
+    assert [(page, int(code)) for page, code in stated] == [(page, SERVER_BUSY) for page, _ in stated]
