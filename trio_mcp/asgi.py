@@ -254,10 +254,12 @@ class McpAsgiApp:
             await self._lifespan(scope, receive, send)
         elif kind == "http" and self._app is not None and self._app.handles(_path_of(scope)):
             await self._http(self._app, scope, receive, send)
+        elif kind == "http" and self._app is None and self.options.path == _path_of(scope):
+            await _plain(send, 503)  # not the fallback's 404: the URL is right, the sessions' home is not running
         elif self.fallback is not None:
             await self.fallback(scope, receive, send)
         elif kind == "http":
-            await _plain(send, 503 if self._app is None and self.options.path == _path_of(scope) else 404)
+            await _plain(send, 404)
         elif kind == "websocket":
             await send({"type": "websocket.close", "code": 1000})
 

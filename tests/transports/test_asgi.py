@@ -4,6 +4,7 @@ Quart-Trio app's own routes, reached by our client in every era."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 import trio
@@ -141,3 +142,32 @@ async def test_closing_a_stateless_stream_cancels_the_handler_under_hypercorn() 
             await running.wait()
             await response.aclose()
             await cancelled.wait()
+
+
+async def test_with_a_fallback_the_mcp_path_answers_503_until_the_app_runs() -> None:
+    """Under an ASGI server that sends no lifespan, ``/mcp`` says the server is not running (503) rather than
+    being handed to the framework, whose 404 would read as a wrong URL; other paths stay the framework's."""
+    seen: list[str] = []
+
+    async def framework(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        seen.append(scope["path"])
+        await send({"type": "http.response.start", "status": 404, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def get(app: McpAsgiApp, path: str) -> tuple[int, bytes]:
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "method": "GET", "path": path, "headers": [(b"host", b"localhost")]}
+        await app(scope, receive, send)
+        return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
+
+    app = McpAsgiApp(make_server(), fallback=framework)
+    status, body = await get(app, "/mcp")
+    assert status == 503 and b"not running" in body
+    assert await get(app, "/about") == (404, b"") and seen == ["/about"]
