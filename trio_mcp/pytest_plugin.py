@@ -13,15 +13,21 @@ Define one fixture, ``mcp_server``, returning the ``Server`` under test; then as
 ``protocol_version`` or register ``sampling=``/``elicitation=``/``roots=`` callbacks. The async fixtures need
 pytest-trio (``trio_mode = true``, or ``@pytest.mark.trio`` on each test). Importing this module costs a
 project that does not use it nothing: trio_mcp is imported when a fixture is first used.
+
+A test using these fixtures that fails with one exception shows that exception (the assertion and its diff),
+not the "Exceptions from Trio nursery" group that pytest-trio's nurseries wrap it in.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
+    from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
 
 if TYPE_CHECKING:
     import trio
@@ -37,6 +43,31 @@ __all__ = [
     "mcp_http_url",
     "mcp_http_client",
 ]
+
+
+def _only_leaf(exc: BaseException) -> BaseException | None:
+    """The one exception inside nested groups of one, or None when there are several (they all matter then)."""
+    while isinstance(exc, BaseExceptionGroup):
+        if len(exc.exceptions) != 1:
+            return None
+        exc = exc.exceptions[0]
+    return exc
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """Unwrap a failure of one exception in a test that uses this plugin's fixtures; leave others' tests be."""
+    __tracebackhide__ = True
+    failure: BaseException | None = None
+    try:
+        return (yield)
+    except BaseExceptionGroup as group:
+        failure = _only_leaf(group) if set(__all__) & set(getattr(item, "fixturenames", ())) else None
+        if failure is None:
+            raise
+    finally:
+        if failure is not None:
+            raise failure  # outside the except block: not "during handling of" the group
 
 
 @pytest.fixture

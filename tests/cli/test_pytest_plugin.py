@@ -149,3 +149,31 @@ def test_missing_server_fixture_says_what_to_do(pytester: pytest.Pytester) -> No
     result = _run(pytester)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*define a fixture named `mcp_server`*"])
+
+
+def test_a_failing_assertion_is_shown_as_itself_not_inside_a_nursery_group(pytester: pytest.Pytester) -> None:
+    _write(
+        pytester,
+        """
+        async def test_wrong_state(mcp_client):
+            result = await mcp_client.call_tool("db_state")
+            assert result.content[0].text == "disconnected"
+
+        async def test_without_the_fixtures():
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(trio.sleep, 0)
+                raise KeyError("left as it is")
+    """,
+    )
+    result = _run(pytester)
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_wrong_state _*",
+            '>*assert result.content?0?.text == "disconnected"',  # ? for [ ]: fnmatch reads them as a set
+            "E*AssertionError: assert 'connected' == 'disconnected'",
+        ]
+    )
+    ours, theirs = result.stdout.str().split(" test_without_the_fixtures _")
+    assert "ExceptionGroup" not in ours and "Exceptions from Trio nursery" not in ours
+    assert "ExceptionGroup: Exceptions from Trio nursery" in theirs  # a test without the fixtures is left alone
