@@ -10,7 +10,17 @@ from typing import Any
 
 import trio
 
-__all__ = ["coerce_strings", "invoke", "is_async_callable", "is_context", "returns_content"]
+__all__ = [
+    "coerce_strings",
+    "invoke",
+    "is_async_callable",
+    "is_context",
+    "refuse_unannotated_context",
+    "returns_content",
+]
+
+#: Names people give the context parameter; unannotated, such a parameter is almost surely a forgotten ``: Context``.
+_CONTEXT_NAMES = frozenset({"ctx", "context"})
 
 
 def coerce_strings(schema: Mapping[str, Any], values: Mapping[str, str | list[str]]) -> dict[str, Any]:
@@ -76,6 +86,21 @@ def is_context(annotation: Any) -> bool:
     """Parameters annotated ``Context`` are injected, not arguments the client sends; the class carries the
     ``_trio_mcp_context`` marker, so the definitions need not import it."""
     return isinstance(annotation, type) and getattr(annotation, "_trio_mcp_context", False) is True
+
+
+def refuse_unannotated_context(fn: Callable[..., Any], what: str) -> None:
+    """``def f(x: int, ctx)`` would make ``ctx`` an argument every client must send, and every call fail;
+    refuse it at registration, in one line that says what to write."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return  # describing the function reports this
+    for param in parameters:
+        if param.name in _CONTEXT_NAMES and param.annotation is inspect.Parameter.empty:
+            raise TypeError(
+                f"{what}: parameter {param.name!r} has no annotation, so clients would have to send it; write "
+                f"`{param.name}: Context` to receive the request context (or annotate the argument's type)"
+            )
 
 
 def returns_content(annotation: Any) -> bool:

@@ -60,6 +60,14 @@ CompletionHandler = Callable[..., Any]
 """``(ref, argument, context) -> list[str] | Completion | None``, sync or async; see ``Server.completion``."""
 
 
+def _refuse_bare(decorator: str, first: object, written: str) -> None:
+    """``@server.tool`` without its call would pass the function as the first option and register nothing (the
+    function is replaced by the inner decorator); refuse it where it is written."""
+    if callable(first):
+        name = getattr(first, "__name__", "the function")
+        raise TypeError(f"@server.{decorator} needs its call: write @server.{written} above def {name}")
+
+
 class Listener(Protocol):
     """What hears of changes to the registry: each client connection, and each mount of it in another server."""
 
@@ -217,6 +225,7 @@ class ServerCore:
             "defer_task": defer_task,
         }
 
+        _refuse_bare("tool", name, "tool()")
         ScopeTable.checked(scopes)  # refused at the decorator, before anything is registered
 
         def register(fn: F) -> F:
@@ -267,6 +276,7 @@ class ServerCore:
             "meta": meta,
         }
 
+        _refuse_bare("resource", uri, 'resource("scheme://...")')
         ScopeTable.checked(scopes)  # refused at the decorator, before anything is registered
 
         def register(fn: F) -> F:
@@ -348,6 +358,7 @@ class ServerCore:
             "meta": meta,
         }
 
+        _refuse_bare("prompt", name, "prompt()")
         ScopeTable.checked(scopes)  # refused at the decorator, before anything is registered
 
         def register(fn: F) -> F:
@@ -476,6 +487,7 @@ class ServerCore:
         cancellation and errors work as for a tool, except that an exception is a JSON-RPC error (``McpError``
         as raised, anything else -32603), never an ``isError`` result. A method MCP defines cannot be replaced.
         """
+        _refuse_bare("request_handler", method, 'request_handler("vendor/method")')
 
         def register(fn: F) -> F:
             self.custom.add_request(method, fn)
@@ -486,6 +498,7 @@ class ServerCore:
     def notification_handler(self, method: str) -> Callable[[F], F]:
         """Receive the custom notification ``method`` with ``async def handler(params) -> None`` (run in the
         session's reader, in arrival order: keep it short; its exceptions are logged)."""
+        _refuse_bare("notification_handler", method, 'notification_handler("vendor/method")')
 
         def register(fn: F) -> F:
             self.custom.add_notification(method, fn)

@@ -14,7 +14,7 @@ from .._uri_template import UriTemplate
 from .._wire.convert import to_wire
 from .._wire.features import project
 from ..types import Annotations, BlobResourceContents, Icon, TextResourceContents
-from ._calls import coerce_strings, invoke, is_async_callable, is_context, returns_content
+from ._calls import coerce_strings, invoke, is_async_callable, is_context, refuse_unannotated_context, returns_content
 
 __all__ = ["ResourceDefinition", "make_resource", "contents_to_wire"]
 
@@ -98,6 +98,7 @@ def make_resource(
     A template's variables must all be parameters of ``fn`` (besides an optional ``Context``), and a
     static resource's function takes no other parameters.
     """
+    refuse_unannotated_context(fn, f"resource {uri!r}")
     template = UriTemplate(uri) if "{" in uri else None
     schema = describe_function(fn, skip=is_context, unstructured=returns_content)
     parameters = set(schema.input_schema.get("properties") or ())

@@ -30,7 +30,7 @@ from ..types import (
     ToolExecution,
     UnknownContent,
 )
-from ._calls import invoke, is_async_callable, is_context
+from ._calls import invoke, is_async_callable, is_context, refuse_unannotated_context
 
 __all__ = ["CONTENT_TYPES", "ToolDefinition", "make_tool", "tool_result_wire"]
 
@@ -169,6 +169,7 @@ def make_tool(
     tool_name = name or getattr(fn, "__name__", None)
     if not tool_name or not _TOOL_NAME.match(tool_name):
         raise ValueError(f"invalid tool name {tool_name!r}: use 1-128 characters from A-Z a-z 0-9 _ . -")
+    refuse_unannotated_context(fn, f"tool {tool_name!r}")
     schema = describe_function(
         fn,
         skip=is_context,
