@@ -8,6 +8,7 @@ onto trio cancel scopes. Start with ``Server`` (and its ``@server.tool()`` decor
 import logging as _logging
 from typing import TYPE_CHECKING
 
+from ._console_log import PACKAGE_HANDLER as _PACKAGE_HANDLER
 from ._lazy import lazy_attributes
 from ._middleware import CallNext, RequestInfo
 from ._schema import Field
@@ -70,7 +71,7 @@ _LAZY = {
 __getattr__ = lazy_attributes(__name__, _LAZY)
 
 
-_logging.getLogger("trio_mcp").addHandler(_logging.NullHandler())
+_logging.getLogger("trio_mcp").addHandler(_PACKAGE_HANDLER)  # quiet, unless serving: see _console_log
 
 __all__ = [
     "__version__",

@@ -21,6 +21,7 @@ from weakref import WeakSet
 
 import trio
 
+from ._console_log import serving_console
 from ._core.hosts import parse_host
 from .server import Server
 from .transports._http_types import (
@@ -224,22 +225,23 @@ class McpAsgiApp:
         if self._app is not None:
             raise RuntimeError("this McpAsgiApp is already running")
         self.stopping = trio.Event()  # a new run after a shutdown is ready again
-        try:
-            async with self.server.running(), trio.open_nursery() as nursery:
-                self._app = StreamableHttpApp(
-                    self.server.serve_connection,
-                    nursery,
-                    options=self.options,
-                    header_paths=self.server.tool_header_paths,
-                    scopes_for=self.server.required_scopes,
-                )
-                nursery.start_soon(self._app.maintain)
-                task_status.started()
-                await trio.sleep_forever()
-        finally:
-            if self._app is not None:
-                await self._app.aclose()
-            self._app = None
+        with serving_console():  # a crashed tool's traceback is seen, as under serve_http
+            try:
+                async with self.server.running(), trio.open_nursery() as nursery:
+                    self._app = StreamableHttpApp(
+                        self.server.serve_connection,
+                        nursery,
+                        options=self.options,
+                        header_paths=self.server.tool_header_paths,
+                        scopes_for=self.server.required_scopes,
+                    )
+                    nursery.start_soon(self._app.maintain)
+                    task_status.started()
+                    await trio.sleep_forever()
+            finally:
+                if self._app is not None:
+                    await self._app.aclose()
+                self._app = None
         raise AssertionError("unreachable")
 
     def begin_shutdown(self) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import attrs
 import trio
 
+from .._console_log import serving_console
 from .._task_set import TaskSet
 from .._util import collapse_exception_groups
 from ..transports._base import MessageStream, StreamControl
@@ -120,7 +121,7 @@ class Server(ServerCore):
         options = options or HttpTransportOptions()
         if auth is not None:
             options = attrs.evolve(options, auth=auth)
-        with collapse_exception_groups():  # a port in use is an OSError, not a group of one
+        with serving_console(), collapse_exception_groups():  # a port in use is an OSError, not a group of one
             async with self.running():
                 _freeze_startup_objects()
                 await serve_mounts(
@@ -139,7 +140,7 @@ class Server(ServerCore):
         ``trio_mcp.transports.websocket`` for why and for ``options``: Origin allow-list, size cap, pings)."""
         from ..transports.websocket import serve_websocket
 
-        with collapse_exception_groups():  # a port in use is an OSError, not a group of one
+        with serving_console(), collapse_exception_groups():  # a port in use is an OSError, not a group of one
             async with self.running():
                 _freeze_startup_objects()
                 await serve_websocket(self.serve_connection, host, port, task_status=task_status, **options)
@@ -163,9 +164,11 @@ class Server(ServerCore):
         """Serve one client on this process's stdin/stdout; returns when stdin closes.
 
         While serving, anything written to ``sys.stdout`` (a stray ``print()``) goes to stderr instead, so
-        the protocol stream stays clean; see ``stdio_server_stream``.
+        the protocol stream stays clean; see ``stdio_server_stream``. So do trio_mcp's warnings and errors (a
+        crashed tool's traceback under the error id its client was told) until the application configures
+        logging; every ``serve_*`` does this (docs/server.md, "When a handler fails").
         """
-        with collapse_exception_groups():
+        with serving_console(), collapse_exception_groups():
             async with self.running():
                 _freeze_startup_objects()
                 async with stdio_server_stream(protect_stdout=protect_stdout) as stream:
@@ -185,7 +188,7 @@ async def serve_http_many(
     on ``/weather/mcp`` (and ``/weather/sse``). Each server's lifespan runs around the whole listener."""
     from ..transports.streamable_http import HttpTransportOptions, serve_mounts
 
-    with collapse_exception_groups():
+    with serving_console(), collapse_exception_groups():
         async with contextlib.AsyncExitStack() as stack:
             for server in servers.values():
                 await stack.enter_async_context(server.running())
