@@ -19,6 +19,7 @@ from .errors import (
     McpError,
     RemoteProtocolError,
     RequestTimeout,
+    ResourceNotFound,
     ToolError,
     TrioMcpError,
 )
@@ -104,4 +105,5 @@ __all__ = [
     "StructuredContentError",
     "TrioMcpError",
     "ToolError",
+    "ResourceNotFound",
 ]

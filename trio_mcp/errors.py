@@ -25,6 +25,7 @@ __all__ = [
     "TrioMcpError",
     "McpError",
     "ToolError",
+    "ResourceNotFound",
     "RequestTimeout",
     "ConnectionClosed",
     "CapabilityError",
@@ -100,6 +101,18 @@ class ToolError(TrioMcpError):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class ResourceNotFound(TrioMcpError):
+    """Raise it in a resource handler (a template's, typically) when nothing exists at the URI asked for.
+
+    The client gets the protocol's "resource not found" error for its revision (-32002, or -32602 on
+    2026-07-28), as for a URI no resource matches; any other exception is an internal error (-32603).
+    """
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(f"Resource not found: {uri}")
+        self.uri = uri
 
 
 class RequestTimeout(TrioMcpError):

@@ -31,6 +31,7 @@ from ..errors import (
     RESOURCE_NOT_FOUND,
     ConnectionClosed,
     McpError,
+    ResourceNotFound,
     ToolError,
 )
 from ..transports._base import MessageStream, StreamControl
@@ -665,6 +666,8 @@ class ServerConnection:
                 contents = await definition.read(params.uri, variables, context)
             except ArgumentError as exc:
                 raise McpError(INVALID_PARAMS, f"Invalid params: {exc}", {"uri": params.uri}) from None
+            except ResourceNotFound:
+                raise self._not_found(params.uri, modern) from None
         return {"contents": contents}
 
     def _not_found(self, uri: str, modern: ModernRequest | None) -> McpError:
