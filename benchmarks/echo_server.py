@@ -11,9 +11,10 @@ Tools (the same in official_python_server.py and ts/echo_server.mjs):
 Over HTTP it serves Streamable HTTP on /mcp: sessions (2025-03-26 .. 2025-11-25) and stateless 2026-07-28
 requests. It prints "listening <port>" on stdout once the port is bound (``--port 0`` picks a free one).
 
-``--observe middleware`` adds one pass-through middleware; ``--observe otel`` instruments the server with
-``trio_mcp.otel`` on the OpenTelemetry SDK, spans batched to an exporter that drops them (benchmarks/observability.py
-compares the three).
+``--observe middleware`` adds one pass-through middleware; ``--observe shipped`` the stack of
+``trio_mcp.middleware`` (access log to a handler that drops it, error shaping, rate and concurrency limits that
+never bind, response cache, size limit); ``--observe otel`` instruments the server with ``trio_mcp.otel`` on the
+OpenTelemetry SDK, spans batched to an exporter that drops them (benchmarks/observability.py compares them).
 
 ``--profile PATH`` runs the server under cProfile and writes the stats (pstats format) to PATH when it ends:
 at stdin EOF over stdio, at SIGTERM or SIGINT over HTTP. ``loadgen.py --profile-server PREFIX`` passes it.
@@ -22,6 +23,7 @@ at stdin EOF over stdio, at SIGTERM or SIGINT over HTTP. ``loadgen.py --profile-
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -82,6 +84,23 @@ def observe(how: str) -> None:
         async def passthrough(call: Any, call_next: Callable[[], Awaitable[Any]]) -> Any:
             return await call_next()
 
+    elif how == "shipped":
+        from trio_mcp.middleware import AccessLog, ConcurrencyLimit, ErrorShaping, RateLimit, ResponseCache, SizeLimit
+
+        access = logging.getLogger("trio_mcp.access")
+        access.addHandler(logging.NullHandler())  # the record is made (the cost measured), then dropped
+        access.setLevel(logging.INFO)
+        access.propagate = False
+        for middleware in (
+            AccessLog(),
+            ErrorShaping({PermissionError: -32001}),
+            RateLimit(1e9, burst=10**9),
+            ConcurrencyLimit(10**6),
+            ResponseCache(server),
+            SizeLimit(10**7),
+        ):
+            server.middleware(middleware)
+
     elif how == "otel":
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, PeriodicExportingMetricReader
@@ -116,7 +135,7 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--profile", metavar="PATH", help="run under cProfile; write the stats to PATH at exit")
-    parser.add_argument("--observe", choices=("none", "middleware", "otel"), default="none")
+    parser.add_argument("--observe", choices=("none", "middleware", "shipped", "otel"), default="none")
     args = parser.parse_args()
     observe(args.observe)
     try:

@@ -1,10 +1,11 @@
 """The cost of middleware and OpenTelemetry: server CPU per ``tools/call`` with neither, with one pass-through
-middleware, and with ``trio_mcp.otel`` on the SDK (spans batched to an exporter that drops them, metrics read
+middleware, with the six of ``trio_mcp.middleware`` stacked (none binding: the cost of passing through them),
+and with ``trio_mcp.otel`` on the SDK (spans batched to an exporter that drops them, metrics read
 by a periodic reader), over stdio, HTTP sessions and stateless HTTP.
 
     python benchmarks/observability.py [--runs 5] [--quick]
 
-The three variants run in turn, run after run; the figures are medians over the runs (``loadgen.py`` measures:
+The variants run in turn, run after run; the figures are medians over the runs (``loadgen.py`` measures:
 the server's CPU time from /proc over each measured window, divided by the calls answered).
 """
 
@@ -19,7 +20,7 @@ from typing import Any
 
 from loadgen import Counts, peers, run_peer
 
-VARIANTS = ("none", "middleware", "otel")
+VARIANTS = ("none", "middleware", "shipped", "otel")
 #: (metric group, loadgen result key): one call in flight (a request's whole cost, wake-ups included) and 64
 #: (the marginal cost of a call under load).
 PHASES = (

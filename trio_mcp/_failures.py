@@ -9,12 +9,15 @@ cancelled the request, or the server is stopping).
 
 from __future__ import annotations
 
+import contextvars
 import enum
 import logging
 import math
+import re
 import secrets
 import sys
 import traceback
+from collections.abc import Callable
 
 import trio
 
@@ -23,7 +26,15 @@ from ._util import first_leaf
 if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
 
-__all__ = ["Fate", "fate_of", "report_failure", "failure_text"]
+__all__ = ["Fate", "fate_of", "report_failure", "failure_text", "error_id_of", "error_id_in", "shaping", "shaped"]
+
+#: The exception mapping in effect for the request being served (``trio_mcp.middleware.ErrorShaping`` sets it, so
+#: that a tool's failure, which never leaves the tool's handler as an exception, is mapped too).
+shaping: contextvars.ContextVar[Callable[[BaseException], BaseException | None] | None] = contextvars.ContextVar(
+    "trio_mcp_shaping", default=None
+)
+
+_ERROR_ID = re.compile(r"\(error id ([0-9a-f]+)\)")
 
 
 class Fate(enum.Enum):
@@ -58,7 +69,7 @@ def fate_of(exc: BaseException) -> Fate:
 
 def report_failure(logger: logging.Logger, what: str, exc: BaseException) -> str:
     """Log ``exc`` with its traceback at ERROR under a new correlation id, and return the id."""
-    error_id = secrets.token_hex(4)
+    error_id = error_id_of(exc)
     logger.error("%s failed (error id %s)", what, error_id, exc_info=exc)
     return error_id
 
@@ -70,3 +81,28 @@ def failure_text(what: str, exc: BaseException, error_id: str, *, expose: bool) 
         return f"{what} failed (error id {error_id})"
     details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
     return f"{what} failed (error id {error_id}): {type(exc).__name__}: {exc}\n{details}"
+
+
+def error_id_of(exc: BaseException) -> str:
+    """The correlation id of ``exc``: made once, so that every line about one failure (the access log's, the
+    traceback's, the peer's answer) names the same id."""
+    error_id = getattr(exc, "_trio_mcp_error_id", None)
+    if not isinstance(error_id, str):
+        error_id = secrets.token_hex(4)
+        try:
+            exc._trio_mcp_error_id = error_id  # type: ignore[attr-defined]
+        except AttributeError:  # pragma: no cover - an exception class with __slots__
+            pass
+    return error_id
+
+
+def error_id_in(text: str) -> str | None:
+    """The correlation id a ``failure_text`` names, if ``text`` is one."""
+    found = _ERROR_ID.search(text)
+    return found.group(1) if found else None
+
+
+def shaped(exc: BaseException) -> BaseException | None:
+    """What the exception mapping in effect makes of ``exc`` (an ``McpError`` or ``ToolError``), or None."""
+    shape = shaping.get()
+    return shape(exc) if shape is not None else None

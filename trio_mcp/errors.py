@@ -16,6 +16,9 @@ __all__ = [
     "INVALID_PARAMS",
     "INTERNAL_ERROR",
     "SERVER_BUSY",
+    "RATE_LIMITED",
+    "RESPONSE_TOO_LARGE",
+    "DEADLINE_EXCEEDED",
     "CONNECTION_CLOSED",
     "RESOURCE_NOT_FOUND",
     "HEADER_MISMATCH",
@@ -45,6 +48,12 @@ INTERNAL_ERROR = -32603
 CONNECTION_CLOSED = -32000  # the official SDKs' code for a closed connection
 #: A request refused because the connection already has ``max_in_flight`` requests being served.
 SERVER_BUSY = -32010
+#: A request refused by ``trio_mcp.middleware.RateLimit``; ``data.retryAfter`` says in how many seconds to retry.
+RATE_LIMITED = -32011
+#: A response larger than ``trio_mcp.middleware.SizeLimit`` allows; ``data`` has its ``size`` and the ``limit``.
+RESPONSE_TOO_LARGE = -32012
+#: The caller's deadline passed before the request was answered (the deadline extension, docs/deadlines.md).
+DEADLINE_EXCEEDED = -32013
 
 # MCP
 RESOURCE_NOT_FOUND = -32002  # handshake revisions only; 2026-07-28 uses INVALID_PARAMS

@@ -117,11 +117,12 @@ def test_profiling_splits_both_servers_by_layer(kind: str, layer: str) -> None:
 
 
 def test_observability_overhead_benchmark() -> None:
-    """benchmarks/observability.py runs the echo server bare, with a middleware and with OpenTelemetry."""
+    """benchmarks/observability.py runs the echo server bare, with a middleware, with the shipped stack and with
+    OpenTelemetry."""
     done = run_script("observability.py", "--quick")
     assert done.returncode == 0, done.stderr
     figures = json.loads(done.stdout)["server_cpu_us_per_call"]
-    for variant in ("none", "middleware", "otel"):
+    for variant in ("none", "middleware", "shipped", "otel"):
         assert all(figures[variant][phase] is not None for phase in ("stdio_c1", "http_c1", "stateless_c1")), figures
 
 

@@ -13,7 +13,7 @@ import trio
 from .._core.jsonrpc import RequestId
 from .._core.lifecycle import HandshakeEvent, Lifecycle, Phase
 from .._custom import custom_result
-from .._failures import Fate, failure_text, fate_of, report_failure
+from .._failures import Fate, failure_text, fate_of, report_failure, shaped
 from .._middleware import RequestInfo, run_middleware
 from .._pagination import InvalidCursor, paginate
 from .._schema import ArgumentError
@@ -633,6 +633,7 @@ class ServerConnection:
 
     def _tool_failure(self, name: str, exc: BaseException) -> dict[str, Any]:
         """The ``isError`` result for a tool that raised ``exc`` (or ``exc`` re-raised when it is no failure)."""
+        exc = shaped(exc) or exc  # the exception mapping of trio_mcp.middleware.ErrorShaping, if in effect
         refusal = first_leaf(exc, McpError)
         if refusal is not None:  # a protocol error from concurrent work inside the tool stays one
             raise refusal from None

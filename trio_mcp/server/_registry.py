@@ -170,9 +170,10 @@ class ServerCore:
         #: The connections open to this server's clients.
         self.connections: set[Listener] = set()
         self.tasks = tasks if tasks is not None else TaskManager()
-        #: Servers mounted in this one (``Server.mount()``), and the mounts this server is the child of.
+        #: Servers mounted in this one (``Server.mount()``).
         self.mounts: list[Mounted] = []
-        self._mounted_in: list[Listener] = []
+        #: Told of every change besides the connections: the mounts this server is the child of, caches (``watch()``).
+        self._watchers: list[Listener] = []
         #: The middleware around every inbound request and notification, outermost first (``middleware()``).
         self.middleware_chain: tuple[Middleware, ...] = ()
         #: The middleware around every request a handler sends the client (``outbound_middleware()``).
@@ -322,8 +323,12 @@ class ServerCore:
         """Send ``notifications/resources/updated`` to every client subscribed to ``uri`` (does not block)."""
         for connection in list(self.connections):
             connection.resource_updated(uri)
-        for mount in list(self._mounted_in):
-            mount.resource_updated(uri)
+        for watcher in list(self._watchers):
+            watcher.resource_updated(uri)
+
+    def watch(self, listener: Listener) -> None:
+        """Tell ``listener`` of every list change and resource update here (a mount, a response cache)."""
+        self._watchers.append(listener)
 
     def notify_list_changed(self, kind: str) -> None:
         """Send ``notifications/<kind>/list_changed`` to every client (``kind``: tools, prompts or resources), for
@@ -434,8 +439,8 @@ class ServerCore:
         self._listing_cache = {k: v for k, v in self._listing_cache.items() if not k[0].startswith(kind)}
         for connection in list(self.connections):
             connection.list_changed(kind)
-        for mount in list(self._mounted_in):
-            mount.list_changed(kind)
+        for watcher in list(self._watchers):
+            watcher.list_changed(kind)
 
     def listing(self, method: str, version: str) -> list[dict[str, Any]]:
         """Every item of a ``*/list`` method as ``version`` defines it, in registration order (cached)."""

@@ -59,7 +59,7 @@ class Server(ServerCore):
         mount = Mount(self, prefix, other, separator, prefix_uris=prefix_uris)
         mount.attach()
         self.mounts.append(mount)
-        other._mounted_in.append(mount)
+        other.watch(mount)
 
     # -- serving ----------------------------------------------------------------------------------
 
