@@ -15,7 +15,7 @@ from typing import Any, Literal, TypedDict
 import attrs
 
 from .._core.mcp_headers import header_paths
-from .._schema import ArgumentError, FunctionSchema, describe_function
+from .._schema import ArgumentError, FunctionSchema, OutputError, describe_function
 from .._wire.convert import to_wire
 from .._wire.features import Feature, content_for_revision, has, project
 from ..types import (
@@ -39,6 +39,12 @@ logger = logging.getLogger("trio_mcp.server")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 
 CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, UnknownContent)
+
+#: Why bytes are not a tool result, and what to return instead.
+_NO_BARE_BYTES = (
+    "MCP tool results have no bare binary content: return ImageContent or AudioContent (base64 data and a "
+    "MIME type), an EmbeddedResource with BlobResourceContents (a URI), or serve the bytes as a resource"
+)
 
 
 def _is_unstructured(annotation: Any) -> bool:
@@ -170,12 +176,17 @@ def make_tool(
     if not tool_name or not _TOOL_NAME.match(tool_name):
         raise ValueError(f"invalid tool name {tool_name!r}: use 1-128 characters from A-Z a-z 0-9 _ . -")
     refuse_unannotated_context(fn, f"tool {tool_name!r}")
-    schema = describe_function(
-        fn,
-        skip=is_context,
-        unstructured=_is_unstructured,
-        input_schema=dict(input_schema) if input_schema is not None else None,
-    )
+    try:
+        schema = describe_function(
+            fn,
+            skip=is_context,
+            unstructured=_is_unstructured,
+            input_schema=dict(input_schema) if input_schema is not None else None,
+        )
+    except TypeError:
+        if _returns_bytes(fn):
+            raise TypeError(f"tool {tool_name!r}: -> bytes cannot be a tool's result; {_NO_BARE_BYTES}") from None
+        raise
     if isinstance(annotations, Mapping):
         annotations = ToolAnnotations(**annotations)
     doc_description = schema.description
@@ -207,6 +218,14 @@ def make_tool(
     )
 
 
+def _returns_bytes(fn: Callable[..., Any]) -> bool:
+    try:
+        returns = typing.get_type_hints(fn).get("return")
+    except Exception:  # the annotations do not resolve: describing the function said why
+        return False
+    return returns in (bytes, bytearray, memoryview)
+
+
 def _as_content(item: Any) -> Any:
     if isinstance(item, CONTENT_TYPES):
         return item
@@ -227,7 +246,7 @@ def tool_result_wire(tool: ToolDefinition, value: Any) -> dict[str, Any]:
     if isinstance(value, CallToolResult):
         return to_wire(value)
     if tool.structured:
-        structured = tool.schema.dump_output(value)
+        structured = _dumped(tool, value, "that its return annotation does not allow")
         text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
         return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
     if value is None:
@@ -239,12 +258,21 @@ def tool_result_wire(tool: ToolDefinition, value: Any) -> dict[str, Any]:
         blocks = [_as_content(item) for item in value]
         if all(block is not None for block in blocks):
             return {"content": [to_wire(block) for block in blocks]}
-    try:
-        dumped = tool.schema.dump_output(value) if tool.schema.output_schema is not None else value
-        text = json.dumps(dumped, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        text = str(value)
+    text = json.dumps(_dumped(tool, value, "that cannot be sent as JSON"), ensure_ascii=False)
     return {"content": [{"type": "text", "text": text}]}
+
+
+def _dumped(tool: ToolDefinition, value: Any, refusal: str) -> Any:
+    """``value`` as JSON data, or a ``TypeError`` naming the tool and the type (the tool's bug: logged under an
+    error id, never a repr sent in its place)."""
+    try:
+        return tool.schema.dump_output(value)
+    except OutputError as exc:
+        hint = f"; {_NO_BARE_BYTES}" if isinstance(value, (bytes, bytearray, memoryview)) else ""
+        problems = "; ".join(exc.errors)
+        raise TypeError(
+            f"tool {tool.name!r} returned a value of type {type(value).__qualname__} {refusal} ({problems}){hint}"
+        ) from None
 
 
 def error_result(message: str) -> dict[str, Any]:
