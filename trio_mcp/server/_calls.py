@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -79,7 +80,27 @@ async def invoke(fn: Callable[..., Any], kwargs: dict[str, Any], *, is_async: bo
         return await fn(**kwargs)
     if not run_in_thread:
         return fn(**kwargs)
-    return await trio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
+    try:
+        return await trio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
+    except Exception as exc:
+        if "thread" in str(exc).lower():  # sqlite3's "objects created in a thread can only be used in that same..."
+            _add_note(exc, _IN_A_WORKER_THREAD)
+        raise
+
+
+#: The cause of a thread-affinity error in a sync handler, which the user did not know ran in a thread.
+_IN_A_WORKER_THREAD = (
+    "trio_mcp: this sync handler ran in a worker thread, as sync handlers do; an object made in another thread "
+    "(an sqlite3 connection opened in the lifespan, say) may not work there: make the handler async, open the "
+    "object inside it, or register it with run_in_thread=False (it then blocks the event loop while it runs)"
+)
+
+
+def _add_note(exc: BaseException, note: str) -> None:
+    if sys.version_info >= (3, 11):
+        exc.add_note(note)
+    else:  # pragma: no cover - exercised on 3.10 only (the exceptiongroup backport prints __notes__)
+        exc.__notes__ = [*getattr(exc, "__notes__", ()), note]  # type: ignore[attr-defined]
 
 
 def is_context(annotation: Any) -> bool:
