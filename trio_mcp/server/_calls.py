@@ -92,7 +92,7 @@ async def invoke(fn: Callable[..., Any], kwargs: dict[str, Any], *, is_async: bo
 _IN_A_WORKER_THREAD = (
     "trio_mcp: this sync handler ran in a worker thread, as sync handlers do; an object made in another thread "
     "(an sqlite3 connection opened in the lifespan, say) may not work there: make the handler async, open the "
-    "object inside it, or register it with run_in_thread=False (it then blocks the event loop while it runs)"
+    "object inside it, or (a tool) register it with run_in_thread=False, which blocks the event loop while it runs"
 )
 
 
