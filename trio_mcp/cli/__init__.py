@@ -7,13 +7,14 @@ Nothing here is imported by ``import trio_mcp``: the command line costs a librar
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 import trio
 
 from .._util import first_leaf
-from ._exit import INTERRUPTED, CliError
+from ._exit import INTERRUPTED, OUTPUT_CLOSED, CliError
 
 __all__ = ["main"]
 
@@ -38,6 +39,23 @@ async def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return its exit status (see ``trio-mcp --help``)."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        return _output_closed()
+
+
+def _output_closed() -> int:
+    """The reader of our output went away (``| head``): stop quietly, as a program killed by SIGPIPE does.
+
+    What is still buffered for stdout goes to /dev/null, so the interpreter's flush at exit cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return OUTPUT_CLOSED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from ._parser import parse
 
     words = list(sys.argv[1:] if argv is None else argv)
@@ -53,4 +71,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return error.status
         if first_leaf(exc, KeyboardInterrupt) is not None:
             return INTERRUPTED
+        if first_leaf(exc, BrokenPipeError) is not None:
+            return _output_closed()
         raise

@@ -86,6 +86,8 @@ async def open_target_client(args: argparse.Namespace, **options: Any) -> AsyncI
         raise CliError(f"the server answered with an error: {exc}", status) from None
     except RequestTimeout as exc:
         raise CliError(f"timed out: {exc} (--timeout)", CONNECTION) from None
+    except BrokenPipeError:  # our own stdout was closed (`| head`); the server's pipe fails as ConnectionClosed
+        raise
     except (TrioMcpError, OSError) as exc:  # ConnectionClosed, RemoteProtocolError, refused connections...
         raise CliError(str(exc), CONNECTION) from None
     except ValueError as exc:  # a malformed URL or option, refused by the transport up front

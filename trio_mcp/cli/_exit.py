@@ -13,6 +13,8 @@ USAGE: Final = 2
 CONNECTION: Final = 3
 #: Interrupted by Ctrl-C (128 + SIGINT), as shells report it.
 INTERRUPTED: Final = 130
+#: Whoever read our output stopped reading (``trio-mcp ... | head``): 128 + SIGPIPE, quietly, as shells report it.
+OUTPUT_CLOSED: Final = 141
 
 
 class CliError(Exception):

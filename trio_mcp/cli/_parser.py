@@ -68,6 +68,13 @@ def _client_options() -> argparse.ArgumentParser:
     return common
 
 
+def _port(text: str) -> int:
+    """A TCP port number: refused by name rather than bound as some other port (the kernel wraps 99999)."""
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0 to 65535; 0 picks a free one)")
+    return int(text)
+
+
 def _serve_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--transport",
@@ -78,7 +85,9 @@ def _serve_options(parser: argparse.ArgumentParser) -> None:
         "same listener, announcing /sse; ws is WebSocket (outside the MCP specification)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", "-p", type=int, default=8000, help="port to bind (default 8000; 0 picks a free one)")
+    parser.add_argument(
+        "--port", "-p", type=_port, default=8000, help="port to bind (default 8000; 0 picks a free one)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -175,6 +184,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The commands whose trailing words (``key=value``, a JSON object) may come before, between or after options.
+_TAKES_WORDS = ("call", "prompt")
+
+
 def parse(argv: Sequence[str]) -> argparse.Namespace:
     """Parse ``argv``; everything after the first ``--`` is the stdio server's command (``server_command``).
 
@@ -186,7 +199,11 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         at = words.index("--")
         words, server_command = words[:at], words[at + 1 :]
     parser = build_parser()
-    args = parser.parse_args(words)
+    args, extra = parser.parse_known_args(words)
+    if extra and args.command in _TAKES_WORDS and not any(word.startswith("-") for word in extra):
+        args.arguments += extra  # key=value words after an option: `call TOOL --json a=1` (argparse stops at --json)
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if server_command and args.command in ("run", "doctor"):
         parser.error(f"'{args.command}' takes no server command after '--'")
     args.server_command = server_command

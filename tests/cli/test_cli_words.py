@@ -1,0 +1,71 @@
+"""The command line's promises about words and output: options anywhere among a tool's arguments, arguments
+checked before anything is sent, ports that exist, and a closed stdout that ends the command quietly."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+import trio
+from cli_helpers import CLI, cli_env, run_cli, server_command
+
+
+@pytest.mark.parametrize(
+    ("words", "text"),
+    [
+        (["call", "echo", "--json", '{"text": "hi"}'], "hi"),
+        (["call", "echo", "--json", "text=hi"], "hi"),
+        (["call", "add", "--json", "a=1", "b=2", "--timeout", "20", "scale=ten"], '{"result":30.0}'),
+        (["prompt", "review", "--json", "language=trio"], "Review this trio code, brief."),
+        (["prompt", "review", "--json", '{"language": "trio"}', "-v", "style=long"], "Review this trio code, long."),
+    ],
+)
+async def test_options_may_come_between_a_name_and_its_arguments(words: list[str], text: str) -> None:
+    out = await run_cli(*words, *server_command())
+    assert out.status == 0, out.stderr
+    result = json.loads(out.stdout)
+    content = result["content"][0] if "content" in result else result["messages"][0]["content"]
+    assert content["text"] == text
+
+
+async def test_an_unknown_option_among_arguments_is_still_a_usage_error() -> None:
+    out = await run_cli("call", "echo", "text=hi", "--loud", *server_command())
+    assert out.status == 2 and "unrecognized arguments: --loud" in out.stderr
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "http"])
+async def test_a_port_that_does_not_exist_is_refused(port: str) -> None:
+    for command in (["run", "server.py", "-t", "http"], ["proxy", "-t", "http", *server_command()]):
+        out = await run_cli(command[0], f"--port={port}", *command[1:])
+        assert out.status == 2, out.stderr
+        assert f"{port!r} is not a port number (0 to 65535" in out.stderr
+
+
+async def _with_closed_stdout(*words: str) -> subprocess.CompletedProcess[bytes]:
+    """Run the command with stdout a pipe nobody reads any more (the reader exited, as ``head`` does)."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        with trio.fail_after(30):
+            return await trio.run_process(
+                [*CLI, *words], stdout=writer, capture_stderr=True, check=False, env=cli_env()
+            )
+    finally:
+        os.close(writer)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["list", "tools", *server_command()],
+        ["list", "tools", "--json", *server_command()],
+        ["call", "echo", "text=hi", *server_command()],
+        ["info", "--json", *server_command()],
+    ],
+)
+async def test_a_closed_stdout_ends_the_command_quietly(words: list[str]) -> None:
+    done = await _with_closed_stdout(*words)
+    assert done.stderr == b""
+    assert done.returncode == 141  # 128 + SIGPIPE, what a shell reports for `cat big | head`
