@@ -69,3 +69,29 @@ async def test_a_closed_stdout_ends_the_command_quietly(words: list[str]) -> Non
     done = await _with_closed_stdout(*words)
     assert done.stderr == b""
     assert done.returncode == 141  # 128 + SIGPIPE, what a shell reports for `cat big | head`
+
+
+@pytest.mark.parametrize(
+    ("words", "complaint"),
+    [
+        (["call", "add", '{"a": "one", "b": 2}'], 'a: "one" is a string; expected integer'),
+        (["call", "add", '{"a": 1, "b": 2, "negate": "yes"}'], 'negate: "yes" is a string; expected boolean'),
+        (["call", "add", '{"a": 1.5, "b": 2}'], "a: 1.5 is a number; expected integer"),
+        (["call", "add", "a=1"], "missing required argument: b=..."),
+        (["call", "add"], "missing required arguments: a=... b=..."),
+        (["call", "add", "{}"], "missing required arguments: a=... b=..."),
+    ],
+)
+async def test_arguments_are_checked_before_the_call(words: list[str], complaint: str) -> None:
+    out = await run_cli(*words, *server_command())
+    assert out.status == 2, out.stderr
+    assert complaint in out.stderr and "Traceback" not in out.stderr
+
+
+async def test_timeout_caps_a_call_that_keeps_reporting_progress() -> None:
+    started = trio.current_time()
+    out = await run_cli("call", "steps", "count=2000", "--timeout", "1.5", *server_command())  # 20 s of progress
+    assert out.status == 3, out.stderr
+    assert "tools/call got no response within 1.5 s (--timeout)" in out.stderr
+    assert "progress 1/2000" in out.stderr
+    assert trio.current_time() - started < 10

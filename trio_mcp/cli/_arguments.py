@@ -91,18 +91,39 @@ def _object_word(word: str) -> dict[str, Any] | None:
     return value
 
 
+def _check(key: str, value: Any, schema: Mapping[str, Any]) -> None:
+    """A value from a JSON object word must be of a kind its property allows, as a ``key=value`` word must."""
+    kinds = _kinds(schema)
+    kind = json_kind(value)
+    if kinds and kind not in kinds and not (kind == "integer" and "number" in kinds):
+        shown = json.dumps(value, ensure_ascii=False)
+        raise CliError(f"{key}: {shown[:40]} is {_kind_name(kind)}; expected {' or '.join(kinds)}", USAGE)
+
+
+def _kind_name(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+
+
 def tool_arguments(words: Sequence[str], input_schema: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Build a tool's arguments from the words after its name (``CliError`` with status 2 when they do not fit)."""
+    """Build a tool's arguments from the words after its name (``CliError`` with status 2 when they do not fit,
+    or when a required argument is missing: the call would only fail on the server)."""
     properties = (input_schema or {}).get("properties") or {}
     arguments: dict[str, Any] = {}
     for word in words:
         whole = _object_word(word)
         if whole is not None:
+            for key, value in whole.items():
+                schema = properties.get(key)
+                _check(key, value, schema if isinstance(schema, Mapping) else {})
             arguments.update(whole)
             continue
         key, text = _split(word)
         schema = properties.get(key)
         arguments[key] = _convert(key, text, schema if isinstance(schema, Mapping) else {})
+    missing = [name for name in (input_schema or {}).get("required") or [] if name not in arguments]
+    if missing:
+        needed = " ".join(f"{name}=..." for name in missing)
+        raise CliError(f"missing required argument{'s' if len(missing) > 1 else ''}: {needed}", USAGE)
     return arguments
 
 

@@ -69,7 +69,8 @@ async def _call(client: Client, args: argparse.Namespace) -> int:
         progress.update(update.progress, update.total, update.message)
 
     try:
-        result = await client.call_tool(tool.name, arguments, on_progress=on_progress)
+        # Progress restarts the per-request timeout; --timeout stays the cap on the whole call all the same.
+        result = await client.call_tool(tool.name, arguments, on_progress=on_progress, max_total_timeout=args.timeout)
     finally:
         progress.done()
     if args.json:

@@ -47,7 +47,7 @@ def _client_options() -> argparse.ArgumentParser:
         type=float,
         default=60.0,
         metavar="SECONDS",
-        help="how long each request may wait for its answer (default 60)",
+        help="how long each request may take in all, progress or not (default 60)",
     )
     group.add_argument(
         "--connect-timeout",
