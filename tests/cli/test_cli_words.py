@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import trio
-from cli_helpers import CLI, cli_env, run_cli, server_command
+from cli_helpers import CLI, CLI_SERVER, cli_env, run_cli, server_command, start
 
 
 @pytest.mark.parametrize(
@@ -95,3 +98,23 @@ async def test_timeout_caps_a_call_that_keeps_reporting_progress() -> None:
     assert "tools/call got no response within 1.5 s (--timeout)" in out.stderr
     assert "progress 1/2000" in out.stderr
     assert trio.current_time() - started < 10
+
+
+async def test_ctrl_c_stops_a_stdio_server_that_ignores_its_closed_input_at_once(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    stubborn = (
+        f"import runpy, time, trio; trio.run(runpy.run_path({str(CLI_SERVER)!r})['server'].serve_stdio); time.sleep(60)"
+    )
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            running = await start(
+                nursery, "call", "wait_for_cancel", f"marker={marker}", "--", sys.executable, "-c", stubborn
+            )
+            while not marker.exists():
+                await trio.sleep(0.05)
+            running.process.send_signal(signal.SIGINT)
+            pressed = trio.current_time()
+            status = await running.process.wait()
+    assert status == 130, running.stderr.decode()
+    assert trio.current_time() - pressed < 1.5  # not the 2 s a server gets to exit after an ordinary close
+    assert "cancel requested by the client" in marker.read_text()

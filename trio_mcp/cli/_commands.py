@@ -155,10 +155,12 @@ async def client_command(args: argparse.Namespace) -> int:
     command = _COMMANDS[args.command]
     status = INTERRUPTED
     async with watch_interrupts() as interrupts:
-        with interrupts.cancellable():  # a Ctrl-C while connecting, or a second one while closing
+        with interrupts.cancellable() as connection:  # a Ctrl-C while connecting, or a second one while closing
             async with open_target_client(args, on_log=_show_log) as client:
                 with interrupts.cancellable():  # the first Ctrl-C cancels the command; the client tells the server
                     if args.log_level and client.server_capabilities.logging is not None:
                         await client.set_logging_level(args.log_level)
                     status = await command(client, args)
+                if interrupts.fired:  # the server was told; the user asked to stop, so close the urgent way
+                    connection.cancel()
     return INTERRUPTED if interrupts.fired else status
