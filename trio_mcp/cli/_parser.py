@@ -118,6 +118,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("target", metavar="TARGET", help="path/to/file.py[:NAME] or module[:NAME]")
     _serve_options(run)
     run.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error", "critical"),
+        default=None,
+        help="show the server's log records at this level and above on stderr (default warning; a crashed "
+        "tool's traceback is an error; debug also shows a failing import's traceback); a target that configures "
+        "logging itself keeps its handlers",
+    )
+    run.add_argument(
         "--reload",
         action="store_true",
         help="restart the server when a .py file under the target's folder changes (development)",

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import functools
+import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
 import trio
 
 from .._tls import server_tls_context
-from ._exit import OK, USAGE, CliError
+from .._util import first_leaf
+from ..server import Server
+from ._exit import CONNECTION, OK, USAGE, CliError
 from ._signals import until_interrupted
 from ._target import import_spec, load_server, watched_root
 
@@ -24,6 +31,9 @@ __all__ = ["run_command"]
 RELOAD_POLL_SECONDS = 0.5
 #: How long a server being reloaded has to exit after SIGTERM before it is killed.
 RELOAD_GRACE_SECONDS = 5.0
+#: How ``run`` shows the server's log records on stderr (a crashed tool's is an error, with its traceback).
+LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+_BIND_ERRORS = frozenset({errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL})
 _SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
 
 
@@ -31,19 +41,53 @@ def _say(message: str) -> None:
     print(f"trio-mcp: {message}", file=sys.stderr, flush=True)
 
 
+def _load(args: argparse.Namespace) -> Server:
+    """The target's server, then the console set up for its logs (unless the target set up logging itself)."""
+    try:
+        server = load_server(args.target)
+    except CliError as error:
+        if args.log_level == "debug" and error.__cause__ is not None:
+            traceback.print_exception(error.__cause__)
+        raise
+    level = getattr(logging, (args.log_level or "warning").upper())
+    logging.basicConfig(level=level, format=LOG_FORMAT)  # does nothing if the target configured logging
+    if args.log_level is not None:
+        logging.getLogger().setLevel(level)
+    return server
+
+
+@contextlib.contextmanager
+def _listening(args: argparse.Namespace) -> Iterator[None]:
+    """A port that cannot be bound (in use, privileged, no such address) is one line, not a traceback."""
+    try:
+        yield
+    except BaseException as exc:
+        error = first_leaf(exc, OSError)
+        if error is None or not (isinstance(error, socket.gaierror) or error.errno in _BIND_ERRORS):
+            raise
+        reason = os.strerror(error.errno) if error.errno is not None and error.errno > 0 else str(error)
+        raise CliError(
+            f"cannot listen on {_authority(args.host, args.port)}: {reason} "
+            "(is another server using the port? pick another with --port)",
+            CONNECTION,
+        ) from None
+
+
 async def _serve(args: argparse.Namespace) -> int:
-    server = load_server(args.target)
+    server = _load(args)
     name = f"{server.info.name} {server.info.version}"
     if args.transport == "stdio":
         await server.serve_stdio()
         return OK
     async with trio.open_nursery() as nursery:
         if args.transport == "ws":
-            port = await nursery.start(server.serve_websocket, args.host, args.port)
+            with _listening(args):
+                port = await nursery.start(server.serve_websocket, args.host, args.port)
             _say(f"serving {name} on ws://{_authority(args.host, port)}/ (Ctrl-C to stop)")
         else:
             tls = server_tls_context(args.certfile, args.keyfile) if args.certfile else None
-            port = await nursery.start(functools.partial(server.serve_http, args.host, args.port, ssl_context=tls))
+            with _listening(args):
+                port = await nursery.start(functools.partial(server.serve_http, args.host, args.port, ssl_context=tls))
             path = "/sse" if args.transport == "sse" else "/mcp"
             scheme = "https" if tls is not None else "http"
             _say(f"serving {name} on {scheme}://{_authority(args.host, port)}{path} (Ctrl-C to stop)")
@@ -110,7 +154,7 @@ async def _serve_with_workers(args: argparse.Namespace) -> int:
     SIGTERM and Ctrl-C itself, as a drain: it returns 0 once the workers have finished, 1 after a crash loop."""
     from ..scale.workers import WorkerSettings, supervise_workers
 
-    server = load_server(args.target)
+    server = _load(args)
     spec, folder = import_spec(args.target, server)
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [folder, os.environ.get("PYTHONPATH")]))
     settings = WorkerSettings(
@@ -121,6 +165,7 @@ async def _serve_with_workers(args: argparse.Namespace) -> int:
         drain_timeout=args.drain_timeout,
         certfile=args.certfile,
         keyfile=args.keyfile,
+        log_level=args.log_level or "warning",
     )
     status = OK
 
@@ -129,7 +174,8 @@ async def _serve_with_workers(args: argparse.Namespace) -> int:
         status = await supervise_workers(settings, task_status=task_status)
 
     async with trio.open_nursery() as nursery:
-        port = await nursery.start(supervise)
+        with _listening(args):
+            port = await nursery.start(supervise)
         _say(
             f"serving {server.info.name} {server.info.version} on {settings.scheme}://{_authority(args.host, port)}/mcp "
             f"from {args.workers} workers (Ctrl-C or SIGTERM drains them)"

@@ -6,6 +6,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import traceback
 from pathlib import Path
 from types import ModuleType
 
@@ -60,11 +61,17 @@ def _import_module(name: str) -> ModuleType:
 def load_server(target: str) -> Server:
     """Import the target and return its ``Server``: the one named, else ``server``/``mcp``/``app``, else the only one.
 
-    Raises ``CliError`` naming what was looked for when there is none (or several to choose from). Errors raised
-    by the module itself while importing propagate: the user wants their traceback.
+    Raises ``CliError`` naming what was looked for when there is none (or several to choose from), and when
+    importing fails (a syntax error, a failing import, an exception at import time): one line saying what and
+    where, the exception itself chained as the cause, for whoever wants the traceback.
     """
     where, name = split_target(target)
-    module = _import_file(Path(where)) if _is_file(where) else _import_module(where)
+    try:
+        module = _import_file(Path(where)) if _is_file(where) else _import_module(where)
+    except CliError:
+        raise
+    except Exception as exc:
+        raise CliError(f"cannot import {where}: {_one_line(exc)}") from exc
     if name is not None:
         found = getattr(module, name, None)
         if not isinstance(found, Server):
@@ -81,6 +88,20 @@ def load_server(target: str) -> Server:
     if not servers:
         raise CliError(f"{where} defines no trio_mcp.Server at module level")
     raise CliError(f"{where} defines several servers ({', '.join(sorted(servers))}); pick one with {where}:NAME")
+
+
+def _one_line(error: Exception) -> str:
+    """``ZeroDivisionError: division by zero (server.py, line 3)``: the error and the line of Python that raised it."""
+    if isinstance(error, SyntaxError):  # its text names the file and line already
+        return f"{type(error).__name__}: {error}"
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__) if not frame.filename.startswith("<")]
+    where = f" ({_short(frames[-1].filename)}, line {frames[-1].lineno})" if frames else ""
+    return f"{type(error).__name__}: {error}{where}"
+
+
+def _short(filename: str) -> str:
+    relative = os.path.relpath(filename)
+    return relative if not relative.startswith("..") else filename
 
 
 def import_spec(target: str, server: Server) -> tuple[str, str]:

@@ -44,6 +44,8 @@ async def _serve(args: argparse.Namespace) -> None:
     server = load(args.server)
     if not isinstance(server, Server):
         raise TypeError(f"{args.server} is a {type(server).__name__}, not a trio_mcp.Server")
+    if args.log_level:  # after the import: a module that configures logging itself keeps its configuration
+        logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     options = load(args.options) if args.options else HttpTransportOptions()
     if not isinstance(options, HttpTransportOptions):
         raise TypeError(f"{args.options} is a {type(options).__name__}, not an HttpTransportOptions")
@@ -109,6 +111,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--certfile", default=None)
     parser.add_argument("--keyfile", default=None)
+    parser.add_argument("--log-level", default=None)
     trio.run(_serve, parser.parse_args(argv))
 
 

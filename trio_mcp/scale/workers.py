@@ -57,6 +57,9 @@ def _app_spec(instance: object, attribute: attrs.Attribute[str], value: str) -> 
         raise ValueError(f"{attribute.name} must name an object as 'package.module:attribute', not {value!r}")
 
 
+_LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
 @attrs.frozen(kw_only=True)
 class WorkerSettings:
     """What ``supervise_workers`` runs; every field is checked when the settings are made."""
@@ -80,6 +83,11 @@ class WorkerSettings:
     #: The signing key shared by the workers; None: ``TRIO_MCP_SECRET_KEY`` if set, else a fresh random one.
     secret_key: str | None = attrs.field(default=None)
 
+    #: Each worker shows log records at this level and above on stderr (``logging.basicConfig``, which leaves a
+    #: server module's own logging configuration alone): "debug" to "critical"; None configures nothing.
+    log_level: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.in_(_LOG_LEVELS))
+    )
     #: A PEM certificate chain and its private key: with both, the workers serve HTTPS.
     certfile: str | None = None
     keyfile: str | None = None
@@ -136,6 +144,7 @@ class _Supervisor:
         ]
         if s.certfile is not None and s.keyfile is not None:
             argv += ["--certfile", s.certfile, "--keyfile", s.keyfile]
+        argv += ["--log-level", s.log_level] if s.log_level else []
         return argv + (["--options", s.options] if s.options else [])
 
     async def run_slot(self, index: int) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import attrs
@@ -122,11 +122,16 @@ class Server(ServerCore):
         if auth is not None:
             options = attrs.evolve(options, auth=auth)
         with serving_console(), collapse_exception_groups():  # a port in use is an OSError, not a group of one
-            async with self.running():
-                _freeze_startup_objects()
-                await serve_mounts(
-                    {"": self.http_mount(options)}, host, port, ssl_context=ssl_context, task_status=task_status
-                )
+            async with _bound(host, port) as listeners:  # before the lifespan: a port in use never enters it
+                async with self.running():
+                    _freeze_startup_objects()
+                    await serve_mounts(
+                        {"": self.http_mount(options)},
+                        host,
+                        ssl_context=ssl_context,
+                        listeners=listeners,
+                        task_status=task_status,
+                    )
 
     async def serve_websocket(
         self,
@@ -141,9 +146,11 @@ class Server(ServerCore):
         from ..transports.websocket import serve_websocket
 
         with serving_console(), collapse_exception_groups():  # a port in use is an OSError, not a group of one
-            async with self.running():
+            async with _bound(host, port) as listeners, self.running():  # a port in use never enters the lifespan
                 _freeze_startup_objects()
-                await serve_websocket(self.serve_connection, host, port, task_status=task_status, **options)
+                await serve_websocket(
+                    self.serve_connection, host, listeners=listeners, task_status=task_status, **options
+                )
 
     def http_mount(self, options: HttpTransportOptions) -> HttpMount:
         """This server on an HTTP listener (``serve_mounts``): its connections, tool header paths and scopes."""
@@ -189,12 +196,24 @@ async def serve_http_many(
     from ..transports.streamable_http import HttpTransportOptions, serve_mounts
 
     with serving_console(), collapse_exception_groups():
-        async with contextlib.AsyncExitStack() as stack:
+        async with _bound(host, port) as listeners, contextlib.AsyncExitStack() as stack:
             for server in servers.values():
                 await stack.enter_async_context(server.running())
             _freeze_startup_objects()
             mounts = {
                 prefix: server.http_mount(options or HttpTransportOptions()) for prefix, server in servers.items()
             }
-            await serve_mounts(mounts, host, port, ssl_context=ssl_context, task_status=task_status)
+            await serve_mounts(mounts, host, ssl_context=ssl_context, listeners=listeners, task_status=task_status)
     raise AssertionError("unreachable")
+
+
+@contextlib.asynccontextmanager
+async def _bound(host: str, port: int) -> AsyncIterator[list[trio.SocketListener]]:
+    """The listening sockets, bound before the servers' lifespans run, and closed however serving ends."""
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    try:
+        yield listeners
+    finally:
+        with trio.CancelScope(shield=True):
+            for listener in listeners:
+                await listener.aclose()

@@ -479,6 +479,7 @@ async def serve_websocket(
     max_connections: int = 1000,
     handler_nursery: trio.Nursery | None = None,
     auth: UpgradeGuard | None = None,
+    listeners: Sequence[trio.SocketListener] | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> NoReturn:
     """Serve MCP over WebSocket (not part of the MCP specification) until cancelled.
@@ -502,6 +503,7 @@ async def serve_websocket(
         auth: OAuth for the upgrade (``trio_mcp.auth.ResourceServerAuth``): it is refused with 401/403 and the
             challenge unless it carries an acceptable token; ``connect`` then gets ``principal=``. Its
             verifier's connections to the authorization server are closed when this returns.
+        listeners: sockets bound elsewhere to serve instead of binding ``host:port`` (bound before a lifespan).
 
     Cancelling it stops accepting and closes every connection with 1001 (each close bounded).
     """
@@ -521,7 +523,7 @@ async def serve_websocket(
         auth=auth,
     )
     # Bound before any nursery opens, so that a port in use raises the OSError itself.
-    listeners = await trio.open_tcp_listeners(port, host=host)
+    listeners = list(listeners) if listeners is not None else await trio.open_tcp_listeners(port, host=host)
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(
