@@ -21,6 +21,7 @@ from typing import Any, Final
 
 import attrs
 
+from .._identity import caller_key
 from .._keys import configured_key
 from .._wire.convert import WireFormatError, from_wire
 from .._wire.versions import MODERN_VERSIONS
@@ -136,9 +137,12 @@ def _is_cancelled(error: BaseException) -> bool:
 
 def params_digest(method: str, params: dict[str, Any] | None, principal: Any = None) -> str:
     """A digest of what a retry must repeat unchanged: the method, every param but the MRTR ones, and who
-    asked (the authenticated principal, so another caller cannot replay the state)."""
+    asked (the caller's key, so another caller cannot replay the state, and the same caller may renew its
+    token between rounds)."""
     salient = {key: value for key, value in (params or {}).items() if key not in _UNSIGNED_KEYS}
-    canonical = json.dumps([method, salient, repr(principal)], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    canonical = json.dumps(
+        [method, salient, caller_key(principal)], sort_keys=True, separators=(",", ":"), ensure_ascii=True
+    )
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 

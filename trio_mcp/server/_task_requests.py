@@ -11,6 +11,7 @@ from typing import Any, Final
 import trio
 
 from .._core.tasks import TaskRecord, detailed_task_wire, task_wire
+from .._identity import caller_key
 from .._pagination import InvalidCursor, paginate
 from .._session import InboundRequest, progress_params
 from .._wire.versions import V2025_11_25
@@ -28,7 +29,7 @@ from ..types.tasks import TASKS_EXTENSION_ID
 from ._context import Context, RequestConnection
 from ._logging import LEVELS
 from ._modern import ModernRequest
-from ._tasks import REQUIRES_EXTENSION, LiveTask, TaskManager, owner_key, task_capabilities
+from ._tasks import REQUIRES_EXTENSION, LiveTask, TaskManager, task_capabilities
 
 __all__ = ["TaskContext", "CORE_TASK_METHODS", "EXTENSION_TASK_METHODS"]
 
@@ -89,7 +90,7 @@ async def _tasks_list(connection: RequestConnection, request: InboundRequest, mo
     session = manager.session_key(connection)
     records = [
         r
-        for r in await manager.store.records(owner_key(connection.principal))
+        for r in await manager.store.records(caller_key(connection.principal))
         if r.session == session and r.form == "core"
     ]
     cursor = (request.params or {}).get("cursor")

@@ -20,7 +20,6 @@ methods and the ``Context`` of a handler running as a task are in ``_task_reques
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import secrets
@@ -33,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 import trio
 
 from .._core.tasks import TaskEvent, TaskRecord, apply, detailed_task_wire, task_wire
+from .._identity import caller_key
 from .._session import InboundRequest, Session
 from .._task_set import TaskSet
 from .._wire.versions import V2025_11_25
@@ -53,7 +53,7 @@ from ._task_store import MemoryTaskStore, TaskStore
 if TYPE_CHECKING:
     from ._tools import ToolDefinition
 
-__all__ = ["TaskManager", "TaskConnection", "LiveTask", "task_capabilities", "owner_key", "REQUIRES_EXTENSION"]
+__all__ = ["TaskManager", "TaskConnection", "LiveTask", "task_capabilities", "REQUIRES_EXTENSION"]
 
 logger = logging.getLogger("trio_mcp.server")
 
@@ -77,11 +77,6 @@ def task_capabilities(tools: Iterable[ToolDefinition], version: str) -> dict[str
     if version > V2025_11_25:
         return {"extensions": {TASKS_EXTENSION_ID: {}}}
     return {}
-
-
-def owner_key(principal: Any) -> str:
-    """A digest of who created a task: stores never hold a principal (or the token behind it) itself."""
-    return hashlib.sha256(repr(principal).encode("utf-8", "backslashreplace")).hexdigest()
 
 
 def _not_found(task_id: Any) -> McpError:
@@ -268,7 +263,7 @@ class TaskManager:
     ) -> dict[str, Any]:
         """Start ``work`` (the tool's handler, run with the task's context) as a task; answer with the task, or
         (``defer_task``) with what it did inline."""
-        owner = owner_key(connection.principal)
+        owner = caller_key(connection.principal)
         self._check_limits(owner)
         now = self.now()
         record = TaskRecord(
@@ -458,7 +453,7 @@ class TaskManager:
                 f"Missing required client capability: taskIds need the {TASKS_EXTENSION_ID} extension",
                 REQUIRES_EXTENSION,
             )
-        owner = owner_key(connection.principal)
+        owner = caller_key(connection.principal)
         honoured = []
         for task_id in dict.fromkeys(wanted):
             live = self._live.get(task_id)
@@ -532,7 +527,7 @@ class TaskManager:
         record = live.record if live is not None else await self.store.load(task_id)
         if (
             record is None
-            or record.owner != owner_key(connection.principal)
+            or record.owner != caller_key(connection.principal)
             or record.session != session
             or record.form != form
             or (live is not None and not live.created)

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from ..._core.hosts import parse_host
+from ..._identity import caller_key
 from .exchange import Request, Response
 
 __all__ = ["LOCAL_NAMES", "Guard", "Refused", "RequestGuard", "ScopesFor", "is_loopback", "parse_host"]
@@ -157,4 +158,5 @@ class Guard:
             return None, Refused(
                 401, "Unauthorized: a valid bearer token is required", (("www-authenticate", 'Bearer realm="mcp"'),)
             )
+        caller_key(principal)  # one that cannot be keyed alike in every process is refused now (TypeError)
         return principal, None

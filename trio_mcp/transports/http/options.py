@@ -87,8 +87,9 @@ class HttpTransportOptions:
     #: HTTP limits: body and header sizes, timeouts, connection cap.
     limits: HttpLimits = HttpLimits()
     #: Bearer-token check: called with the token of ``Authorization: Bearer <token>``, it returns who the caller
-    #: is (any value but None) or None to refuse (401 with ``WWW-Authenticate: Bearer``). A session stays bound
-    #: to the principal that opened it. None: no authentication.
+    #: is or None to refuse (401 with ``WWW-Authenticate: Bearer``): a ``trio_mcp.auth.Principal``, a string or
+    #: JSON-like data naming the caller alone (anything else is a ``TypeError``), since sessions, tasks and
+    #: input rounds stay bound to the caller in every process. None: no authentication.
     authenticate: Callable[[str], Awaitable[Any]] | None = None
     #: OAuth protection (``trio_mcp.auth.ResourceServerAuth``): metadata, challenges, scopes, DPoP. It replaces
     #: ``authenticate`` when both are set.

@@ -17,8 +17,6 @@ serves it is still alive (``alive``). ``trio_mcp.scale.RedisSessionDirectory`` i
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, NoReturn, Protocol
 
@@ -26,7 +24,7 @@ import trio
 
 from ..._core.jsonrpc import RequestId
 
-__all__ = ["Routed", "SessionDirectory", "principal_key"]
+__all__ = ["Routed", "SessionDirectory"]
 
 #: Receives what another process published for a session this process may be serving.
 Routed = Callable[[str, Mapping[str, Any]], Awaitable[None]]
@@ -72,15 +70,3 @@ class SessionDirectory(Protocol):
         subscription, the first included: what was published while this process was not subscribed is lost, so
         it reloads the records of the sessions it holds. An outage, even at the start, is waited out (and
         logged), never raised."""
-
-
-def principal_key(principal: Any) -> str:
-    """Who a session belongs to, as text another process can compare: the identity of an authenticated
-    ``Principal`` (subject, client, issuer; never its token), or the repr of another principal."""
-    if principal is None:
-        return ""
-    if all(hasattr(principal, name) for name in ("subject", "client_id", "issuer")):
-        identity = json.dumps([principal.subject, principal.client_id, principal.issuer])
-    else:
-        identity = repr(principal)
-    return hashlib.sha256(identity.encode()).hexdigest()

@@ -24,6 +24,7 @@ import trio
 from ..._core.inbound import Refusal, Rejection, Route
 from ..._core.jsonrpc import RequestId, decode, encode, error_message, is_request_id
 from ..._core.sse import encode_comment, encode_event
+from ..._identity import caller_key
 from ..._task_set import TaskSet
 from ..._wire.versions import DEFAULT_NEGOTIATED_VERSION, V2025_03_26, V2025_11_25
 from ...errors import INTERNAL_ERROR, ConnectionClosed
@@ -40,7 +41,6 @@ from ._common import (
 from .exchange import Request as HttpRequest  # the h11 server's, or the ASGI adapter's
 from .exchange import Response as HttpResponse
 from .options import HttpTransportOptions
-from .roaming import principal_key
 
 __all__ = ["HttpSession", "SessionEndpoint"]
 
@@ -139,6 +139,8 @@ class HttpSession:
     ) -> None:
         self.id = session_id
         self.principal = principal
+        #: Who the session belongs to (``caller_key``): the same for every token of that caller, in every process.
+        self.caller = caller_key(principal)
         self.sse_only = sse_only
         self._store = None if sse_only else options.event_store
         self.directory = None if sse_only else options.session_directory
@@ -226,7 +228,7 @@ class HttpSession:
 
     async def remember(self, state: Mapping[str, Any]) -> None:
         if self.directory is not None:
-            await self.directory.save(self.id, {"principal": principal_key(self.principal), "state": dict(state)})
+            await self.directory.save(self.id, {"principal": self.caller, "state": dict(state)})
             self.recorded = True
             await self.directory.publish(self.id, {"kind": "state", "state": dict(state)})
 
@@ -635,7 +637,7 @@ class SessionEndpoint:
         self._adopting[session_id] = done = trio.Event()
         try:
             record = await self._directory.load(session_id)
-            if record is None or record.get("principal") != principal_key(request_principal.get()):
+            if record is None or record.get("principal") != caller_key(request_principal.get()):
                 return None
             if len(self.sessions) >= self.options.max_sessions:
                 self.reap_idle()
@@ -763,9 +765,10 @@ class SessionEndpoint:
     def find(self, session_id: str) -> HttpSession | None:
         """The session with this id, if it belongs to this caller (another principal's session is not found)."""
         session = self.sessions.get(session_id)
-        if session is None or session.principal != request_principal.get():
+        principal = request_principal.get()
+        if session is None or session.caller != caller_key(principal):
             return None
-        session.principal = request_principal.get()  # the same caller; its latest token (refreshed, stepped up)
+        session.principal = principal  # the same caller; its latest token (refreshed, stepped up)
         return session
 
     def _forget(self, session: HttpSession) -> None:
