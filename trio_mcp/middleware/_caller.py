@@ -4,16 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._identity import caller_key
 from .._middleware import RequestInfo
-from ..transports.http.roaming import principal_key
 
 __all__ = ["caller_key", "target", "key_of", "check_per", "check_tools", "applies"]
-
-
-def caller_key(principal: Any) -> str:
-    """The caller's identity as text any process can compare (never the token behind it); "" when the transport
-    authenticated nobody, so unauthenticated callers share one key."""
-    return principal_key(principal)
 
 
 def target(call: RequestInfo) -> str | None:

@@ -59,7 +59,7 @@ class AccessLog:
         duration_ms = round((trio.current_time() - start) * 1000, 1)
         what = _printable(target(call))
         method = _printable(call.method)
-        principal = caller_key(call.principal)[:16] or "-"
+        principal = "-" if call.principal is None else caller_key(call.principal)[:16]
         fields = {
             "method": method,
             "target": what,
