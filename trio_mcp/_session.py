@@ -221,11 +221,13 @@ class _Pending:
 class _Batch:
     """Collects the responses to one inbound JSON-RPC batch so they go back as one array."""
 
-    __slots__ = ("responses", "remaining")
+    __slots__ = ("responses", "remaining", "unanswered")
 
     def __init__(self) -> None:
         self.responses: list[dict[str, Any]] = []
         self.remaining = 0
+        #: Members that ended without an answer: the transport is told once the batch's answer went.
+        self.unanswered: list[RequestId] = []
 
 
 class _Reader:
@@ -274,11 +276,14 @@ class Session:
         peer_cancel_mode: PeerCancelMode = "interrupt",
         expose_errors: bool = False,
         request_id_prefix: str = "",
+        request_ended: Callable[[RequestId], None] | None = None,
     ) -> None:
         """``expose_errors`` puts a failed handler's exception text and traceback in the error sent to the peer
         (for development); by default the peer gets a generic message and a correlation id. A
         ``request_id_prefix`` makes the ids of the requests this side sends strings that start with it, so that
-        several processes serving one session (roaming HTTP sessions) never send the same id."""
+        several processes serving one session (roaming HTTP sessions) never send the same id. ``request_ended``
+        is told the id of each inbound request that ends without an answer (the peer cancelled it, or it was
+        dropped): a transport with a stream per request ends that stream (``StreamControl.request_ended``)."""
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
         self._stream = stream
@@ -289,6 +294,7 @@ class Session:
         self._expose_errors = expose_errors
         self._next_id = 1
         self._id_prefix = request_id_prefix
+        self._request_ended = request_ended
         self._pending: dict[RequestId, _Pending] = {}
         self._progress: dict[RequestId, _Pending] = {}
         self._in_flight: dict[RequestId, InboundRequest] = {}
@@ -650,12 +656,24 @@ class Session:
             response = error_message(request.id, INTERNAL_ERROR, message)
         finally:
             self._in_flight.pop(request.id, None)
-        if request.cancel_requested.is_set():
-            response = None  # never answer a request the peer cancelled
-        elif self._inline is request and request._batch is None and self._closed is None:
+            if request.cancel_requested.is_set():
+                response = None  # never answer a request the peer cancelled
+            if response is None:
+                self._no_answer(request)
+        if response is not None and self._inline is request and request._batch is None and self._closed is None:
             self._answer_later(response, request.id)  # with the others the reader writes next, no await
             return
         await self._reply(response, request.id, request._batch, counts_as_member=request._batch is not None)
+
+    def _no_answer(self, request: InboundRequest) -> None:
+        """Tell the transport that ``request`` ended without an answer (an answer tells it by itself): at once,
+        or for a batch's member once the batch's answer went (its stream carries that answer)."""
+        if self._request_ended is None:
+            return
+        if request._batch is None:
+            self._request_ended(request.id)
+        else:
+            request._batch.unanswered.append(request.id)
 
     def _answer_later(self, response: dict[str, Any] | None, related: RequestId) -> None:
         """Queue the answer of a request served inline without blocking for the reader's next write."""
@@ -711,6 +729,9 @@ class Session:
                 responses = [self._encodable(response) for response in batch.responses]
                 with contextlib.suppress(ConnectionClosed):
                     await self._send(responses, related, final=True)
+        if batch.remaining == 0 and self._request_ended is not None:
+            for request_id in batch.unanswered:
+                self._request_ended(request_id)
 
     def _encodable(self, response: dict[str, Any]) -> dict[str, Any]:
         """``response``, or an internal error in its place if JSON cannot carry it (a batch answers the rest)."""

@@ -1,18 +1,23 @@
 """A long session-era HTTP session keeps only its open streams: its memory stays flat however many calls it makes,
-and a stream already answered can still be resumed from what the event store kept (real sockets)."""
+a cancelled call's stream ends and leaves nothing behind, and a stream already answered can still be resumed from
+what the event store kept (real sockets)."""
 
 from __future__ import annotations
 
 import gc
 import json
 import tracemalloc
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import trio
 import trio.testing
 
+import trio_mcp
 from trio_mcp import Context, Server
 from trio_mcp.transports._http_client import ClientResponse, HttpClient
+from trio_mcp.transports.http import HttpTransportOptions
 
 from test_http_resumption import read_events  # isort: skip
 
@@ -20,17 +25,20 @@ VERSION = "2025-11-25"
 HEADERS = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
 
 
-async def post(http: HttpClient, url: str, message: Any, session: str | None = None) -> ClientResponse:
-    headers = HEADERS + ([("mcp-session-id", session), ("mcp-protocol-version", VERSION)] if session else [])
+async def post(
+    http: HttpClient, url: str, message: Any, session: str | None = None, version: str = VERSION
+) -> ClientResponse:
+    headers = HEADERS + ([("mcp-session-id", session), ("mcp-protocol-version", version)] if session else [])
     return await http.request("POST", url, headers=headers, body=json.dumps(message).encode())
 
 
-async def open_session(http: HttpClient, url: str) -> str:
-    params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+async def open_session(http: HttpClient, url: str, version: str = VERSION) -> str:
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
     opened = await post(http, url, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
     await read_events(opened, None)
     session = str(opened.headers["mcp-session-id"])
-    await (await post(http, url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)).aclose()
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    await (await post(http, url, initialized, session, version)).aclose()
     return session
 
 
@@ -111,3 +119,163 @@ async def test_an_answered_stream_is_resumed_from_the_store() -> None:
     messages = [message for _, message in first + rest if message is not None]
     assert [m["params"]["progress"] for m in messages if m.get("method")] == list(range(1, 11))
     assert messages[-1]["id"] == 1 and messages[-1]["result"]["content"][0]["text"] == "counted"
+
+
+def live_tasks() -> int:
+    """How many trio tasks this run has now (walked from the root task, through every nursery)."""
+    count = 0
+    tasks = [trio.lowlevel.current_root_task()]
+    while tasks:
+        task = tasks.pop()
+        count += 1
+        tasks.extend(child for nursery in task.child_nurseries for child in nursery.child_tasks)
+    return count
+
+
+def blocking_server() -> tuple[Server, list[trio.Event]]:
+    """A server whose ``block`` tool reports progress once (its stream's first event) and then waits until it is
+    cancelled; it sets the last event of the list when it starts. Its ``echo`` tool answers at once."""
+    server = Server("cancelled")
+    started = [trio.Event()]
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        return text
+
+    @server.tool()
+    async def block(ctx: Context) -> str:
+        started[-1].set()
+        await ctx.report_progress(1)
+        await trio.sleep_forever()
+        return "never"
+
+    return server, started
+
+
+def held_by(server: Server) -> tuple[set[str], int, int]:
+    """What the server's one HTTP session holds: its open streams, its request owners, its requests in flight."""
+    (connection,) = server.connections
+    session = connection.control  # the transport's HttpSession
+    return set(session.streams), len(session.owner), connection.session.statistics().inbound_in_flight
+
+
+async def check_leaves_nothing_behind(
+    server: Server, cancelled_call: Callable[[int], Awaitable[None]], count: int
+) -> None:
+    """Make ``count`` cancelled calls after a first one, and check that the server is left holding what it held
+    after the first: the session's GET stream alone, no request owner or request, no more tasks."""
+    await cancelled_call(1)
+    await trio.testing.wait_all_tasks_blocked()
+    tasks = live_tasks()
+    for request_id in range(2, count + 2):
+        await cancelled_call(request_id)
+    await trio.testing.wait_all_tasks_blocked()
+    assert held_by(server) == ({"0"}, 0, 0)
+    assert live_tasks() <= tasks
+
+
+async def test_a_cancelled_call_ends_its_stream_and_leaves_nothing_behind() -> None:
+    """1,000 calls cancelled with notifications/cancelled in one session: each call's stream ends without an answer
+    (half are read to their end, half closed by the client at once), and the session is left holding its GET
+    stream alone: no stream, request owner, request or task stays behind."""
+    server, _ = blocking_server()
+    with trio.fail_after(120):
+        async with HttpClient() as http, trio.open_nursery() as nursery:
+            port = await nursery.start(server.serve_http, "127.0.0.1", 0)
+            url = f"http://127.0.0.1:{port}/mcp"
+            session = await open_session(http, url)
+
+            async def cancelled_call(request_id: int) -> None:
+                call = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call"}
+                call["params"] = {"name": "block", "arguments": {}, "_meta": {"progressToken": request_id}}
+                response = await post(http, url, call, session)
+                started, _ = await read_events(response, 2)  # the priming event, then the progress
+                assert started[-1][1]["method"] == "notifications/progress"
+                cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}
+                accepted = await post(http, url, cancel, session)
+                assert accepted.status == 202
+                await accepted.aclose()
+                if request_id % 2:
+                    with trio.fail_after(10):
+                        rest, ended = await read_events(response, None)
+                    assert ended and rest == []  # no answer to a cancelled request, and the stream ends
+                await response.aclose()
+
+            await check_leaves_nothing_behind(server, cancelled_call, 1000)
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_client_cancelling_calls_leaves_nothing_behind() -> None:
+    """The same through the client: each call cancelled by its caller's scope once the tool runs."""
+    server, started = blocking_server()
+    with trio.fail_after(120):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(server.serve_http, "127.0.0.1", 0)
+            async with trio_mcp.open_http_client(f"http://127.0.0.1:{port}/mcp", protocol_version=VERSION) as client:
+
+                async def cancelled_call(_: int) -> None:
+                    started.append(trio.Event())
+                    with trio.CancelScope() as scope:
+                        async with trio.open_nursery() as calls:
+                            calls.start_soon(client.call_tool, "block", {})
+                            await started[-1].wait()
+                            scope.cancel()
+                    assert scope.cancelled_caught
+
+                await check_leaves_nothing_behind(server, cancelled_call, 200)
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_cancelled_call_in_json_response_mode_is_answered_202() -> None:
+    """With JSON bodies instead of streams, a cancelled call's POST gets 202 and no body (nothing to answer)."""
+    server, started = blocking_server()
+    with trio.fail_after(20):
+        async with HttpClient() as http, trio.open_nursery() as nursery:
+            options = HttpTransportOptions(json_response=True)
+            port = await nursery.start(partial(server.serve_http, "127.0.0.1", 0, options=options))
+            url = f"http://127.0.0.1:{port}/mcp"
+            session = await open_session(http, url)
+
+            async def cancel_once_started() -> None:
+                await started[-1].wait()
+                cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+                await (await post(http, url, cancel, session)).aclose()
+
+            nursery.start_soon(cancel_once_started)
+            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "block", "arguments": {}}}
+            answered = await post(http, url, call, session)
+            assert answered.status == 202
+            assert await answered.receive_some() == b""
+            assert held_by(server) == ({"0"}, 0, 0)
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_batch_with_a_cancelled_member_ends_its_stream_with_the_other_answers() -> None:
+    """2025-03-26 batches: the stream of a batch whose member was cancelled ends with the answers of the others."""
+    server, started = blocking_server()
+    version = "2025-03-26"
+    with trio.fail_after(20):
+        async with HttpClient() as http, trio.open_nursery() as nursery:
+            port = await nursery.start(server.serve_http, "127.0.0.1", 0)
+            url = f"http://127.0.0.1:{port}/mcp"
+            session = await open_session(http, url, version)
+            batch = [
+                {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "block", "arguments": {}}},
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"text": "x"}},
+                },
+            ]
+            response = await post(http, url, batch, session, version)
+            await started[-1].wait()
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+            await (await post(http, url, cancel, session, version)).aclose()
+            events, ended = await read_events(response, None)
+            assert ended
+            answers = [message for _, message in events if message is not None and "method" not in message]
+            assert answers == [[{"jsonrpc": "2.0", "id": 2, "result": answers[0][0]["result"]}]]
+            assert answers[0][0]["result"]["content"][0]["text"] == "x"
+            assert held_by(server) == ({"0"}, 0, 0)
+            nursery.cancel_scope.cancel()

@@ -186,6 +186,7 @@ class ServerConnection:
             peer_cancel_mode=server.peer_cancel_mode,
             expose_errors=server.expose_errors,
             request_id_prefix=control.request_id_prefix if control is not None else "",
+            request_ended=control.request_ended if control is not None else None,
         )
         self._log_limiter: RateLimiter | None = None
         #: (method, params, related request, whether it must wait for notifications/initialized)

@@ -79,6 +79,11 @@ class StreamControl(Protocol):
     async def close_request_stream(self, request_id: RequestId) -> bool:
         """End the stream carrying ``request_id``'s answer now, keeping the request running; False if it cannot."""
 
+    def request_ended(self, request_id: RequestId) -> None:
+        """``request_id`` ended without an answer (the client cancelled it, or it was dropped): nothing more is
+        sent for it, and its stream ends once it carries nothing else. An answered request's end is the
+        ``send(..., final=True)`` of its answer."""
+
     @property
     def restored(self) -> Mapping[str, Any] | None:
         """The state of a session another process opened (what it last gave ``remember``), for a connection

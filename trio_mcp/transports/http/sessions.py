@@ -200,9 +200,7 @@ class HttpSession:
                 owner.pending.discard(request_id)
         await self._emit(owner, message, last=not owner.pending)
         if not owner.pending:
-            owner.complete.set()
-            # Answered: a client resuming it now gets what the store kept (the session keeps only open streams).
-            self.streams.pop(owner.id, None)
+            self._complete(owner)
 
     async def aclose(self) -> None:
         self.end()
@@ -254,6 +252,22 @@ class HttpSession:
         if stream.watch is not None:
             stream.watch.cancel()
         return True
+
+    def request_ended(self, request_id: RequestId) -> None:
+        """The request ended without an answer (cancelled): its stream waits for it no longer, and ends, as an
+        answered one does, once it waits for nothing else."""
+        owner = self.owner.pop(request_id, None)
+        if owner is None:
+            return
+        owner.pending.discard(request_id)
+        if not owner.pending:
+            self._complete(owner)
+
+    def _complete(self, stream: _Stream) -> None:
+        """Nothing more comes on ``stream``: its response ends, and a client resuming it now gets what the store
+        kept (the session keeps only open streams)."""
+        stream.complete.set()
+        self.streams.pop(stream.id, None)
 
     # streams -----------------------------------------------------------------------------------------------
 
@@ -538,9 +552,13 @@ class SessionEndpoint:
                 response.cancel_on_disconnect(watch, or_shutdown=True)
                 await stream.complete.wait()
             answers = session.collected_answers(stream)
-            if not response.disconnected.is_set() and not session.closed.is_set():
-                body = answers[0] if type(message) is dict and len(answers) == 1 else answers
-                await response.send(200, [*JSON_HEADERS, *headers], encode(body))
+            if response.disconnected.is_set() or session.closed.is_set():
+                return
+            if not answers:  # every request was cancelled: nothing to answer
+                await response.send(202, headers)
+                return
+            body = answers[0] if type(message) is dict and len(answers) == 1 else answers
+            await response.send(200, [*JSON_HEADERS, *headers], encode(body))
             return
         # The revision is known only once initialize is answered: no priming event before that.
         priming = None if route.opens_session else await session.priming(stream)
