@@ -118,3 +118,32 @@ async def test_ctrl_c_stops_a_stdio_server_that_ignores_its_closed_input_at_once
     assert status == 130, running.stderr.decode()
     assert trio.current_time() - pressed < 1.5  # not the 2 s a server gets to exit after an ordinary close
     assert "cancel requested by the client" in marker.read_text()
+
+
+@pytest.mark.parametrize("path", ["", "/", "/api"])
+async def test_a_url_without_the_mcp_path_gets_a_did_you_mean(path: str) -> None:
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            running = await start(nursery, "run", str(CLI_SERVER), "-t", "http", "--port", "0")
+            root = (await running.wait_for_stderr(r"on (http://127\.0\.0\.1:\d+)/mcp ")).group(1)
+            out = await run_cli("info", "--url", root + path)
+            running.process.send_signal(signal.SIGINT)
+    assert out.status == 3
+    assert f"(did you mean {root}{path.rstrip('/')}/mcp?)" in out.stderr
+
+
+async def test_a_stdio_server_that_prints_what_is_not_mcp_is_named_promptly() -> None:
+    started = trio.current_time()
+    chatty = "import sys, time; print('Starting the weather server...', flush=True); time.sleep(60)"
+    out = await run_cli("info", "--connect-timeout", "30", "--", sys.executable, "-c", chatty)
+    assert out.status == 3
+    assert "the server writes what is not MCP to stdout: a line like 'Starting the weather server...'" in out.stderr
+    assert "could not connect within" not in out.stderr
+    assert trio.current_time() - started < 15  # the grace for a banner and the shutdown, not the 30 s
+
+
+async def test_a_banner_line_before_mcp_is_still_tolerated() -> None:
+    banner = f"import runpy; print('weather server v2', flush=True); runpy.run_path({str(CLI_SERVER)!r}, run_name='__main__')"
+    out = await run_cli("info", "--", sys.executable, "-c", banner)
+    assert out.status == 0, out.stderr
+    assert "cli-test-server 1.2.3" in out.stdout

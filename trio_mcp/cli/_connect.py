@@ -8,6 +8,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import trio
 
@@ -62,6 +63,18 @@ async def _open(args: argparse.Namespace, options: dict[str, Any]) -> AsyncItera
         )
 
 
+def _path_hint(url: str | None) -> str:
+    """For a server that answered but spoke no MCP at a URL without the usual endpoint path: where it usually is."""
+    if not url or url.startswith(("ws://", "wss://")):
+        return ""
+    parts = urlsplit(url)
+    if parts.path.rstrip("/").endswith(("/mcp", "/sse")):
+        return ""
+    return (
+        f" (did you mean {urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip('/') + '/mcp', parts.query, ''))}?)"
+    )
+
+
 @asynccontextmanager
 async def open_target_client(args: argparse.Namespace, **options: Any) -> AsyncIterator[Client]:
     """Connect (bounded by ``--connect-timeout``) and yield the client; protocol failures become ``CliError``.
@@ -88,7 +101,9 @@ async def open_target_client(args: argparse.Namespace, **options: Any) -> AsyncI
         raise CliError(f"timed out: {exc} (--timeout)", CONNECTION) from None
     except BrokenPipeError:  # our own stdout was closed (`| head`); the server's pipe fails as ConnectionClosed
         raise
-    except (TrioMcpError, OSError) as exc:  # ConnectionClosed, RemoteProtocolError, refused connections...
+    except TrioMcpError as exc:  # ConnectionClosed, RemoteProtocolError...
+        raise CliError(str(exc) + ("" if connected else _path_hint(args.url)), CONNECTION) from None
+    except OSError as exc:  # refused connections, unknown hosts...
         raise CliError(str(exc), CONNECTION) from None
     except ValueError as exc:  # a malformed URL or option, refused by the transport up front
         if connected:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import math
 import os
 import signal
 import subprocess
@@ -35,6 +36,9 @@ DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 DEFAULT_WRITE_TIMEOUT = 30.0
 #: Seconds a server gets to exit after stdin closes, then after SIGTERM, when the client was cancelled.
 URGENT_GRACE = 0.1
+#: Seconds a server that wrote a line that is not JSON on stdout has to send a JSON-RPC message after all, before
+#: the client gives up on it as not an MCP server (a banner line followed by MCP is fine; print() debugging is not).
+NOT_MCP_GRACE = 3.0
 #: Longest wait for a server that closed its pipes to be reaped, so that its exit status can be reported.
 _DESCRIBE_TIMEOUT = 1.5
 
@@ -95,6 +99,7 @@ class StdioMessageStream:
         #: Messages received, and the first line skipped as not JSON (to say what a non-MCP peer did).
         self.messages_received = 0
         self.first_skipped_line: bytes | None = None
+        self._not_mcp_deadline = math.inf
 
     async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
         if self._broken is not None:
@@ -182,11 +187,7 @@ class StdioMessageStream:
             if item is NEED_DATA or item is END_OF_STREAM:
                 await self.flush()
             if item is NEED_DATA:
-                try:
-                    data = await self._receive_stream.receive_some(_READ_CHUNK)
-                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-                    raise ConnectionClosed("stdio pipe closed", detail=str(exc) or None) from None
-                framer.receive_data(data)
+                framer.receive_data(await self._read())
                 continue
             if item is END_OF_STREAM:
                 if self._on_eof is not None:
@@ -205,9 +206,30 @@ class StdioMessageStream:
                 logger.warning("skipping a line that is not JSON: %r", item[:200])
                 if self.first_skipped_line is None:
                     self.first_skipped_line = bytes(item[:200])
+                    if self.messages_received == 0:
+                        self._not_mcp_deadline = trio.current_time() + NOT_MCP_GRACE
                 continue
             self.messages_received += 1
+            self._not_mcp_deadline = math.inf
             return message
+
+    async def _read(self) -> bytes | bytearray:
+        try:
+            if self._not_mcp_deadline == math.inf:
+                return await self._receive_stream.receive_some(_READ_CHUNK)
+            with trio.move_on_at(self._not_mcp_deadline):
+                return await self._receive_stream.receive_some(_READ_CHUNK)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            raise ConnectionClosed("stdio pipe closed", detail=str(exc) or None) from None
+        raise self._not_mcp()
+
+    def _not_mcp(self) -> ConnectionClosed:
+        text = (self.first_skipped_line or b"").decode("utf-8", "replace")
+        return ConnectionClosed(
+            "the server writes what is not MCP to stdout",
+            detail=f"a line like {text!r} and no JSON-RPC message within {NOT_MCP_GRACE:g} s: is it an MCP "
+            "server? (an MCP server keeps stdout for its messages and logs to stderr)",
+        )
 
     async def aclose(self) -> None:
         # Lines still queued by ``send_later`` are dropped: closing means now, even with a peer not reading.
