@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the suite (less the interop and benchmark smoke tests) against the lowest versions setup.cfg declares for the runtime
 # dependencies, so the floors stay installable and true. Each `name >= X` of install_requires (and of the `auth`,
-# `redis` and `otel` extras, which the tests exercise; the OpenTelemetry SDK at the API's floor) is installed as
+# `redis`, `otel` and `skills` extras, which the tests exercise; the OpenTelemetry SDK at the API's floor) is installed as
 # `name == X` into .venv-lowest/, then pytest runs
 # there with PYTHONPATH pointing at this checkout. (mypy: tests/docs type-checks the documentation's code against
 # these floors.)
@@ -19,6 +19,7 @@ lines = cfg["options"]["install_requires"].strip().splitlines()
 lines += cfg["options.extras_require"]["auth"].strip().splitlines()
 lines += cfg["options.extras_require"]["redis"].strip().splitlines()
 lines += cfg["options.extras_require"]["otel"].strip().splitlines()
+lines += cfg["options.extras_require"]["skills"].strip().splitlines()
 for line in lines:
     spec, _, marker = line.partition(";")
     name, _, floor = spec.partition(">=")

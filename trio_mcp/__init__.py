@@ -20,6 +20,7 @@ from .errors import (
     RemoteProtocolError,
     RequestTimeout,
     ResourceNotFound,
+    SkillVerificationError,
     ToolError,
     TrioMcpError,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "ConnectionClosed",
     "RemoteProtocolError",
     "CapabilityError",
+    "SkillVerificationError",
     "StructuredContentError",
     "TrioMcpError",
     "ToolError",

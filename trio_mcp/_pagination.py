@@ -15,11 +15,12 @@ import hmac
 import secrets
 import struct
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ._keys import configured_key
+from .errors import INVALID_PARAMS, McpError
 
-__all__ = ["InvalidCursor", "CursorCodec", "paginate", "MAX_CURSOR_LENGTH"]
+__all__ = ["InvalidCursor", "CursorCodec", "paginate", "page_result", "MAX_CURSOR_LENGTH"]
 
 #: Longest cursor string ``decode`` will look at; real ones are 34 characters.
 MAX_CURSOR_LENGTH = 512
@@ -121,3 +122,19 @@ def paginate(
     end = offset + page_size
     page = list(items[offset:end])
     return page, (codec.encode(end, scope=scope) if end < total else None)
+
+
+def page_result(
+    key: str, items: Sequence[Any], cursor: object, *, page_size: int, scope: str, codec: CursorCodec
+) -> dict[str, Any]:
+    """A paginated result, ``{key: page, "nextCursor"?: ...}``; a bad cursor is -32602 (Invalid params)."""
+    if cursor is not None and not isinstance(cursor, str):
+        raise McpError(INVALID_PARAMS, "Invalid params: cursor must be a string")
+    try:
+        page, next_cursor = paginate(items, cursor, page_size=page_size, scope=scope, codec=codec)
+    except InvalidCursor as exc:
+        raise McpError(INVALID_PARAMS, f"Invalid params: bad cursor ({exc})") from None
+    result: dict[str, Any] = {key: page}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    return result

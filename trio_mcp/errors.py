@@ -32,6 +32,7 @@ __all__ = [
     "RequestTimeout",
     "ConnectionClosed",
     "CapabilityError",
+    "SkillVerificationError",
     "ProtocolError",
     "LocalProtocolError",
     "RemoteProtocolError",
@@ -152,6 +153,17 @@ class CapabilityError(TrioMcpError):
     def __init__(self, method: str, message: str) -> None:
         super().__init__(message)
         self.method = method
+
+
+class SkillVerificationError(TrioMcpError):
+    """A skill file read from a server is not what the skill's entry says (SEP-2640): its size, its digest or
+    (for ``SKILL.md``) its frontmatter differ, or it is not listed in the entry at all. The content is never
+    returned; ``get_skill()`` fetches the current entry. ``uri`` names the file, ``reason`` what differed."""
+
+    def __init__(self, uri: str, reason: str) -> None:
+        super().__init__(f"{uri}: {reason}; the content was not used (get_skill() fetches the current entry)")
+        self.uri = uri
+        self.reason = reason
 
 
 class ProtocolError(TrioMcpError):

@@ -8,7 +8,8 @@ revision the mock speaks) and, for some scenarios, ``MCP_CONFORMANCE_CONTEXT`` (
 scenario expects of a client is read from its source (repository ``modelcontextprotocol/conformance``,
 ``src/scenarios/client/``); the handlers below cite the file. Authorization scenarios (``auth/*``) go through
 ``trio_mcp.client._oauth.OAuthClientProvider`` (see ``with_oauth``); the ES256 ones (client-credentials-jwt,
-DPoP) use the ``auth`` extra. Anything else it does not know (the 0.2 skills extension, ``sep-2640-*``) exits 2.
+DPoP) use the ``auth`` extra; the skills scenarios (``sep-2640-*``) use ``list_skills`` and ``read_skill_file``.
+Anything else it does not know exits 2.
 
 Exit status 0 when the scenario's script ran to the end and every answer looked right; otherwise non-zero with a
 one-line reason on stderr (1: the scenario failed, 2: a scenario this client does not implement). The suite's
@@ -296,6 +297,29 @@ async def schema_preservation(url: str, version: str) -> None:
         expect(texts(result) == ["echoed"], f"json_schema_echo returned {texts(result)}")
 
 
+async def skills_no_prefetch(url: str, version: str) -> None:
+    """sep-2640-client-no-prefetch.ts: list the skills as a host building its registry does, and read no file
+    (nothing is loaded, so nothing may be fetched)."""
+    async with trio_mcp.open_http_client(url, protocol_version=version) as client:
+        skills = await client.list_skills()
+        expect([skill.name for skill in skills] == ["pdf-processing"], f"listed {skills}")
+
+
+async def skills_verify(url: str, version: str) -> None:
+    """sep-2640-client-verify-{digest,size,frontmatter}.ts: load the listed skill (read its SKILL.md, verified),
+    and read its supporting file only if SKILL.md passed. The mock serves a SKILL.md that fails one check, so
+    the load must be refused with SkillVerificationError and references/FORMS.md never read."""
+    async with trio_mcp.open_http_client(url, protocol_version=version) as client:
+        (skill,) = await client.list_skills()
+        try:
+            await client.read_skill_file(skill)
+        except trio_mcp.SkillVerificationError as exc:
+            print(f"refused as it should be: {exc}", file=sys.stderr)
+            return
+        await client.read_skill_file(skill, "references/FORMS.md")
+        raise ScenarioFailed("the tampered SKILL.md was accepted")
+
+
 #: The Client ID Metadata Document URL the basic-cimd mock expects (it is never fetched by the mock's flow).
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 #: SEP-990: exchange the context's ID token at the IdP for an ID-JAG, then the jwt-bearer grant at the AS.
@@ -367,6 +391,10 @@ SCENARIOS: dict[str, Callable[[str, str], Awaitable[None]]] = {
     "http-invalid-tool-headers": invalid_tool_headers,
     "json-schema-ref-no-deref": ref_no_deref,
     "json-schema-2020-12-preservation": schema_preservation,
+    "sep-2640-client-no-prefetch": skills_no_prefetch,
+    "sep-2640-client-verify-digest": skills_verify,
+    "sep-2640-client-verify-size": skills_verify,
+    "sep-2640-client-verify-frontmatter": skills_verify,
 }
 
 

@@ -23,6 +23,7 @@ import json
 import signal
 import sys
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Annotated, Any, AsyncIterator, Awaitable, Callable, Sequence
 
 import trio
@@ -154,6 +155,8 @@ SEP1330_SCHEMA: dict[str, Any] = {
 }
 
 #: Suggestions ``completion/complete`` filters by prefix.
+#: The skill folders the fixture serves (one, with a subdirectory for resources/directory/read).
+SKILLS = Path(__file__).resolve().parent / "skills"
 PROMPT_ARGUMENT_SUGGESTIONS = ("hello", "help", "test", "testing", "world")
 TEMPLATE_ID_SUGGESTIONS = ("1", "2", "3", "123")
 
@@ -590,6 +593,11 @@ def create_server(*, watched_interval: float | None = 3.0) -> Server:
     # sep-2164-resource-not-found reads test://nonexistent-resource-for-conformance-testing: nothing is
     # registered there on purpose, and trio_mcp answers -32002 (handshake revisions) or -32602 (2026-07-28)
     # with data.uri.
+
+    # ===== skills (SEP-2640) ============================================================================
+
+    # The sep-2640-* scenarios find it through skills/list; references/ is the subdirectory they descend into.
+    server.add_skill_folder(SKILLS / "pdf-processing")
 
     # ===== prompts ======================================================================================
 

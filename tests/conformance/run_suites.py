@@ -81,6 +81,17 @@ class Run:
         return self.name if self.mode == "server" else f"client-{_SHORT_VERSION[self.package]}"
 
 
+#: The skills extension (SEP-2640) scenarios; any check of theirs that the suite SKIPs fails the run, as a
+#: skipped check means the fixture or client.py stopped exercising the extension.
+SKILLS_SERVER_SCENARIOS = ("sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory")
+SKILLS_CLIENT_SCENARIOS = (
+    "sep-2640-client-no-prefetch",
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
+)
+MUST_NOT_SKIP = (*SKILLS_SERVER_SCENARIOS, *SKILLS_CLIENT_SCENARIOS)
+
 #: Each applicable scenario runs once per suite version and wire revision (docs/conformance.md explains why):
 #: - 0.1.16 ``--suite all``: the 30 active scenarios of 2025-11-25 plus the two pending ones;
 #: - 0.2.0-alpha.12 ``--suite all --spec-version 2025-11-25``: the same 32 plus server-session-lifecycle,
@@ -103,6 +114,17 @@ RUNS: tuple[Run, ...] = (
         ("--requirements", "2026-07-28", "--timeout", str(SCENARIO_TIMEOUT_MS)),
         "expected-failures-0.2-2026-07-28.yml",
         True,
+    ),
+    # Extension scenarios outside every requirement set: the suite runs them one --scenario at a time.
+    *(
+        Run(
+            scenario,
+            "conformance_0_2",
+            ("--scenario", scenario, "--timeout", str(SCENARIO_TIMEOUT_MS)),
+            "expected-failures-0.2-2026-07-28.yml",
+            True,
+        )
+        for scenario in SKILLS_SERVER_SCENARIOS
     ),
 )
 
@@ -259,8 +281,10 @@ def evaluate(scenarios: list[str], checks: dict[str, list[dict[str, Any]] | None
             outcome.warnings += status == "WARNING"
             outcome.skipped += status == "SKIPPED"
         failing = {ident: status for ident, status in worst_per_id(found).items() if status in FAILING}
+        if scenario in MUST_NOT_SKIP:
+            failing.update((str(check.get("id")), "SKIPPED") for check in found if check.get("status") == "SKIPPED")
         for ident, status in failing.items():
-            what = f"{scenario}:{ident}" + (" (WARNING)" if status == "WARNING" else "")
+            what = f"{scenario}:{ident}" + (f" ({status})" if status in ("WARNING", "SKIPPED") else "")
             if scenario in whole:
                 outcome.expected.append(what)
                 matched.add(scenario)
@@ -303,8 +327,9 @@ def collect_checks(
 
 
 def announced_scenarios(stdout: str) -> list[str]:
-    """The scenarios the suite says it ran, in order."""
-    return re.findall(r"^=== Running scenario: (\S+) ===$", stdout, flags=re.MULTILINE)
+    """The scenarios the suite says it ran, in order (a ``--scenario`` run announces its one differently)."""
+    pattern = r"^(?:=== Running scenario: (\S+) ===|Running client scenario '(\S+)' against server: .*)$"
+    return list(dict.fromkeys(a or b for a, b in re.findall(pattern, stdout, flags=re.MULTILINE)))
 
 
 def summarised_scenarios(stdout: str) -> tuple[list[str], list[str]]:

@@ -349,7 +349,11 @@ async def test_sampling_and_elicitation_need_the_client_capability() -> None:
 async def test_resources_list_and_read() -> None:
     with trio.fail_after(15):
         async with fixture() as client:
-            resources = {resource.uri: resource for resource in (await client.list_resources()).resources}
+            listed = {resource.uri: resource for resource in (await client.list_resources()).resources}
+            # The skill's two files are resources too (the sep-2640-* scenarios read them).
+            skill = {"skill://pdf-processing/SKILL.md", "skill://pdf-processing/references/FORMS.md"}
+            resources = {uri: resource for uri, resource in listed.items() if uri not in skill}
+            assert set(listed) - set(resources) == skill
             assert set(resources) == {"test://static-text", "test://static-binary", "test://watched-resource"}
             for resource in resources.values():
                 assert resource.name and resource.description and resource.mime_type

@@ -90,6 +90,7 @@ from ._requests import (
     supported_versions,
     typed_progress,
 )
+from ._skills import SkillMethods
 from ._tasks import TaskHost, task_status_notified
 from ._tools import StructuredContentError, tool_problem
 
@@ -98,7 +99,7 @@ __all__ = ["Client"]
 logger = logging.getLogger("trio_mcp.client")
 
 
-class Client:
+class Client(SkillMethods):
     """A connection to one MCP server.
 
     Get one from ``open_stdio_client()`` (or another ``open_*``/``connect_*`` function); they run the

@@ -15,7 +15,7 @@ from .._core.lifecycle import HandshakeEvent, Lifecycle, Phase
 from .._custom import custom_result
 from .._failures import Fate, failure_text, fate_of, report_failure, shaped
 from .._middleware import RequestInfo, run_middleware
-from .._pagination import InvalidCursor, paginate
+from .._pagination import page_result
 from .._schema import ArgumentError
 from .._session import InboundRequest, Session
 from .._task_set import TaskSet
@@ -748,16 +748,7 @@ class ServerConnection:
         items = self.server.listing(method, modern.version if modern is not None else self.version)
         items = self.server.scopes.visible(method, items, self.principal)
         page_size = self.server.page_size or max(len(items), 1)
-        try:
-            page, next_cursor = paginate(
-                items, params.cursor, page_size=page_size, scope=method, codec=self.server.cursors
-            )
-        except InvalidCursor as exc:
-            raise McpError(INVALID_PARAMS, f"Invalid params: bad cursor ({exc})") from None
-        result: dict[str, Any] = {key: page}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        return result
+        return page_result(key, items, params.cursor, page_size=page_size, scope=method, codec=self.server.cursors)
 
     # -- notifications outside requests -----------------------------------------------------------
 

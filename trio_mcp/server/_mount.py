@@ -19,7 +19,7 @@ from typing import Any, Final
 import attrs
 
 from .._uri_template import UriTemplate
-from ..types import PromptReference, ResourceTemplateReference
+from ..types import PromptReference, ResourceTemplateReference, Skill
 from ._context import Context
 from ._prompts import PromptDefinition
 from ._registry import CompletionHandler, ServerCore
@@ -140,6 +140,16 @@ class Mount:
             return None
         return self.child.completer(attrs.evolve(ref, uri=child_uri))
 
+    def skill_entry(self, skill: Skill) -> Skill | None:
+        """The child's skill entry with the URIs the parent serves its files at (None: they cannot be prefixed)."""
+        uri = self.uri(skill.uri)
+        if uri is None:
+            return None
+        if skill.resources == "dynamic":
+            return attrs.evolve(skill, uri=uri)
+        files = [attrs.evolve(item, uri=self.uri(item.uri) or item.uri) for item in skill.resources]
+        return attrs.evolve(skill, uri=uri, resources=files)
+
     def resource_updated(self, uri: str) -> None:
         mounted = self.uri(uri)
         if mounted is not None and (mounted in self.child_uris or self.parent.find_resource(mounted) is not None):
@@ -178,6 +188,8 @@ class Mount:
                 self.parent._add(self.parent.templates, copy, "resources", key=uri)
                 self.parent._router.add(uri, copy.template)
             self.child_uris[uri] = child_uri
+        if self.child.skills.offered:
+            self.parent.skills.enable()
         self.parent._changed("resources")
 
     def _copy(self, definition: Any, **changes: Any) -> Any:

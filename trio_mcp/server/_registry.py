@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
@@ -36,9 +37,11 @@ from ..types import (
     ToolExecution,
     ToolsCapability,
 )
+from ..types.skills import Skill
 from ._modern import StateSigner
 from ._prompts import PromptDefinition, PromptOptions, make_prompt
 from ._resources import ResourceDefinition, ResourceOptions, make_resource
+from ._skills import SkillSet, code_skill, folder_skill
 from ._tasks import TaskManager, task_capabilities
 from ._tools import ToolDefinition, ToolOptions, make_tool
 
@@ -49,7 +52,16 @@ __all__ = ["ServerCore", "CompletionHandler", "Listener", "Mounted"]
 
 #: 2026-07-28 results that carry ``ttlMs``/``cacheScope``.
 _CACHEABLE_METHODS = frozenset(
-    {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "skills/list",
+        "skills/get",
+    }
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -84,6 +96,10 @@ class Mounted(Protocol):
     def child(self) -> ServerCore: ...
 
     def completer(self, ref: PromptReference | ResourceTemplateReference) -> tuple[CompletionHandler, Any] | None: ...
+
+    def uri(self, uri: str) -> str | None: ...
+
+    def skill_entry(self, skill: Skill) -> Skill | None: ...
 
 
 class ServerCore:
@@ -180,6 +196,8 @@ class ServerCore:
         self.outbound_chain: tuple[Middleware, ...] = ()
         #: Custom request and notification methods, and the extensions declared (``request_handler()``, ...).
         self.custom = CustomMethods()
+        #: The skills served (``add_skill()``, ``add_skill_folder()``), and the methods of the skills extension.
+        self.skills = SkillSet(self)
 
     # -- tools ------------------------------------------------------------------------------------
 
@@ -336,6 +354,34 @@ class ServerCore:
         if kind not in ("tools", "prompts", "resources"):
             raise ValueError(f"kind must be 'tools', 'prompts' or 'resources', not {kind!r}")
         self._changed(kind)
+
+    # -- skills -----------------------------------------------------------------------------------
+
+    def add_skill_folder(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        prefix: str = "",
+        watch: bool = False,
+        poll_interval: float = 1.0,
+    ) -> str:
+        """Serve the skill in the folder ``path`` (its ``SKILL.md`` and every file under it); returns its URI.
+
+        The URI is ``skill://<prefix>/<name>/SKILL.md``, ``name`` being the frontmatter's (which must be the
+        folder's name). Files are read when a client reads them; paths leaving the folder (``..``, symlinks) are
+        never served. With ``watch`` the folder is checked every ``poll_interval`` seconds while the server runs,
+        and clients are told when its files change. Needs the ``skills`` extra (PyYAML).
+        """
+        source = folder_skill(path, prefix=prefix, poll_interval=poll_interval if watch else None)
+        self.skills.add(source)
+        return source.uri
+
+    def add_skill(self, skill_md: str, files: Mapping[str, str | bytes] | None = None, *, prefix: str = "") -> str:
+        """Serve a skill given in code: the text of its ``SKILL.md`` and its other files (a path relative to the
+        skill's root -> text or bytes); returns its URI, as ``add_skill_folder()`` does."""
+        source = code_skill(skill_md, files, prefix=prefix)
+        self.skills.add(source)
+        return source.uri
 
     # -- prompts ----------------------------------------------------------------------------------
 
@@ -538,9 +584,14 @@ class ServerCore:
         )
 
     def _extensions(self, version: str) -> dict[str, Any]:
-        """The task capability entries and the ``extensions`` declared, as ``version`` has them."""
+        """The task capability entries and the ``extensions`` declared, as ``version`` has them (the skills
+        extension on every revision: SEP-2640 declares it in the ``initialize`` result too)."""
         entries = task_capabilities(self.tools.values(), version)
-        return self.custom.declared(entries) if version in MODERN_VERSIONS else entries
+        if version in MODERN_VERSIONS:
+            entries = self.custom.declared(entries)
+        if self.skills.offered:
+            entries["extensions"] = {**(entries.get("extensions") or {}), **self.skills.declaration()}
+        return entries
 
     def offers(self, capability: str) -> bool:
         """True if this server serves the methods behind ``capability`` ("tools", "prompts", ...)."""
@@ -608,6 +659,7 @@ class ServerCore:
                     self.lifespan_state = await stack.enter_async_context(self._lifespan(self))
                 for mount in self.mounts:  # mounted servers' lifespans run inside this one's
                     await stack.enter_async_context(mount.child.running())
+                await stack.enter_async_context(self.skills.watching())
                 yield self.lifespan_state
         finally:
             self._running = False

@@ -12,7 +12,7 @@ import trio
 
 from .._core.tasks import TaskRecord, detailed_task_wire, task_wire
 from .._identity import caller_key
-from .._pagination import InvalidCursor, paginate
+from .._pagination import page_result
 from .._session import InboundRequest, progress_params
 from .._wire.versions import V2025_11_25
 from ..errors import (
@@ -93,21 +93,14 @@ async def _tasks_list(connection: RequestConnection, request: InboundRequest, mo
         for r in await manager.store.records(caller_key(connection.principal))
         if r.session == session and r.form == "core"
     ]
-    cursor = (request.params or {}).get("cursor")
-    try:
-        page, next_cursor = paginate(
-            [task_wire(r) for r in records],
-            cursor,
-            page_size=connection.server.page_size or 100,
-            scope="tasks/list",
-            codec=connection.server.cursors,
-        )
-    except InvalidCursor as exc:
-        raise McpError(INVALID_PARAMS, f"Invalid params: bad cursor ({exc})") from None
-    result: dict[str, Any] = {"tasks": page}
-    if next_cursor is not None:
-        result["nextCursor"] = next_cursor
-    return result
+    return page_result(
+        "tasks",
+        [task_wire(r) for r in records],
+        (request.params or {}).get("cursor"),
+        page_size=connection.server.page_size or 100,
+        scope="tasks/list",
+        codec=connection.server.cursors,
+    )
 
 
 async def _tasks_cancel(connection: RequestConnection, request: InboundRequest, modern: ModernRequest | None) -> Any:

@@ -166,6 +166,7 @@ from .sampling import (
     SamplingMessageContent,
     ToolChoice,
 )
+from .skills import Skill, SkillResource
 from .subscriptions import (
     SubscriptionFilter,
     SubscriptionsAcknowledgedNotificationParams,
@@ -232,6 +233,8 @@ __all__ = [
     "RESULT_COMPLETE",
     "RESULT_INPUT_REQUIRED",
     "RESULT_TASK",
+    "Skill",
+    "SkillResource",
     "Resource",
     "ResourceTemplate",
     "TextResourceContents",
