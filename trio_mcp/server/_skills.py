@@ -33,7 +33,7 @@ from .._skill_format import (
     skill_to_wire,
 )
 from .._wire.versions import MODERN_VERSIONS
-from ..errors import INVALID_PARAMS, McpError
+from ..errors import INVALID_PARAMS, McpError, ResourceNotFound
 from ..types import Skill, SkillResource
 from ._resources import ResourceDefinition, ResourceOptions
 
@@ -158,7 +158,7 @@ class _FolderSkill(SkillSource):
     def _read_now(self, path: str) -> bytes:
         full = (self.root / path).resolve()
         if not full.is_relative_to(self.root) or not full.is_file():
-            raise McpError(INVALID_PARAMS, f"Resource not found: {self.root_uri}/{path}")
+            raise ResourceNotFound(f"{self.root_uri}/{path}")
         return full.read_bytes()
 
     async def read(self, path: str) -> bytes:
