@@ -6,10 +6,13 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import trio
+
+from ._blocking import Watch, watched
 
 __all__ = [
     "coerce_strings",
@@ -71,15 +74,28 @@ def is_async_callable(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
 
-async def invoke(fn: Callable[..., Any], kwargs: dict[str, Any], *, is_async: bool, run_in_thread: bool = True) -> Any:
+async def invoke(
+    fn: Callable[..., Any],
+    kwargs: dict[str, Any],
+    *,
+    is_async: bool,
+    run_in_thread: bool = True,
+    watch: Watch | None = None,
+) -> Any:
     """Call a handler: await it if async; otherwise in a worker thread, so it never blocks the event loop.
 
     A thread cannot be interrupted: on cancel the request ends at once and the thread's result is dropped.
+    With a ``watch``, what runs on the event loop is timed, and a long hold of it logged (``_blocking``).
     """
     if is_async:
-        return await fn(**kwargs)
+        return await (fn(**kwargs) if watch is None else watched(fn(**kwargs), watch))
     if not run_in_thread:
-        return fn(**kwargs)
+        started = time.perf_counter()
+        try:
+            return fn(**kwargs)
+        finally:
+            if watch is not None:
+                watch.check(started)
     try:
         return await trio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
     except Exception as exc:

@@ -11,6 +11,7 @@ from .._schema import FunctionSchema, describe_function
 from .._wire.convert import WireFormatError, from_wire, to_wire
 from .._wire.features import content_for_revision, project
 from ..types import GetPromptResult, Icon, PromptMessage, TextContent
+from ._blocking import Watch
 from ._calls import coerce_strings, invoke, is_async_callable, is_context, refuse_unannotated_context, returns_content
 from ._tools import CONTENT_TYPES
 
@@ -29,6 +30,7 @@ class PromptDefinition:
     icons: list[Icon] | None = None
     meta: dict[str, Any] | None = None
     is_async: bool = True
+    watch: Watch | None = None
 
     @property
     def argument_names(self) -> tuple[str, ...]:
@@ -69,7 +71,7 @@ class PromptDefinition:
         kwargs = self.schema.bind(coerce_strings(self.schema.input_schema, dict(arguments or {})))
         for name in self.schema.skipped:
             kwargs[name] = context
-        value = await invoke(self.fn, kwargs, is_async=self.is_async)
+        value = await invoke(self.fn, kwargs, is_async=self.is_async, watch=self.watch)
         if isinstance(value, GetPromptResult):
             result = to_wire(value)
         else:

@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
+import attrs
+
 from .._custom import CustomMethods
 from .._middleware import Middleware, require_async
 from .._pagination import CursorCodec
@@ -38,6 +40,7 @@ from ..types import (
     ToolsCapability,
 )
 from ..types.skills import Skill
+from ._blocking import Watch
 from ._modern import StateSigner
 from ._prompts import PromptDefinition, PromptOptions, make_prompt
 from ._resources import ResourceDefinition, ResourceOptions, make_resource
@@ -127,6 +130,7 @@ class ServerCore:
         request_state_ttl: float = 600.0,
         tasks: TaskManager | None = None,
         expose_errors: bool = False,
+        blocking_warning: float | None = 0.5,
     ) -> None:
         """Args:
         name, version, title, description, website_url, icons: the ``serverInfo`` clients see.
@@ -147,9 +151,18 @@ class ServerCore:
         expose_errors: send the text and traceback of a handler's unexpected exception to the client (for
             development only: they may hold paths, queries or secrets). By default the client is told that the
             handler failed and a correlation id; the log record with the traceback carries the same id.
+        blocking_warning: seconds one step of a handler (from one yielding ``await`` to the next) may hold the
+            event loop before a warning names it: a blocking call in an async handler stalls every request.
+            None turns the warning off.
         """
         if not isinstance(expose_errors, bool):
             raise TypeError(f"expose_errors must be True or False, not {expose_errors!r}")
+        if blocking_warning is not None and not (
+            isinstance(blocking_warning, (int, float))
+            and not isinstance(blocking_warning, bool)
+            and blocking_warning > 0
+        ):
+            raise ValueError(f"blocking_warning must be a number of seconds above 0, or None, not {blocking_warning!r}")
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.info = Implementation(
@@ -162,6 +175,7 @@ class ServerCore:
         )
         self.instructions = instructions
         self.expose_errors = expose_errors
+        self.blocking_warning = blocking_warning
         self.max_in_flight = max_in_flight
         self.peer_cancel_mode = peer_cancel_mode
         self.default_log_level = default_log_level
@@ -255,7 +269,7 @@ class ServerCore:
 
     def add_tool(self, fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> ToolDefinition:
         """Register ``fn`` as a tool (the non-decorator form of ``tool()``); returns its definition."""
-        return self._add(self.tools, make_tool(fn, **options), "tools")
+        return self._add(self.tools, self._watched(make_tool(fn, **options), "tool"), "tools")
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool; raises ``KeyError`` if there is none by that name."""
@@ -307,7 +321,7 @@ class ServerCore:
 
     def add_resource(self, fn: Callable[..., Any], uri: str, **options: Unpack[ResourceOptions]) -> ResourceDefinition:
         """Register ``fn`` as the resource (or template) at ``uri``; the non-decorator form of ``resource()``."""
-        definition = make_resource(fn, uri, **options)
+        definition = self._watched(make_resource(fn, uri, **options), "resource")
         if definition.template is None:
             return self._add(self.resources, definition, "resources", key=uri)
         self._add(self.templates, definition, "resources", key=uri)
@@ -420,7 +434,7 @@ class ServerCore:
 
     def add_prompt(self, fn: Callable[..., Any], **options: Unpack[PromptOptions]) -> PromptDefinition:
         """Register ``fn`` as a prompt; the non-decorator form of ``prompt()``."""
-        return self._add(self.prompts, make_prompt(fn, **options), "prompts")
+        return self._add(self.prompts, self._watched(make_prompt(fn, **options), "prompt"), "prompts")
 
     def remove_prompt(self, name: str) -> None:
         """Unregister a prompt; raises ``KeyError`` if there is none by that name."""
@@ -472,6 +486,13 @@ class ServerCore:
         return register
 
     # -- registry plumbing ------------------------------------------------------------------------
+
+    def _watched(self, definition: D, kind: str) -> D:
+        """``definition`` with the warning about holding the event loop, unless the server turned it off."""
+        if self.blocking_warning is None:
+            return definition
+        label = definition.uri if isinstance(definition, ResourceDefinition) else definition.name
+        return attrs.evolve(definition, watch=Watch(self.blocking_warning, f"{kind} {label!r}"))
 
     def _add(self, table: dict[str, D], definition: D, kind: str, *, key: str | None = None) -> D:
         key = key or definition.name

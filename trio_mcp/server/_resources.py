@@ -14,6 +14,7 @@ from .._uri_template import UriTemplate
 from .._wire.convert import to_wire
 from .._wire.features import project
 from ..types import Annotations, BlobResourceContents, Icon, TextResourceContents
+from ._blocking import Watch
 from ._calls import coerce_strings, invoke, is_async_callable, is_context, refuse_unannotated_context, returns_content
 
 __all__ = ["ResourceDefinition", "make_resource", "contents_to_wire"]
@@ -36,6 +37,7 @@ class ResourceDefinition:
     icons: list[Icon] | None = None
     meta: dict[str, Any] | None = None
     is_async: bool = True
+    watch: Watch | None = None
 
     def wire(self, version: str) -> dict[str, Any]:
         """The ``Resource`` (or ``ResourceTemplate``) object as ``version`` defines it."""
@@ -63,7 +65,7 @@ class ResourceDefinition:
         kwargs = self.schema.bind(coerce_strings(self.schema.input_schema, variables))
         for name in self.schema.skipped:
             kwargs[name] = context
-        value = await invoke(self.fn, kwargs, is_async=self.is_async)
+        value = await invoke(self.fn, kwargs, is_async=self.is_async, watch=self.watch)
         return contents_to_wire(value, uri, self.mime_type)
 
 

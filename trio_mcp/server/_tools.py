@@ -30,6 +30,7 @@ from ..types import (
     ToolExecution,
     UnknownContent,
 )
+from ._blocking import Watch
 from ._calls import invoke, is_async_callable, is_context, refuse_unannotated_context
 
 __all__ = ["CONTENT_TYPES", "ToolDefinition", "make_tool", "tool_result_wire"]
@@ -86,6 +87,8 @@ class ToolDefinition:
     structured: bool = False
     #: The handler calls ``ctx.start_task()`` to become a task (asking for input inline before that).
     defer_task: bool = False
+    #: How long one step may hold the event loop before a warning (``Server(blocking_warning=...)``).
+    watch: Watch | None = None
 
     @functools.cached_property
     def header_paths(self) -> dict[str, tuple[str, ...]]:
@@ -135,7 +138,7 @@ class ToolDefinition:
         kwargs = self.schema.bind(arguments)
         for name in self.schema.skipped:
             kwargs[name] = context
-        return await invoke(self.fn, kwargs, is_async=self.is_async, run_in_thread=self.run_in_thread)
+        return await invoke(self.fn, kwargs, is_async=self.is_async, run_in_thread=self.run_in_thread, watch=self.watch)
 
 
 class ToolOptions(TypedDict, total=False):

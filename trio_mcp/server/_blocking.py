@@ -1,0 +1,71 @@
+"""Noticing a handler that holds the event loop: a blocking call (``time.sleep(3)``, a sync HTTP client) in an
+async handler stalls every other request of every client, and nothing else would say so.
+
+The handler's coroutine is driven one step at a time (from one ``await`` that yields to the next) and each
+step is timed with ``time.perf_counter()``; a step longer than the server's ``blocking_warning`` is logged
+with the handler's name. That costs two clock reads per step, and nothing for servers that turn it off.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import types
+from collections.abc import Coroutine, Generator
+from typing import Any, TypeVar
+
+import attrs
+
+__all__ = ["Watch", "watched"]
+
+logger = logging.getLogger("trio_mcp.server")
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class Watch:
+    """How long one step of a handler may hold the event loop before a warning, and the handler's name."""
+
+    limit: float
+    what: str
+
+    def check(self, started: float) -> None:
+        """Warn if the step that began at ``started`` (``time.perf_counter()``) held the loop too long."""
+        held = time.perf_counter() - started
+        if held > self.limit:
+            logger.warning(
+                "%s held the event loop for %.2f s without yielding, so every other request waited: a blocking "
+                "call in an async handler? Use an async library or trio.to_thread.run_sync(), or make it a sync "
+                "tool (those run in a worker thread); Server(blocking_warning=None) turns this warning off",
+                self.what,
+                held,
+            )
+
+
+@types.coroutine
+def watched(coro: Coroutine[Any, Any, T], watch: Watch) -> Generator[Any, Any, T]:
+    """Await ``coro`` as ``await coro`` would, timing each step it runs (see the module docstring)."""
+    clock, limit = time.perf_counter, watch.limit
+    sent: Any = None
+    thrown: BaseException | None = None
+    while True:
+        started = clock()
+        try:
+            yielded = coro.send(sent) if thrown is None else coro.throw(thrown)
+        except StopIteration as done:
+            if clock() - started > limit:
+                watch.check(started)
+            return done.value  # type: ignore[no-any-return]
+        except BaseException:
+            watch.check(started)
+            raise
+        if clock() - started > limit:
+            watch.check(started)
+        try:
+            sent, thrown = (yield yielded), None
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:  # a cancellation (or anything trio throws in) goes on to the handler
+            sent, thrown = None, exc
