@@ -4,6 +4,7 @@ directory and origin) share a real redis-server; requests of one session alterna
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -157,6 +158,53 @@ async def test_without_redis_a_session_held_elsewhere_is_a_clear_503_and_recover
             redis_server.start()
             status, _, events = await post(http, b, request(4, "ping", {}), session)
             assert status == 200 and events[0]["result"] == {}
+
+
+async def test_in_a_redis_outage_every_request_needing_it_is_a_503_to_retry_initialize_included(
+    redis_server: RedisServer,
+) -> None:
+    """Redis is killed: opening a session, serving one held elsewhere and resuming a stream all answer 503 with a
+    ``Retry-After`` (never a JSON-RPC error for initialize); once Redis is back a new session opens."""
+    unavailable = {"code": INTERNAL_ERROR, "message": "Sessions are unavailable; try again later"}
+    params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "roamer", "version": "1"}}
+    with trio.fail_after(40):
+        async with two_servers(redis_server) as ((a, b), http):
+            session = await initialize(http, a, {})
+            redis_server.stop(signal.SIGKILL)
+            status, headers, events = await post(http, a, request(1, "initialize", params))
+            assert (status, events) == (503, [{"jsonrpc": "2.0", "id": 1, "error": unavailable}])
+            assert headers["retry-after"] == "1" and "mcp-session-id" not in headers
+            status, headers, events = await post(http, b, request(2, "ping", {}), session)
+            assert (status, events[0]["error"], headers["retry-after"]) == (503, unavailable, "1")
+            resumed = await http.request(
+                "GET",
+                a,
+                headers=[
+                    ("accept", "text/event-stream"),
+                    ("mcp-session-id", session),
+                    ("mcp-protocol-version", VERSION),
+                    ("last-event-id", "x.1/1-0"),
+                ],
+            )
+            assert (resumed.status, resumed.headers["retry-after"]) == (503, "1")
+            await resumed.aclose()
+            ended = await http.request(
+                "DELETE", a, headers=[("mcp-session-id", session), ("mcp-protocol-version", VERSION)]
+            )
+            assert (ended.status, ended.headers["retry-after"]) == (503, "1")
+            await ended.aclose()
+            status, _, events = await post(http, a, request(3, "ping", {}), session)
+            assert (status, events) == (
+                200,
+                [{"jsonrpc": "2.0", "id": 3, "result": {}}],
+            )  # not ended: it was not forgotten
+            redis_server.start()
+            await initialize(http, b, {})
+            ended = await http.request(
+                "DELETE", a, headers=[("mcp-session-id", session), ("mcp-protocol-version", VERSION)]
+            )
+            assert ended.status == 200
+            await ended.aclose()
 
 
 async def test_an_answer_to_one_process_request_reaches_it_through_another(redis_server: RedisServer) -> None:

@@ -70,6 +70,20 @@ _MAX_SENT = 4096
 _MARK = ""
 
 
+#: How soon a client refused during a session directory's outage may try again (our client does, by itself).
+_RETRY_AFTER = "1"
+
+
+def _unavailable(request_id: RequestId | None = None) -> Rejection:
+    """The answer to a request that needs the session directory or the event store while it cannot be reached."""
+    return Rejection(
+        Refusal.DIRECTORY_UNAVAILABLE,
+        "Sessions are unavailable; try again later",
+        request_id,
+        headers=(("retry-after", _RETRY_AFTER),),
+    )
+
+
 def stored_message(data: str) -> Any:
     """The message an event store kept as ``event_data`` (its stream-start mark as ``{}``)."""
     return decode(data) if data else {}
@@ -147,6 +161,8 @@ class HttpSession:
         self._restored = restored
         #: Whether the directory holds a record of this session (taken over from one, or ``remember`` ran).
         self.recorded = restored is not None
+        #: The directory could not keep the session's first record (its ``initialize`` is then refused with 503).
+        self.unrecorded = False
         #: Ids of the requests this process sent the client and has no answer for yet (with a directory; the
         #: oldest are forgotten past ``_MAX_SENT``, as the requests themselves time out).
         self.sent: dict[RequestId, None] = {}
@@ -226,7 +242,11 @@ class HttpSession:
 
     async def remember(self, state: Mapping[str, Any]) -> None:
         if self.directory is not None:
-            await self.directory.save(self.id, {"principal": self.caller, "state": dict(state)})
+            try:
+                await self.directory.save(self.id, {"principal": self.caller, "state": dict(state)})
+            except Exception:
+                self.unrecorded = not self.recorded
+                raise
             self.recorded = True
             await self.directory.publish(self.id, {"kind": "state", "state": dict(state)})
 
@@ -545,20 +565,33 @@ class SessionEndpoint:
         message = here
         stream = await session.open_stream(set(route.request_ids))
         headers: list[tuple[str, str]] = [("mcp-session-id", session.id)]
-        if self.options.json_response:
+        # With a directory, initialize is answered once its session is recorded: a 503 if it could not be.
+        recording = route.opens_session and session.directory is not None
+        if self.options.json_response or recording:
             stream.collect = True
             await session.deliver(message)
             with trio.CancelScope() as watch:  # until answered, the client leaves or a drain begins
                 response.cancel_on_disconnect(watch, or_shutdown=True)
                 await stream.complete.wait()
-            answers = session.collected_answers(stream)
-            if response.disconnected.is_set() or session.closed.is_set():
+            if session.unrecorded:
+                session.end()
+                await refuse(response, _unavailable(_single_id(message)))
                 return
-            if not answers:  # every request was cancelled: nothing to answer
-                await response.send(202, headers)
+            if self.options.json_response:
+                answers = session.collected_answers(stream)
+                if response.disconnected.is_set() or session.closed.is_set():
+                    return
+                if not answers:  # every request was cancelled: nothing to answer
+                    await response.send(202, headers)
+                    return
+                body = answers[0] if type(message) is dict and len(answers) == 1 else answers
+                await response.send(200, [*JSON_HEADERS, *headers], encode(body))
                 return
-            body = answers[0] if type(message) is dict and len(answers) == 1 else answers
-            await response.send(200, [*JSON_HEADERS, *headers], encode(body))
+            await response.start(200, [*SSE_HEADERS, *headers])
+            writer = SseWriter(response)
+            if await session.attach(stream, writer):  # what it collected
+                stream.writer = None
+            await writer.end()
             return
         # The revision is known only once initialize is answered: no priming event before that.
         priming = None if route.opens_session else await session.priming(stream)
@@ -579,10 +612,15 @@ class SessionEndpoint:
         last_event_id = route.last_event_id
         if last_event_id is not None:
             store = self.options.event_store
-            replay = await store.replay(session.id, last_event_id) if store is not None else None
-            resumed = session.streams.get(replay[0]) if replay is not None else None
-            if resumed is None and replay is not None:
-                resumed = await self._stream_not_open(session, replay[0], last_event_id)
+            try:
+                replay = await store.replay(session.id, last_event_id) if store is not None else None
+                resumed = session.streams.get(replay[0]) if replay is not None else None
+                if resumed is None and replay is not None:
+                    resumed = await self._stream_not_open(session, replay[0], last_event_id)
+            except Exception as exc:  # a networked store or directory in an outage: this request only
+                logger.warning("cannot resume a stream of session %s: %s", session.id[:8], type(exc).__name__)
+                await refuse(response, _unavailable())
+                return
             if resumed is None:
                 await refuse(
                     response, Rejection(Refusal.UNKNOWN_LAST_EVENT_ID, f"Unknown Last-Event-ID {last_event_id!r}")
@@ -611,12 +649,17 @@ class SessionEndpoint:
         session = await self._session_for(route, response)
         if session is None:
             return
-        session.end()
-        if session.directory is not None:  # ended for every process: its record and its events go
+        if session.directory is not None:  # ended for every process: its record and its events go first
+            try:
+                await session.directory.forget(session.id)
+                if self.options.event_store is not None:
+                    await self.options.event_store.forget(session.id)
+            except Exception as exc:  # kept in the directory, the session goes on: the client may try again
+                logger.warning("session %s not ended: %s", session.id[:8], type(exc).__name__)
+                await refuse(response, _unavailable())
+                return
             await session.directory.publish(session.id, {"kind": "end"})
-            await session.directory.forget(session.id)
-            if self.options.event_store is not None:
-                await self.options.event_store.forget(session.id)
+        session.end()
         await response.send(200)
 
     async def _session_for(self, route: Route, response: HttpResponse) -> HttpSession | None:
@@ -636,10 +679,7 @@ class SessionEndpoint:
                 session = await self._adopt(session_id)
             except Exception as exc:  # the directory's own failure (Redis down, say): this request only
                 logger.warning("session directory unavailable for session %s: %s", session_id[:8], type(exc).__name__)
-                await refuse(
-                    response,
-                    Rejection(Refusal.DIRECTORY_UNAVAILABLE, "Sessions are unavailable; try again later", request_id),
-                )
+                await refuse(response, _unavailable(request_id))
                 return None
         if session is None:
             await refuse(response, Rejection(Refusal.SESSION_NOT_FOUND, "Session not found", request_id))
