@@ -139,6 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve HTTP from N worker processes sharing the port, restarted when they die; "
         "SIGTERM or Ctrl-C drains them (default 1: this process serves)",
     )
+    run.add_argument(
+        "--redis",
+        metavar="URL",
+        help="share sessions, their events and task records with every process given this Redis "
+        "(redis://HOST:PORT/DB), so any worker or machine serves any session",
+    )
     run.add_argument("--certfile", metavar="PEM", help="serve HTTPS with this certificate chain (with --keyfile)")
     run.add_argument("--keyfile", metavar="PEM", help="the certificate's private key")
     run.add_argument(

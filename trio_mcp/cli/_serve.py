@@ -79,15 +79,23 @@ async def _serve(args: argparse.Namespace) -> int:
     if args.transport == "stdio":
         await server.serve_stdio()
         return OK
-    async with trio.open_nursery() as nursery:
+    async with contextlib.AsyncExitStack() as stack:
+        options = None
+        if args.redis is not None:
+            from ..scale._shared import shared_through_redis
+            from ..transports.streamable_http import HttpTransportOptions
+
+            options = await stack.enter_async_context(shared_through_redis(server, HttpTransportOptions(), args.redis))
+        nursery = await stack.enter_async_context(trio.open_nursery())
         if args.transport == "ws":
             with _listening(args):
                 port = await nursery.start(server.serve_websocket, args.host, args.port)
             _say(f"serving {name} on ws://{_authority(args.host, port)}/ (Ctrl-C to stop)")
         else:
             tls = server_tls_context(args.certfile, args.keyfile) if args.certfile else None
+            serve = functools.partial(server.serve_http, args.host, args.port, ssl_context=tls, options=options)
             with _listening(args):
-                port = await nursery.start(functools.partial(server.serve_http, args.host, args.port, ssl_context=tls))
+                port = await nursery.start(serve)
             path = "/sse" if args.transport == "sse" else "/mcp"
             scheme = "https" if tls is not None else "http"
             _say(f"serving {name} on {scheme}://{_authority(args.host, port)}{path} (Ctrl-C to stop)")
@@ -166,7 +174,10 @@ async def _serve_with_workers(args: argparse.Namespace) -> int:
         certfile=args.certfile,
         keyfile=args.keyfile,
         log_level=args.log_level or "warning",
+        redis=args.redis,
     )
+    if settings.unshared is not None:
+        _say(f"warning: {settings.unshared}")
     status = OK
 
     async def supervise(task_status: trio.TaskStatus[int]) -> None:
@@ -202,6 +213,10 @@ def _check_workers(args: argparse.Namespace) -> None:
         raise CliError(f"--drain-timeout must be positive, not {args.drain_timeout}", USAGE)
     if args.workers > 1 and (args.transport != "http" or args.reload):
         raise CliError("--workers needs --transport http and no --reload (worker processes share one HTTP port)", USAGE)
+    if args.redis is not None and args.transport != "http":
+        raise CliError("--redis needs --transport http (it shares the sessions of the Streamable HTTP endpoint)", USAGE)
+    if args.redis is not None and not args.redis.startswith(("redis://", "rediss://")):
+        raise CliError(f"--redis must be a redis:// or rediss:// URL, not {args.redis!r}", USAGE)
 
 
 async def run_command(args: argparse.Namespace, argv: list[str]) -> int:

@@ -30,6 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--options", default=None, help="HttpTransportOptions as package.module:attribute")
+    parser.add_argument(
+        "--redis", default=None, metavar="URL", help="share sessions, their events and task records through this Redis"
+    )
     parser.add_argument("--drain-timeout", type=float, default=10.0)
     parser.add_argument(
         "--worker-timeout",
@@ -56,9 +59,12 @@ def main(argv: list[str] | None = None) -> int:
             restart_window=args.restart_window,
             certfile=args.certfile,
             keyfile=args.keyfile,
+            redis=args.redis,
         )
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))
+    if settings.unshared is not None:
+        logging.getLogger("trio_mcp.scale").warning(settings.unshared)
     return trio.run(_main, settings)
 
 

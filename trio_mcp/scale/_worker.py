@@ -11,14 +11,17 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import signal
 import socket
+from contextlib import AsyncExitStack
 from typing import Any
 
 import attrs
 import trio
 
 from .._tls import server_tls_context
+from .workers import REDIS_URL_ENV
 
 __all__ = ["load", "main"]
 
@@ -49,11 +52,12 @@ async def _serve(args: argparse.Namespace) -> None:
     options = load(args.options) if args.options else HttpTransportOptions()
     if not isinstance(options, HttpTransportOptions):
         raise TypeError(f"{args.options} is a {type(options).__name__}, not an HttpTransportOptions")
-    if args.workers > 1 and options.sessions and options.session_directory is None:
+    redis = os.environ.get(REDIS_URL_ENV)
+    if args.options and redis is None and args.workers > 1 and options.sessions and options.session_directory is None:
         logger.warning(
             "handshake-era sessions live in the worker that created them: a client connection that "
-            "reaches another worker gets 404 (give the options a session_directory, serve them with one "
-            "worker, or sessions=False)"
+            "reaches another worker gets 404 (give the options a session_directory, or the workers a Redis, "
+            "serve them with one worker, or sessions=False)"
         )
     drain = Drain()
     options = attrs.evolve(options, drain=drain)
@@ -83,8 +87,14 @@ async def _serve(args: argparse.Namespace) -> None:
         stop.set()
 
     async def serve(task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
-        async with server.running():
-            mounts = {"": server.http_mount(options)}
+        async with AsyncExitStack() as stack:
+            shared = options
+            if redis is not None:
+                from ._shared import shared_through_redis
+
+                shared = await stack.enter_async_context(shared_through_redis(server, options, redis))
+            await stack.enter_async_context(server.running())
+            mounts = {"": server.http_mount(shared)}
             tls = server_tls_context(args.certfile, args.keyfile) if args.certfile else None
             await serve_mounts(mounts, args.host, listeners=[listener], ssl_context=tls, task_status=task_status)
 

@@ -11,8 +11,8 @@ Workers build the server themselves from its import path (``"package.module:serv
 and each worker is a fresh interpreter. They share no state but the signing key for ``requestState`` and
 pagination cursors: ``TRIO_MCP_SECRET_KEY`` is passed on when set, otherwise the supervisor makes one for its
 workers (see ``trio_mcp._keys``). Stateless (2026-07-28) requests work on any worker; a handshake-era session
-lives in the worker that created it, so a balancer in front of several workers must keep a session's requests
-on one connection's worker (see docs/deploying-and-scaling.md). POSIX only (inherited file descriptors).
+lives in the worker that created it unless the workers share a Redis (``redis``: sessions roam, with their
+events and task records), see docs/deployment.md. POSIX only (inherited file descriptors).
 """
 
 from __future__ import annotations
@@ -44,11 +44,18 @@ _MAX_BACKOFF: Final = 5.0
 _EXIT_MARGIN: Final = 1.0
 _HEARTBEATS_PER_TIMEOUT: Final = 5
 _READ_SIZE: Final = 4096
+#: How the supervisor hands ``redis`` to its workers: in their environment, so a password stays off ``ps``.
+REDIS_URL_ENV: Final = "TRIO_MCP_WORKERS_REDIS_URL"
 
 
 def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
         raise ValueError(f"{attribute.name} must be a positive number of seconds, not {value!r}")
+
+
+def _redis_url(instance: object, attribute: attrs.Attribute[str | None], value: str | None) -> None:
+    if value is not None and not (isinstance(value, str) and value.startswith(("redis://", "rediss://"))):
+        raise ValueError(f"{attribute.name} must be a redis:// or rediss:// URL, not {value!r}")
 
 
 def _app_spec(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -82,6 +89,9 @@ class WorkerSettings:
     restart_window: float = attrs.field(default=60.0, validator=_positive)
     #: The signing key shared by the workers; None: ``TRIO_MCP_SECRET_KEY`` if set, else a fresh random one.
     secret_key: str | None = attrs.field(default=None)
+    #: A Redis every worker shares (``redis://host:port/db``): sessions roam between the workers (and machines),
+    #: with their events and task records. None: each session stays in the worker that opened it.
+    redis: str | None = attrs.field(default=None, validator=_redis_url)
 
     #: Each worker shows log records at this level and above on stderr (``logging.basicConfig``, which leaves a
     #: server module's own logging configuration alone): "debug" to "critical"; None configures nothing.
@@ -97,6 +107,17 @@ class WorkerSettings:
             raise ValueError("certfile and keyfile go together: give both to serve HTTPS, or neither")
         if self.certfile is not None and self.keyfile is not None:
             server_tls_context(self.certfile, self.keyfile)  # refused here, once, rather than by every worker
+
+    @property
+    def unshared(self) -> str | None:
+        """One line for an operator when the workers cannot share sessions (several, no Redis, no options
+        that could give them a directory); None when they can."""
+        if self.workers == 1 or self.redis is not None or self.options is not None:
+            return None
+        return (
+            f"{self.workers} workers and no shared store: session-era clients (protocol 2025-11-25 and before) "
+            "lose their sessions when a request reaches another worker; add --redis redis://HOST:PORT/0"
+        )
 
     @property
     def scheme(self) -> str:
@@ -119,6 +140,9 @@ class _Supervisor:
         self.deaths: list[float] = []
         key = settings.secret_key or os.environ.get(SECRET_KEY_ENV) or secrets.token_urlsafe(32)
         self.env = {**os.environ, SECRET_KEY_ENV: key}
+        self.env.pop(REDIS_URL_ENV, None)
+        if settings.redis is not None:
+            self.env[REDIS_URL_ENV] = settings.redis
 
     def _argv(self, supervisor_fd: int, heartbeat_fd: int) -> list[str]:
         s = self.settings

@@ -1,0 +1,60 @@
+"""``trio-mcp run --workers N --redis URL``: worker processes that share sessions, their events and task records
+through a real redis-server, from one option; without a shared store, one warning line at start."""
+
+from __future__ import annotations
+
+import signal
+
+import trio
+from cli_helpers import CLI_SERVER, Running, start
+from scale_peers import RedisServer
+
+import trio_mcp
+
+VERSION = "2025-11-25"
+WARNING = r"trio-mcp: warning: .*lose their sessions.*--redis"
+
+
+async def serve(nursery: trio.Nursery, *words: str) -> tuple[Running, str]:
+    """``trio-mcp run`` of the command-line test server with three workers; it and its URL."""
+    running = await start(
+        nursery, "run", str(CLI_SERVER), "--transport", "http", "--port", "0", "--workers", "3", *words
+    )
+    found = await running.wait_for_stderr(r"serving cli-test-server 1\.2\.3 on (\S+) from 3 workers")
+    return running, found.group(1)
+
+
+async def stop(running: Running) -> None:
+    running.process.send_signal(signal.SIGTERM)
+    assert await running.process.wait() == 0, running.stderr.decode()
+
+
+async def test_six_session_clients_of_three_workers_sharing_redis_all_succeed(redis_server: RedisServer) -> None:
+    echoed: list[str] = []
+
+    async def client(number: int) -> None:
+        async with trio_mcp.open_http_client(url, protocol_version=VERSION) as session:
+            for call in range(5):
+                result = await session.call_tool("echo", {"text": f"{number}.{call}"})
+                assert not result.is_error, result
+                echoed.append(result.content[0].text)
+
+    with trio.fail_after(90):
+        async with trio.open_nursery() as nursery:
+            running, url = await serve(nursery, "--redis", redis_server.url)
+            async with trio.open_nursery() as clients:
+                for number in range(6):
+                    clients.start_soon(client, number)
+            await stop(running)
+    assert sorted(echoed) == sorted(f"{number}.{call}" for number in range(6) for call in range(5))
+    assert "warning" not in running.stderr.decode()
+
+
+async def test_workers_without_a_shared_store_say_so_in_one_line_at_start() -> None:
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            running, _ = await serve(nursery)
+            await running.wait_for_stderr(WARNING)
+            await stop(running)
+    lines = [line for line in running.stderr.decode().splitlines() if "lose their sessions" in line]
+    assert len(lines) == 1, running.stderr.decode()
