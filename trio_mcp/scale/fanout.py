@@ -3,9 +3,11 @@
 Each process serves its own clients, so ``Server.notify_resource_updated`` and ``notify_list_changed`` reach only
 the clients of the process that calls them. ``RedisFanout.resource_updated`` (and ``list_changed``) notifies this
 process's clients at once and publishes the change; every other process running a ``RedisFanout`` on the same
-channel notifies its own. With session roaming, a session hears it once, from the process holding its GET stream. A
-process skips what it published itself (each fan-out has a random origin id). Delivery to other processes is
-at most once (pub/sub): a process reconnecting to Redis misses what was published meanwhile.
+channel notifies its own. Each change is named alike in every process (``notified_change``): a roaming session,
+which several processes may serve, is told of it once, by the first of them to claim it, and the event is kept in
+the event store for a client that resumes its GET stream elsewhere. A process skips what it published itself
+(each fan-out has a random origin id). Delivery to other processes is at most once (pub/sub): a process
+reconnecting to Redis misses what was published meanwhile.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import trio
 
 from ..server import Server
+from ..transports._base import notified_change
 from .pubsub import follow
 from .redis import RedisClient
 
@@ -40,14 +45,17 @@ class RedisFanout:
         self.redis = redis
         self.channel = channel
         self._origin = secrets.token_hex(8)
+        self._changes = 0
 
     async def resource_updated(self, uri: str) -> None:
         """Notify the subscribers of ``uri`` here now, and in every other process through Redis.
 
         Raises ``RedisUnavailable`` when Redis cannot take the message (this process's subscribers were told).
         """
-        self.server.notify_resource_updated(uri)
-        await self._publish({"uri": uri})
+        change = self._next_change()
+        with _telling(change):
+            self.server.notify_resource_updated(uri)
+        await self._publish({"uri": uri, "change": change})
 
     async def list_changed(self, kind: str) -> None:
         """Tell every process's clients that the ``kind`` list (tools, prompts or resources) changed: for an
@@ -55,8 +63,14 @@ class RedisFanout:
 
         Raises ``RedisUnavailable`` when Redis cannot take the message (this process's clients were told).
         """
-        self.server.notify_list_changed(kind)
-        await self._publish({"list": kind})
+        change = self._next_change()
+        with _telling(change):
+            self.server.notify_list_changed(kind)
+        await self._publish({"list": kind, "change": change})
+
+    def _next_change(self) -> str:
+        self._changes += 1
+        return f"{self._origin}.{self._changes}"
 
     async def _publish(self, change: dict[str, str]) -> None:
         message = json.dumps({"origin": self._origin, **change}, separators=(",", ":"))
@@ -79,8 +93,19 @@ class RedisFanout:
             return
         if origin == self._origin:
             return
-        uri, kind = message.get("uri"), message.get("list")
-        if isinstance(uri, str):
-            self.server.notify_resource_updated(uri)
-        elif kind in ("tools", "prompts", "resources"):
-            self.server.notify_list_changed(kind)
+        uri, kind, change = message.get("uri"), message.get("list"), message.get("change")
+        with _telling(change if isinstance(change, str) else None):
+            if isinstance(uri, str):
+                self.server.notify_resource_updated(uri)
+            elif kind in ("tools", "prompts", "resources"):
+                self.server.notify_list_changed(kind)
+
+
+@contextmanager
+def _telling(change: str | None) -> Iterator[None]:
+    """The notifications queued meanwhile tell of ``change``."""
+    told = notified_change.set(change)
+    try:
+        yield
+    finally:
+        notified_change.reset(told)

@@ -29,6 +29,9 @@ __all__ = ["RedisSessionDirectory"]
 
 logger = logging.getLogger("trio_mcp.scale")
 
+#: How long a session's claim on a change lasts: far longer than pub/sub takes to reach every process.
+_CLAIM_MS = 60_000
+
 
 class RedisSessionDirectory:
     """Implements the HTTP transport's ``SessionDirectory`` on a ``RedisClient`` (one per process).
@@ -93,6 +96,12 @@ class RedisSessionDirectory:
         raw = await self.redis.execute("HGET", self._key(session_id, "streams"), stream_id)
         found = json.loads(raw) if raw is not None else None
         return found if isinstance(found, list) else None
+
+    async def claim(self, session_id: str, change: str) -> bool:
+        key = self._key(session_id, f"told:{change}")
+        if await self.redis.execute("SET", key, self._origin, "NX", "PX", _CLAIM_MS) is not None:
+            return True
+        return bool(await self.redis.execute("GET", key) == self._origin.encode())  # a retried SET that had set it
 
     async def publish(self, session_id: str, message: Mapping[str, Any]) -> None:
         envelope = _dump({"origin": self._origin, "session": session_id, "message": message})

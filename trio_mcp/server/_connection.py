@@ -34,7 +34,7 @@ from ..errors import (
     ResourceNotFound,
     ToolError,
 )
-from ..transports._base import MessageStream, StreamControl
+from ..transports._base import MessageStream, StreamControl, notified_change
 from ..types import (
     INPUT_REQUIRED_METHODS,
     META_SUBSCRIPTION_ID,
@@ -96,6 +96,9 @@ MethodHandler = Callable[["ServerConnection", InboundRequest, "ModernRequest | N
 _NO_CAPABILITIES: Final = ClientCapabilities()
 #: Notifications queued for delivery outside a request (list changes, resource updates, bridged logs).
 _OUTBOX_LIMIT: Final = 1024
+#: A notification queued for delivery outside a request (see ``ServerConnection._outbox``).
+_Queued = tuple[str, dict[str, Any] | None, RequestId | None, bool, str | None]
+
 #: Resources one connection may subscribe to.
 _SUBSCRIPTION_LIMIT: Final = 1024
 #: At most this many completion values are sent (the spec's limit).
@@ -189,9 +192,10 @@ class ServerConnection:
             request_ended=control.request_ended if control is not None else None,
         )
         self._log_limiter: RateLimiter | None = None
-        #: (method, params, related request, whether it must wait for notifications/initialized)
-        #: Made with the first notification queued: most connections never queue one.
-        self._outbox: collections.deque[tuple[str, dict[str, Any] | None, RequestId | None, bool]] | None = None
+        #: (method, params, related request, whether it must wait for notifications/initialized, the change it
+        #: tells of: ``notified_change`` when queued). Made with the first notification queued: most connections
+        #: never queue one.
+        self._outbox: collections.deque[_Queued] | None = None
         #: Open 2026-07-28 ``subscriptions/listen`` requests on this connection, by request id.
         self.listeners: dict[RequestId, _Listener] = {}
         #: Log params the stdlib bridge queued for each request being served, sent before its answer.
@@ -783,7 +787,7 @@ class ServerConnection:
         if len(self._outbox) >= _OUTBOX_LIMIT:
             self._outbox_dropped += 1
             return
-        self._outbox.append((method, params, related, needs_initialized))
+        self._outbox.append((method, params, related, needs_initialized, notified_change.get()))
         assert self._outbox_ready is not None
         self._outbox_ready.set()
         if not self._delivering and self._nursery is not None:
@@ -799,14 +803,17 @@ class ServerConnection:
             await self._outbox_ready.wait()
             self._outbox_ready = trio.Event()
             while outbox:
-                method, params, related, needs_initialized = outbox.popleft()
+                method, params, related, needs_initialized, change = outbox.popleft()
                 if needs_initialized:
                     # Nothing unsolicited goes to a legacy session before it said it is initialized.
                     await self._initialized.wait()
+                told = notified_change.set(change)
                 try:
                     await self.session.notify(method, params, related_request_id=related)
                 except ConnectionClosed:  # the session is closing; it ends this task too
                     return
+                finally:
+                    notified_change.reset(told)
             if self._outbox_dropped:
                 logger.warning("dropped %d queued notifications: the client was not reading", self._outbox_dropped)
                 self._outbox_dropped = 0

@@ -18,7 +18,12 @@ __all__ = [
     "memory_stream_pair",
     "connection_lost",
     "as_connection_closed",
+    "notified_change",
 ]
+
+#: The change a notification being sent tells of, named alike in every process that heard it (a fan-out sets it
+#: while it notifies): a session served by several processes is told of each change once, by one of them.
+notified_change: ContextVar[str | None] = ContextVar("trio_mcp_notified_change", default=None)
 
 #: Marks the error responses a transport makes up for a request whose connection failed before its answer.
 _CONNECTION_LOST: Final = "trio_mcp.connectionLost"

@@ -55,6 +55,10 @@ class SessionDirectory(Protocol):
     async def stream_requests(self, session_id: str, stream_id: str) -> list[RequestId] | None:
         """The requests a stream answers (``open_stream``), or None if unknown."""
 
+    async def claim(self, session_id: str, change: str) -> bool:
+        """True for the first process to claim ``change`` (a ``notified_change``) for this session, which then tells
+        the client of it; False for every other (for a minute at least, longer than pub/sub takes)."""
+
     async def publish(self, session_id: str, message: Mapping[str, Any]) -> None:
         """Send ``message`` (JSON) to every other process, for the session ``session_id``; at most once (an
         outage drops it, and never raises)."""

@@ -28,6 +28,7 @@ from ..._identity import caller_key
 from ..._task_set import TaskSet
 from ..._wire.versions import DEFAULT_NEGOTIATED_VERSION, V2025_03_26, V2025_11_25
 from ...errors import INTERNAL_ERROR, ConnectionClosed
+from .._base import notified_change
 from .._quick_lock import QuickLock
 from ._common import (
     JSON_HEADERS,
@@ -333,12 +334,10 @@ class HttpSession:
         if (
             self.directory is not None
             and stream is self.standalone
-            and stream.writer is None
             and type(message) is dict
             and message.get("method") in _CHANGES
+            and not await self._first_to_tell(stream)
         ):
-            # Every process serving the session hears every change (RedisFanout): the one holding the GET stream
-            # tells the client, once; the others would only repeat it.
             return
         async with stream.lock:
             # Events get ids only where they can be resumed from: with an event store.
@@ -362,6 +361,21 @@ class HttpSession:
                     stream.backlog = collections.deque(maxlen=_BACKLOG)
                 stream.backlog.append((event_id, message))
 
+    async def _first_to_tell(self, stream: _Stream) -> bool:
+        """Whether this process tells the client of the change being sent. Every process serving the session
+        hears each change (``RedisFanout``): the first to claim it records it in the event store and writes it, or
+        routes it to the GET stream's reader; so it is told once, and kept for a client resuming its GET stream
+        anywhere, even with the stream's holder gone. A change heard here alone is told if the reader is here."""
+        assert self.directory is not None
+        change = notified_change.get()
+        if change is None:
+            return stream.writer is not None
+        try:
+            return await self.directory.claim(self.id, change)
+        except Exception as exc:  # the directory's own failure: the event could not be stored either
+            logger.warning("a change for session %s not claimed: %s", self.id[:8], type(exc).__name__)
+            return stream.writer is not None
+
     async def attach(self, stream: _Stream, writer: SseWriter, *, last_event_id: str | None = None) -> bool:
         """Point ``stream`` at a client's response, first sending what it missed; False if it left meanwhile.
 
@@ -371,13 +385,17 @@ class HttpSession:
             if last_event_id is not None and self._store is not None:
                 stream.backlog = None  # a resuming client gets the stored events instead
                 replay = await self._store.replay(self.id, last_event_id)
+                if stream.origin is None:
+                    stream.replayed = set()
                 for event_id, data in replay[1] if replay is not None else ():
                     if stream.origin is not None:
                         if not await self._follow(stream, writer, event_id, stored_message(data)):
                             return False
                         if stream.complete.is_set():
                             break
-                    elif not await writer.data_event(data, event_id):
+                        continue
+                    stream.replayed.add(event_id)  # it may be routed here too, once this replay is done
+                    if not await writer.data_event(data, event_id):
                         return False
             while stream.backlog:
                 kept_id, kept = stream.backlog[0]
@@ -398,7 +416,7 @@ class HttpSession:
                 return
             if stream.origin is not None:
                 await self._follow(stream, writer, event_id, message, last=last)
-            elif not await writer.event(message, event_id):
+            elif event_id not in stream.replayed and not await writer.event(message, event_id):
                 stream.writer = None
 
     async def catch_up(self, stream: _Stream) -> None:

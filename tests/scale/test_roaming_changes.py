@@ -1,0 +1,119 @@
+"""Changes told on a roaming session's GET stream survive the process holding it: three server processes share a
+real redis-server; the holder of the GET stream is SIGKILLed while resource changes go on elsewhere, and the client
+resuming on another process with ``Last-Event-ID`` gets each change exactly once, in order."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from contextlib import AsyncExitStack
+from typing import Any
+
+import trio
+from scale_peers import RedisServer, supervisor
+
+from trio_mcp._core.sse import SSEDecoder
+from trio_mcp.transports._http_client import ClientResponse, HttpClient
+
+VERSION = "2025-11-25"
+
+
+class Session:
+    """One session-era client, speaking raw HTTP to whichever process each request names."""
+
+    def __init__(self, http: HttpClient) -> None:
+        self.http = http
+        self.id = ""
+        self.next_id = 0
+
+    def headers(self, *, accept: str = "application/json, text/event-stream") -> list[tuple[str, str]]:
+        headers = [("content-type", "application/json"), ("accept", accept)]
+        if self.id:
+            headers += [("mcp-session-id", self.id), ("mcp-protocol-version", VERSION)]
+        return headers
+
+    async def post(self, url: str, method: str, params: dict[str, Any], *, notification: bool = False) -> Any:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if not notification:
+            self.next_id += 1
+            message["id"] = self.next_id
+        response = await self.http.request("POST", url, headers=self.headers(), body=json.dumps(message).encode())
+        assert response.status in (200, 202), response.status
+        self.id = self.id or str(response.headers["mcp-session-id"])
+        body = b""
+        while chunk := await response.receive_some():
+            body += chunk
+        answers = [json.loads(e.data) for e in SSEDecoder().receive_data(body) if e.data]
+        return None if notification else answers[-1]["result"]
+
+    async def listen(self, url: str, last_event_id: str | None = None) -> ClientResponse:
+        headers = self.headers(accept="text/event-stream")[1:]
+        if last_event_id is not None:
+            headers.append(("last-event-id", last_event_id))
+        response = await self.http.request("GET", url, headers=headers)
+        assert response.status == 200, response.status
+        return response
+
+
+async def events(stream: ClientResponse, decoder: SSEDecoder, count: int) -> list[tuple[str, Any]]:
+    """The next ``count`` events that carry a message, with their ids."""
+    found: list[tuple[str, Any]] = []
+    while len(found) < count:
+        chunk = await stream.receive_some()
+        assert chunk, "the stream ended"
+        found += [(e.id, json.loads(e.data)) for e in decoder.receive_data(chunk) if e.data]
+    return found
+
+
+def updated(found: list[tuple[str, Any]]) -> list[str]:
+    return [message["params"]["uri"] for _, message in found if message["method"] == "notifications/resources/updated"]
+
+
+async def test_changes_reach_a_client_whose_get_stream_holder_was_killed_once_each_in_order(
+    redis_server: RedisServer,
+) -> None:
+    # Sessions and events shared as roaming_app shares them; changes spread by fanout_app's RedisFanout.
+    env = {"TRIO_MCP_TEST_REDIS": redis_server.url, "TRIO_MCP_TEST_REDIS_URL": redis_server.url}
+    with trio.fail_after(60):
+        async with AsyncExitStack() as stack:
+            s1, s2, s3 = [
+                (
+                    await stack.enter_async_context(
+                        supervisor("fanout_app:server", "--workers", "1", "--options", "roaming_app:options", env=env)
+                    )
+                )[0]
+                for _ in range(3)
+            ]
+            http = await stack.enter_async_context(HttpClient())
+            client = Session(http)
+            params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+            await client.post(s1, "initialize", params)
+            await client.post(s1, "notifications/initialized", {}, notification=True)
+            for n in range(1, 5):
+                await client.post(s3, "resources/subscribe", {"uri": f"note://{n}"})
+            holder = (await client.post(s2, "tools/call", {"name": "touch", "arguments": {"uri": "note://0"}}))[
+                "structuredContent"
+            ]
+            stream, decoder = await client.listen(s2), SSEDecoder()
+
+            await client.post(s3, "tools/call", {"name": "touch", "arguments": {"uri": "note://1"}})
+            first = await events(stream, decoder, 1)
+            assert updated(first) == ["note://1"]
+
+            os.kill(holder["result"], signal.SIGKILL)
+            await client.post(s3, "tools/call", {"name": "touch", "arguments": {"uri": "note://2"}})  # at once
+            await trio.sleep(3.5)  # the holder's heartbeat has lapsed by now
+            await client.post(s3, "tools/call", {"name": "touch", "arguments": {"uri": "note://3"}})
+
+            resumed, decoder = await client.listen(s1, first[-1][0]), SSEDecoder()
+            replayed = await events(resumed, decoder, 2)
+            assert updated(replayed) == ["note://2", "note://3"]
+            await client.post(s3, "tools/call", {"name": "touch", "arguments": {"uri": "note://4"}})
+            live = await events(resumed, decoder, 1)
+            assert updated(live) == ["note://4"]  # not a second note://2 or note://3 first
+            with trio.move_on_after(1):  # nothing doubled follows
+                extra = await events(resumed, decoder, 1)
+                raise AssertionError(f"an extra event: {extra}")
+            ids = [event_id for event_id, _ in first + replayed + live]
+            assert len(set(ids)) == 4 and all(ids), ids
