@@ -3,9 +3,10 @@
 - a worker supervisor (``python -m trio_mcp.scale``) serving ``tests/servers/worker_app.py``;
 - redis-server on a free port in a temporary directory, append-only with an fsync per write (so an
   acknowledged write survives even SIGKILL);
-- HAProxy balancing round robin, without stickiness, over some backends.
+- HAProxy balancing round robin, without stickiness, over some backends;
+- nginx in front of one server, configured as a test says (``trio-mcp doctor`` behind real proxies).
 
-tests/scale/setup.sh (run by ``make test``) installs redis-server and haproxy.
+tests/scale/setup.sh (run by ``make test``) installs redis-server, haproxy and nginx.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BINARY = shutil.which("redis-server")
 SKIP_REASON = "redis-server is not installed (make test installs it with tests/scale/setup.sh)"
 HAPROXY = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/usr/local/sbin")
+NGINX = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
 
 
 @asynccontextmanager
@@ -77,7 +79,39 @@ async def haproxy(backends: Sequence[int], directory: Path, *, sticky_sessions: 
         f"frontend mcp\n    bind 127.0.0.1:{port}\n    default_backend workers\n"
         f"backend workers\n    balance roundrobin\n{STICKY if sticky_sessions else ''}{servers}"
     )
-    process = await trio.lowlevel.open_process([HAPROXY, "-db", "-f", str(config)], stdin=subprocess.DEVNULL)
+    async with _listening([HAPROXY, "-db", "-f", str(config)], port):
+        yield port
+
+
+@asynccontextmanager
+async def nginx(backend: int, directory: Path, directives: str = "") -> AsyncIterator[int]:
+    """nginx on a free port proxying everything to ``backend`` (a port) with ``directives`` added to its location
+    (``"proxy_buffering off;"``...); yields its port. Its configuration, logs and buffers live in ``directory``."""
+    if NGINX is None:
+        pytest.skip("nginx is not installed (make test installs it with tests/scale/setup.sh)")
+    port = _free_port()
+    temp = " ".join(
+        f"{kind}_temp_path {directory / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    config = directory / "nginx.conf"
+    config.write_text(
+        ("user root;\n" if os.geteuid() == 0 else "")  # its workers otherwise run as nobody, locked out of `directory`
+        + f"daemon off;\nworker_processes 1;\npid {directory / 'nginx.pid'};\nerror_log {directory / 'error.log'};\n"
+        "events { worker_connections 256; }\n"
+        f"http {{\n  access_log off;\n  {temp}\n"
+        f"  server {{\n    listen 127.0.0.1:{port};\n    location / {{\n"
+        f"      proxy_pass http://127.0.0.1:{backend};\n      proxy_http_version 1.1;\n"
+        f'      proxy_set_header Connection "";\n      proxy_set_header Host $http_host;\n      {directives}\n'
+        "    }\n  }\n}\n"
+    )
+    async with _listening([NGINX, "-c", str(config), "-p", str(directory)], port):
+        yield port
+
+
+@asynccontextmanager
+async def _listening(argv: list[str], port: int) -> AsyncIterator[None]:
+    """Run ``argv`` until the block ends, entering the block once the program accepts connections on ``port``."""
+    process = await trio.lowlevel.open_process(argv, stdin=subprocess.DEVNULL)
     try:
         with trio.fail_after(15):
             while True:
@@ -85,9 +119,9 @@ async def haproxy(backends: Sequence[int], directory: Path, *, sticky_sessions: 
                     await (await trio.open_tcp_stream("127.0.0.1", port)).aclose()
                     break
                 except OSError:
-                    assert process.returncode is None, "haproxy exited"
+                    assert process.returncode is None, f"{Path(argv[0]).name} exited"
                     await trio.sleep(0.02)
-        yield port
+        yield
     finally:
         process.terminate()
         with trio.move_on_after(5):

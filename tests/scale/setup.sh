@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Makes sure the real servers the scaling tests run are on PATH: redis-server (tests/redis_server.py starts
 # its own on a free port of 127.0.0.1 in a temporary directory) and haproxy (tests/scale/test_workers_balancer.py
-# puts one in front of two servers). Nothing here starts either.
+# puts one in front of two servers), and nginx (tests/cli/test_cli_doctor_proxies.py puts one in front of a
+# server, configured per test). Nothing here starts any of them.
 #
-# Uses what is already on PATH; otherwise installs Debian's `redis-server` / `haproxy` packages with apt-get,
+# Uses what is already on PATH; otherwise installs Debian's `redis-server` / `haproxy` / `nginx` packages with apt-get,
 # which needs root (CI runs as root). Without root it says what is missing and exits 0: those tests then skip
 # with that reason, and CI (TRIO_MCP_STRICT_SKIPS=1) fails them.
 set -euo pipefail
@@ -11,6 +12,7 @@ set -euo pipefail
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v haproxy >/dev/null 2>&1 || PATH="$PATH:/usr/sbin" command -v haproxy >/dev/null 2>&1 || missing+=(haproxy)
+command -v nginx >/dev/null 2>&1 || PATH="$PATH:/usr/sbin" command -v nginx >/dev/null 2>&1 || missing+=(nginx)
 if [[ ${#missing[@]} -eq 0 ]]; then
     exit 0
 fi

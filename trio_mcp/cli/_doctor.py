@@ -101,43 +101,91 @@ def _first_json(body: bytes) -> Any:
     return None
 
 
-async def _revisions(probe: _Probe) -> list[Finding]:
+#: How to let an event stream through a proxy: what nginx and HAProxy need (docs/deployment.md says why).
+_BUFFERING_FIX: Final = (
+    "stop the proxy buffering text/event-stream responses. nginx: `proxy_buffering off;` in the MCP location "
+    "(or drop `proxy_ignore_headers X-Accel-Buffering`, since the server sends X-Accel-Buffering: no), gzip off "
+    "for text/event-stream, and `proxy_read_timeout` above 15 s; HAProxy: leave text/event-stream out of "
+    "`compression type`, and `timeout server`/`timeout client` above 15 s"
+)
+_SESSION_HEADER_FIX: Final = (
+    "pass Mcp-Session-Id through the proxy both ways (nginx: no `proxy_hide_header Mcp-Session-Id`; "
+    "HAProxy: no `http-response del-header Mcp-Session-Id`), and expose it to browsers "
+    "(Access-Control-Expose-Headers)"
+)
+_TOKEN_FIX: Final = (
+    "pass an access token: trio-mcp doctor URL -H 'Authorization: Bearer TOKEN' (for a local server without an "
+    "authorization server, see 'Tokens for local development' in docs/protecting-a-server.md)"
+)
+
+
+async def _attempt(probe: _Probe, url: str, version: str) -> str | None:
+    """None when ``version`` is spoken at ``url`` (the handshake and a request after it), else why not."""
     from ..client import open_http_client
     from ..errors import TrioMcpError
 
+    try:
+        with trio.fail_after(probe.timeout):
+            async with open_http_client(url, headers=probe.headers, protocol_version=version) as client:
+                if client.protocol_version != version:
+                    return "negotiated"
+                await client.ping()  # a session the proxy broke fails here, not in the handshake
+                return None
+    except trio.TooSlowError:
+        return "timeout"
+    except (TrioMcpError, OSError, ValueError) as exc:
+        return str(exc) or type(exc).__name__
+
+
+async def _revisions(probe: _Probe) -> list[Finding]:
     spoken: list[str] = []
+    failures: dict[str, str] = {}
     for version in (*HANDSHAKE_VERSIONS, *MODERN_VERSIONS):
-        try:
-            with trio.fail_after(probe.timeout):
-                async with open_http_client(probe.url, headers=probe.headers, protocol_version=version) as client:
-                    if client.protocol_version == version:
-                        spoken.append(version)
-        except (TrioMcpError, OSError, ValueError, trio.TooSlowError):
-            continue
+        failure = await _attempt(probe, probe.url, version)
+        if failure is None:
+            spoken.append(version)
+        else:
+            failures[version] = failure
     legacy_url = _sibling_sse_url(probe.url)
     if "2024-11-05" not in spoken and legacy_url is not None:
-        try:
-            with trio.fail_after(probe.timeout):
-                async with open_http_client(legacy_url, headers=probe.headers, protocol_version="2024-11-05"):
-                    spoken.insert(0, f"2024-11-05 (HTTP+SSE at {legacy_url})")
-        except (TrioMcpError, OSError, ValueError, trio.TooSlowError):
-            pass
+        if await _attempt(probe, legacy_url, "2024-11-05") is None:
+            spoken.insert(0, f"2024-11-05 (HTTP+SSE at {legacy_url})")
     if not spoken:
-        return [
-            Finding(
-                "revisions",
-                "fail",
-                "no protocol revision could be spoken with this endpoint",
-                "check the URL (it is usually .../mcp) and that the server is an MCP server",
-            )
-        ]
+        return [await _nothing_spoken(probe)]
     eras = []
     if any(v in HANDSHAKE_VERSIONS for v in spoken):
         eras.append("session (initialize)")
     if any(v in MODERN_VERSIONS for v in spoken):
         eras.append("stateless (2026-07-28)")
     findings = [Finding("revisions", "ok", f"speaks {', '.join(spoken)}; eras: {', '.join(eras)}")]
-    if _LATEST not in spoken:
+    if _is_sse_endpoint(probe.url):
+        parts = urlsplit(probe.url)
+        streamable = urlunsplit((*parts[:2], parts.path.rstrip("/")[: -len("sse")] + "mcp", parts.query, ""))
+        findings.append(
+            Finding(
+                "revisions",
+                "info",
+                "this is the HTTP+SSE endpoint of the 2024-11-05 revision; newer revisions use Streamable HTTP, "
+                "at another URL",
+                f"check the Streamable HTTP endpoint (trio-mcp doctor {streamable}) and point newer clients there",
+            )
+        )
+        return findings
+    failure = failures.get(_LATEST)
+    if failure == "timeout":
+        findings.append(
+            Finding(
+                "revisions",
+                "fail",
+                f"{_LATEST} did not complete within {probe.timeout:g} s: its client waits for the session's event "
+                "stream, which never started while ordinary requests are answered (a buffering proxy)",
+                _BUFFERING_FIX,
+            )
+        )
+    elif failure is not None and failure != "negotiated":
+        fix = _SESSION_HEADER_FIX if "mcp-session-id" in failure.lower() else "check the server's logs"
+        findings.append(Finding("revisions", "fail", f"{_LATEST} failed: {failure}", fix))
+    elif failure == "negotiated":
         findings.append(
             Finding(
                 "revisions",
@@ -157,6 +205,31 @@ async def _revisions(probe: _Probe) -> list[Finding]:
             )
         )
     return findings
+
+
+async def _nothing_spoken(probe: _Probe) -> Finding:
+    """Why no revision could be spoken: most often a token is missing or refused, else not an MCP endpoint."""
+    response, _ = await probe.post(_initialize_body())
+    if response.status == 401:
+        given = any(name.lower() == "authorization" for name in probe.headers)
+        return Finding(
+            "revisions",
+            "fail",
+            "the token given was refused (401)"
+            if given
+            else "the server requires authorization (401): no revision can be checked without a token",
+            "check that the token is current and meant for this server" if given else _TOKEN_FIX,
+        )
+    return Finding(
+        "revisions",
+        "fail",
+        f"no protocol revision could be spoken with this endpoint (initialize answered {response.status})",
+        "check the URL (it is usually .../mcp) and that the server is an MCP server",
+    )
+
+
+def _is_sse_endpoint(url: str) -> bool:
+    return urlsplit(url).path.rstrip("/").endswith("/sse")
 
 
 def _sibling_sse_url(url: str) -> str | None:
@@ -299,19 +372,13 @@ async def _authorization(probe: _Probe) -> list[Finding]:
 
 async def _sessions(probe: _Probe) -> list[Finding]:
     response, body = await probe.post(_initialize_body())
+    if response.status == 401:
+        return [Finding("sessions", "info", "initialize answered 401: no session to check", _TOKEN_FIX)]
     if response.status != 200:
         return [Finding("sessions", "info", f"initialize answered {response.status}: no session to check")]
     session = response.headers.get("mcp-session-id")
     if not session:
-        return [
-            Finding(
-                "sessions",
-                "warn",
-                "initialize succeeded without an Mcp-Session-Id header",
-                "fine for a sessionless server; otherwise a proxy is dropping the header (pass "
-                "Mcp-Session-Id through, and expose it for browsers)",
-            )
-        ]
+        return [await _sessionless(probe)]
     findings = [Finding("sessions", "ok", "initialize returned an Mcp-Session-Id")]
     common = {"Mcp-Session-Id": session, "Mcp-Protocol-Version": _LATEST}
     try:
@@ -337,8 +404,35 @@ async def _sessions(probe: _Probe) -> list[Finding]:
     return findings
 
 
+async def _sessionless(probe: _Probe) -> Finding:
+    """Initialize gave no session: fine if the next request is answered without one, else a proxy ate the header."""
+    common = {"Mcp-Protocol-Version": _LATEST}
+    await probe.post(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(), **common)
+    response, _ = await probe.post(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode(), **common)
+    if response.status == 200:
+        return Finding("sessions", "ok", "a sessionless server: initialize gives no Mcp-Session-Id, requests work")
+    return Finding(
+        "sessions",
+        "fail",
+        f"initialize succeeded without an Mcp-Session-Id header, and the next request got {response.status}: "
+        "every session request fails (a proxy strips the header)",
+        _SESSION_HEADER_FIX,
+    )
+
+
 async def _stream(probe: _Probe, common: dict[str, str]) -> list[Finding]:
-    response, _ = await probe.send("GET", headers={"Accept": "text/event-stream", **common}, read=False)
+    try:
+        response, _ = await probe.send("GET", headers={"Accept": "text/event-stream", **common}, read=False)
+    except trio.TooSlowError:
+        return [
+            Finding(
+                "event stream",
+                "fail",
+                f"the GET event stream sent no response within {probe.timeout:g} s while ordinary requests are "
+                "answered: a proxy in front buffers the event stream",
+                _BUFFERING_FIX,
+            )
+        ]
     async with response:
         if response.status == 405:
             return [
@@ -452,11 +546,12 @@ async def doctor_command(args: argparse.Namespace) -> int:
             try:
                 findings.extend(await check(probe))
             except (HttpError, OSError, trio.TooSlowError, ValueError) as exc:
+                what = f"no answer within {args.timeout:g} s" if isinstance(exc, trio.TooSlowError) else repr(exc)
                 findings.append(
                     Finding(
                         check.__name__.strip("_"),
                         "fail",
-                        f"the probe failed: {exc!r}",
+                        f"the probe failed: {what}",
                         "the endpoint broke off an ordinary request; check the server's logs",
                     )
                 )
