@@ -4,6 +4,7 @@ application configuring logging; once it does, the record goes there alone. Real
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 import trio
 
 import trio_mcp
-from trio_mcp.types import TextContent
+from trio_mcp.types import CallToolResult, TextContent
 
 SERVER = """
 import logging
@@ -35,26 +36,59 @@ async def crash() -> str:
     raise ValueError("disk on fire")
 
 
-trio.run(server.serve_stdio)
+async def serve_http() -> None:
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(server.serve_http, "127.0.0.1", 0)
+        print(port, flush=True)
+
+
+trio.run(server.serve_stdio if sys.argv[2] == "stdio" else serve_http)
 """
 
 
-async def crash_and_read_stderr(tmp_path: Path, mode: str) -> tuple[str, str]:
+async def crash_and_read_stderr(tmp_path: Path, mode: str, transport: str = "stdio") -> tuple[str, str]:
     """The error id the client was told, and what the server wrote to stderr."""
     script = tmp_path / "crashing.py"
     script.write_text(textwrap.dedent(SERVER))
+    command = [sys.executable, str(script), mode, transport]
     lines: list[str] = []
     with trio.fail_after(20):
-        async with trio_mcp.open_stdio_client([sys.executable, str(script), mode], stderr=lines.append) as client:
-            result = await client.call_tool("crash")
+        if transport == "stdio":
+            async with trio_mcp.open_stdio_client(command, stderr=lines.append) as client:
+                result = await client.call_tool("crash")
+        else:
+            result = await crash_over_http(command, lines)
     assert result.is_error and isinstance(result.content[0], TextContent)
     found = re.fullmatch(r"Tool crash failed \(error id ([0-9a-f]+)\)", result.content[0].text)
     assert found is not None
     return found.group(1), "\n".join(lines)
 
 
-async def test_without_logging_configured_the_traceback_is_on_stderr_under_the_error_id(tmp_path: Path) -> None:
-    error_id, stderr = await crash_and_read_stderr(tmp_path, "plain")
+async def crash_over_http(command: list[str], lines: list[str]) -> CallToolResult:
+    process = await trio.lowlevel.open_process(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    try:
+        port = b""
+        while not port.endswith(b"\n"):
+            port += await process.stdout.receive_some(64)
+        url = f"http://127.0.0.1:{int(port)}/mcp"
+        async with trio_mcp.open_http_client(url, protocol_version="2025-11-25") as client:
+            result = await client.call_tool("crash")
+    finally:
+        process.terminate()
+        await process.wait()
+    stderr = b""
+    while chunk := await process.stderr.receive_some(65536):
+        stderr += chunk
+    lines.extend(stderr.decode().splitlines())
+    return result
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_without_logging_configured_the_traceback_is_on_stderr_under_the_error_id(
+    tmp_path: Path, transport: str
+) -> None:
+    error_id, stderr = await crash_and_read_stderr(tmp_path, "plain", transport)
     assert f"ERROR trio_mcp.server: Tool crash failed (error id {error_id})\nTraceback (most recent call last):" in (
         stderr
     )
