@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo docs test lint typecheck unit fuzz soak lowest interop-setup auth-server-setup browser-setup interop conformance bench-setup bench bench-quick scale-setup clean
+.PHONY: demo docs test system-check lint typecheck unit fuzz soak lowest interop-setup auth-server-setup browser-setup interop conformance bench-setup bench bench-quick scale-setup clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,11 @@ scale-setup:
 browser-setup: interop-setup
 	bash tests/browser/setup.sh
 
+# The programs make test needs from the system (Chromium, Redis, HAProxy, nginx): as root they are installed by the
+# setup scripts; otherwise one line per missing part says how to install it, before anything else runs.
+system-check:
+	bash tests/system_check.sh
+
 unit: $(BIN)/.installed
 	$(BIN)/python -m pytest
 
@@ -81,7 +86,7 @@ bench: $(BIN)/.installed bench-setup
 bench-quick: $(BIN)/.installed bench-setup
 	$(BIN)/python benchmarks/compare.py --quick
 
-test: lint typecheck docs interop-setup auth-server-setup browser-setup bench-setup scale-setup conformance unit lowest
+test: system-check lint typecheck docs interop-setup auth-server-setup browser-setup bench-setup scale-setup conformance unit lowest
 
 clean:
 	rm -rf $(VENV) .venv-lowest .interop tests/auth_server/node_modules tests/browser/node_modules tests/browser/dist tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info

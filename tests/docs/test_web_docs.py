@@ -66,3 +66,17 @@ async def test_the_hypercorn_and_quart_trio_examples_serve_mcp() -> None:
             page = await http.request("GET", f"{base}/")
             assert (page.status, await page.read()) == (200, b"my app, with an MCP server at /mcp")
         assert await call_forecast(f"{base}/mcp") == "Sunny in Paris"
+
+
+async def test_the_app_continuing_the_file_keeps_its_route_and_cors() -> None:
+    examples = load_examples()
+    async with hypercorn(examples["app"]) as base, HttpClient() as http:
+        route = await http.request("GET", f"{base}/version")
+        assert (route.status, await route.read()) == (200, b"weather 1.0\n")
+        preflight = await http.request(
+            "OPTIONS",
+            f"{base}/mcp",
+            headers={"origin": "http://localhost:5173", "access-control-request-method": "POST"},
+        )
+        assert preflight.status == 204
+        assert preflight.headers.get("access-control-allow-origin") == "http://localhost:5173"
