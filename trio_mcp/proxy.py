@@ -18,7 +18,9 @@ What crosses, and how exactly:
   there are several; with none a request is refused and a log is dropped. On a stateless (2026-07-28) downstream, the downstream client answers by calling
   again, so the upstream call is made again from the start;
 * upstream ``list_changed`` notifications refresh the mirror, and downstream clients are told; argument
-  completion is forwarded too.
+  completion is forwarded too;
+* skills (SEP-2640): the upstream entries are served unchanged (digests included), and every file they list
+  is read from upstream, so a downstream client verifies what the upstream server sent.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 import attrs
 import trio
 
+from ._skill_format import SKILLS_EXTENSION_ID
 from ._util import collapse_exception_groups
 from ._wire.convert import to_wire
 from .client import Client, connect_stdio_client
@@ -100,6 +103,8 @@ class Proxy:
         )
         for kind in ("tools", "prompts", "resources"):
             await self._refresh(kind)
+        if SKILLS_EXTENSION_ID in (upstream.server_capabilities.extensions or {}):
+            await self._refresh_skills()
         if upstream.server_capabilities.completions is not None:
             self.server.completion_handler = self._complete
         return self.server
@@ -157,6 +162,21 @@ class Proxy:
                         description=item.description,
                         mime_type=item.mime_type,
                     )
+            if server.skills.relaying:
+                await self._refresh_skills()
+
+    async def _refresh_skills(self) -> None:
+        """Pass the upstream skills on as they are: their entries verbatim, and every file they list readable
+        here (a file upstream does not list in resources/list gets a forwarder of its own)."""
+        server, upstream = self.server, self.upstream
+        assert server is not None and upstream is not None
+        skills = await upstream.list_skills()
+        server.skills.relay(skills)
+        for skill in skills:
+            files = [] if skill.resources == "dynamic" else [item.uri for item in skill.resources]
+            for uri in files:
+                if server.find_resource(uri) is None:
+                    server.add_resource(self._forward_resource(Resource(uri=uri, name=uri)), uri)
 
     def _forward_tool(self, tool: Tool) -> Any:
         async def forward(ctx: Context, **arguments: Any) -> CallToolResult:

@@ -5,6 +5,7 @@ that leave the folder refused, files read lazily, and a watched folder announcin
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -16,6 +17,7 @@ from transport_helpers import connect
 
 import trio_mcp
 from trio_mcp import McpError
+from trio_mcp.proxy import open_proxy
 from trio_mcp.testing import open_in_memory
 
 SKILLS = "io.modelcontextprotocol/skills"
@@ -215,3 +217,20 @@ def test_registration_refuses_what_is_not_a_skill(tmp_path: Path) -> None:
     server.add_skill("---\nname: x\ndescription: d\n---\n")
     with pytest.raises(ValueError, match="already registered"):
         server.add_skill("---\nname: x\ndescription: d\n---\n")
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+async def test_the_proxy_passes_skills_on_verbatim(nursery: trio.Nursery, tmp_path: Path, version: str) -> None:
+    upstream = trio_mcp.Server("upstream")
+    uri = upstream.add_skill_folder(make_skill_folder(tmp_path))
+    port = await nursery.start(functools.partial(upstream.serve_http, "127.0.0.1", 0))
+    with trio.fail_after(20):
+        async with open_proxy(url=f"http://127.0.0.1:{port}/mcp", protocol_version=version) as server:
+            async with open_in_memory(server, protocol_version="2025-11-25") as client:
+                (skill,) = await client.list_skills()
+                async with open_in_memory(upstream) as direct:
+                    assert skill == await direct.get_skill(uri)  # the entry, digests included, unchanged
+                assert (await client.read_skill_file(skill)).decode() == SKILL_MD  # verified through the proxy
+                assert await client.read_skill_file(skill, "logo.bin") == b"\x89PNG\xff\x00"
+                listing = await client.request("resources/directory/read", {"uri": "skill://pdf-processing"})
+                assert "skill://pdf-processing/references" in [item["uri"] for item in listing["resources"]]

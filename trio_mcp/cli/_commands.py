@@ -15,6 +15,7 @@ from ._connect import open_target_client
 from ._exit import INTERRUPTED, OK, TOOL_ERROR, USAGE, CliError
 from ._render import Progress, describe_content, describe_contents, emit_json, schema_summary
 from ._signals import watch_interrupts
+from ._skills import skills_command
 
 __all__ = ["client_command"]
 
@@ -147,7 +148,7 @@ def _show_log(message: LoggingMessageNotificationParams) -> None:
     print(f"[{message.level}]" + (f" {message.logger}:" if message.logger else "") + f" {data}", file=sys.stderr)
 
 
-_COMMANDS = {"list": _list, "call": _call, "read": _read, "prompt": _prompt, "info": _info}
+_COMMANDS = {"list": _list, "call": _call, "read": _read, "prompt": _prompt, "info": _info, "skills": skills_command}
 
 
 async def client_command(args: argparse.Namespace) -> int:

@@ -171,6 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
     prompt.add_argument("name", metavar="NAME")
     prompt.add_argument("arguments", nargs="*", metavar="key=value", help="an argument (always a string)")
 
+    skills = client_command("skills", "list a server's skills, or read one skill's file, verified against its entry")
+    skills.add_argument("action", choices=("list", "read"))
+    skills.add_argument("uri", nargs="?", metavar="SKILL_URI", help="read: the URI of the skill's SKILL.md")
+    skills.add_argument("path", nargs="?", metavar="FILE", help="read: a file of the skill (default SKILL.md)")
+
     client_command("info", "show the server's era, protocol revision, capabilities, identity and instructions")
 
     proxy = client_command(

@@ -187,6 +187,22 @@ class _FolderSkill(SkillSource):
         return skill
 
 
+class _RelayedSkill(SkillSource):
+    """Another server's skill, passed on with its entry unchanged (``SkillSet.relay``)."""
+
+    def __init__(self, entry: Skill) -> None:
+        super().__init__(entry.name, "", entry.frontmatter)
+        self.uri = entry.uri
+        self.root_uri = entry.uri[: -len(SKILL_FILE) - 1]
+        self._entry = entry
+
+    def paths(self) -> list[str]:
+        return []  # its files are served by whoever relays it
+
+    async def entry(self) -> Skill:
+        return self._entry
+
+
 def _scan(root: Path, warn: bool = False) -> tuple[_Signature, dict[str, int]]:
     """Every file under ``root`` (``SKILL.md`` first, then sorted), each as (path, size, mtime, inode); a
     symlink is followed only while it stays inside ``root``, and anything else under it is skipped (logged
@@ -257,12 +273,24 @@ class SkillSet:
     def __init__(self, server: SkillHost) -> None:
         self.server = server
         self.sources: dict[str, SkillSource] = {}
-        self.directory_read = True
+        #: Set by ``relay()``: this server passes on another server's skills (the proxy), maybe none yet.
+        self.relaying = False
 
     @property
     def offered(self) -> bool:
         """Whether this server (or one mounted in it) serves skills, and so declares the extension."""
-        return bool(self.sources) or any(mount.child.skills.offered for mount in self.server.mounts)
+        return self.relaying or bool(self.sources) or any(mount.child.skills.offered for mount in self.server.mounts)
+
+    def relay(self, entries: Sequence[Skill]) -> None:
+        """Serve these entries of another server as they are (their files are that server's resources, which
+        the caller serves); replaces the entries relayed before."""
+        self.relaying = True
+        self.enable()
+        for uri in [uri for uri, source in self.sources.items() if isinstance(source, _RelayedSkill)]:
+            del self.sources[uri]
+        for entry in entries:
+            if entry.uri not in self.sources:
+                self.sources[entry.uri] = _RelayedSkill(entry)
 
     def declaration(self) -> dict[str, Any]:
         return {SKILLS_EXTENSION_ID: {"directoryRead": True}}
