@@ -11,7 +11,6 @@ what a method means is the ``RequestHandler``'s business. Over a transport that 
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import inspect
 import logging
 import math
@@ -38,7 +37,7 @@ from ._core.jsonrpc import (
     result_message,
 )
 from ._failures import Fate, failure_text, fate_of, report_failure
-from ._in_task import run_noting_waits
+from ._runner import InCaller, Inline, Reader, RequestRunner, Spawn
 from ._task_set import TaskSet
 from ._util import Sentinel
 from .errors import (
@@ -230,19 +229,6 @@ class _Batch:
         self.unanswered: list[RequestId] = []
 
 
-class _Reader:
-    """One reader task's turn at reading: over once a request it served inline blocked (``_serve_inline``).
-
-    ``scope`` is entered around the reading: a request served inline has it for its cancel scope, as the task
-    becomes that request's alone once it blocks (and nothing but that request can cancel it before)."""
-
-    __slots__ = ("handed_off", "scope")
-
-    def __init__(self) -> None:
-        self.handed_off = False
-        self.scope = trio.CancelScope()
-
-
 @attrs.frozen
 class SessionStatistics:
     """Counters that make leaks visible: requests being served, requests awaiting answers."""
@@ -298,15 +284,16 @@ class Session:
         self._pending: dict[RequestId, _Pending] = {}
         self._progress: dict[RequestId, _Pending] = {}
         self._in_flight: dict[RequestId, InboundRequest] = {}
-        #: Where requests run: ``run()``'s nursery, or the transport's ``TaskSet`` (``attach``).
+        #: Where the session's work runs: ``run()``'s nursery, or the transport's ``TaskSet`` (``attach``).
         self._nursery: trio.Nursery | TaskSet | None = None
+        #: Where each request runs (``_runner.py``): in the caller's task (``serve_alone``) unless ``run`` or
+        #: ``attach`` says otherwise.
+        self._runner: RequestRunner = InCaller()
         self._closed: ConnectionClosed | None = None
         #: How the transport queues a message for its next write, and writes the queue, if it can (stdio): the
-        #: reader then serves requests inline (``_serve_inline``).
+        #: reader then serves requests inline (``Inline``).
         self._send_later: Callable[[Any], None] | None = getattr(stream, "send_later", None)
         self._flush: Callable[[], Awaitable[None]] | None = getattr(stream, "flush", None)
-        #: The request whose handler the reader runs right now, before it first blocks.
-        self._inline: InboundRequest | None = None
         #: Set by the protocol layer once a revision that has JSON-RPC batches (2025-03-26) is negotiated.
         self.accept_batches = False
 
@@ -318,6 +305,10 @@ class Session:
             raise RuntimeError("Session.run() may only be called once")
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            if self._send_later is None:
+                self._runner = Spawn(nursery)
+            else:
+                self._runner = Inline(nursery, lambda: nursery.start_soon(self._read_loop))
             task_status.started()
             await self._read_loop()
 
@@ -338,17 +329,19 @@ class Session:
         if self._nursery is not None:
             raise RuntimeError("Session.attach() is for a session that does not run()")
         self._nursery = tasks
+        self._runner = Spawn(tasks)
         tasks.on_cancel(self.close)
 
-    async def take(self, message: Any) -> None:
-        """Handle one message the transport read itself, in the caller's task, as the reader would (a request
-        still runs in a task of this session's): no hop through ``receive()`` and the reader's task. Only
-        while ``run()`` runs or after ``attach()``; raises ``ConnectionClosed`` once the session is closed."""
+    async def take(self, message: Any, runner: RequestRunner | None = None) -> None:
+        """Handle one message the transport read itself, in the caller's task, as the reader would: no hop through
+        ``receive()`` and the reader's task. Its request runs by ``runner`` (``InCaller``: in this task), else as
+        the session's do (a batch's members always do). Only while ``run()`` runs or after ``attach()``; raises
+        ``ConnectionClosed`` once the session is closed."""
         if self._nursery is None:
             raise RuntimeError("Session.take() is for a session that runs or is attached")
         if self._closed is not None:
             raise self._closed_error()
-        await self._take(message)
+        await self._take(message, None, runner)
 
     def release_handler(self) -> None:
         """Forget the handler once nothing of this session runs any more. A connection and its session refer to
@@ -511,7 +504,7 @@ class Session:
         """Read and dispatch until the transport closes, then close the session. A reader whose inline request
         blocked has handed reading to a new task: it returns once that request is done, leaving the session open."""
         receive = self._stream.receive
-        reader = _Reader()
+        reader = Reader()
         reason = ConnectionClosed("session closed")
         try:
             while not reader.handed_off:
@@ -526,16 +519,19 @@ class Session:
             if not reader.handed_off:
                 self._shutdown(reason)
 
-    async def _take(self, message: Any, reader: _Reader | None = None) -> None:
+    async def _take(self, message: Any, reader: Reader | None = None, runner: RequestRunner | None = None) -> None:
         if type(message) is list:
             await self._receive_batch(message)
         else:
-            await self._dispatch(classify(message) if type(message) is not InvalidMessage else message, None, reader)
+            event = classify(message) if type(message) is not InvalidMessage else message
+            await self._dispatch(event, None, reader, runner)
 
-    async def _dispatch(self, event: Any, batch: _Batch | None, reader: _Reader | None = None) -> None:
+    async def _dispatch(
+        self, event: Any, batch: _Batch | None, reader: Reader | None = None, runner: RequestRunner | None = None
+    ) -> None:
         kind = type(event)
         if kind is Request:
-            await self._receive_request(event, batch, reader)
+            await self._receive_request(event, batch, reader, runner)
         elif kind is Notification:
             await self._receive_notification(event)
         elif kind is Response or kind is ErrorResponse:
@@ -566,7 +562,9 @@ class Session:
             await self._dispatch(event, batch)
         await self._batch_member_done(batch, None)
 
-    async def _receive_request(self, event: Request, batch: _Batch | None, reader: _Reader | None) -> None:
+    async def _receive_request(
+        self, event: Request, batch: _Batch | None, reader: Reader | None, runner: RequestRunner | None
+    ) -> None:
         request_id = event.id
         if request_id in self._in_flight:
             logger.warning("peer reused request id %r while it is still in flight", request_id)
@@ -592,54 +590,26 @@ class Session:
                 batch,
             )
             return
-        tasks = self._nursery
-        here = event.method in self._handler.inline_methods or tasks is None  # no nursery: serve_alone
-        # run()'s reader serves the others inline (not a batch's member, not an attached session's), in its scope.
-        inline = reader if not here and self._send_later is not None and type(tasks) is not TaskSet else None
-        request = InboundRequest(
-            self, request_id, event.method, event.params, inline.scope if inline is not None else None
-        )
+        if runner is None or batch is not None:
+            runner = self._runner
+        here = event.method in self._handler.inline_methods  # in the reading task, before anything read after it
+        scope = trio.CancelScope() if here else runner.scope_for(reader)
+        request = InboundRequest(self, request_id, event.method, event.params, scope)
         if batch is not None:
             request._batch = batch
             batch.remaining += 1
         self._in_flight[request_id] = request
         if here:
-            await self._serve(request)
-        elif inline is not None:
-            await self._serve_inline(request, inline)
-        elif type(tasks) is TaskSet:  # attached: the set cancels the request's own scope, no second one
-            tasks.start_soon(self._serve, request, scope=request.cancel_scope)
+            await self._serve(request, scope, None)
         else:
-            assert tasks is not None
-            tasks.start_soon(self._serve, request)
+            await runner.run(self._serve, request, reader)
 
-    async def _serve_inline(self, request: InboundRequest, reader: _Reader) -> None:
-        """Serve ``request`` in the reader's task, which costs no task while the handler does not block: the
-        first time it does, this task becomes the request's and a new task takes over reading. The request runs
-        in a context copied for it, as trio gives a task it spawns."""
-
-        def hand_off() -> bool:
-            # The reader's own context is untouched, so the new reader starts from the same one.
-            self._inline = None
-            reader.handed_off = True
-            assert isinstance(self._nursery, trio.Nursery)
-            self._nursery.start_soon(self._read_loop)
-            return True
-
-        self._inline = request
-        try:
-            await run_noting_waits(self._serve(request), hand_off, contextvars.copy_context())
-        finally:
-            self._inline = None
-
-    async def _serve(self, request: InboundRequest) -> None:
-        """Run one handler and answer it; whatever it raises is its request's failure alone (see ``_failures``)."""
+    async def _serve(self, request: InboundRequest, scope: trio.CancelScope | None, reader: Reader | None) -> None:
+        """Run one handler inside ``scope`` (None: the runner gave it one, or its task is its scope) and answer it;
+        whatever it raises is its request's failure alone (see ``_failures``). ``reader``: see ``Inline``."""
         response: dict[str, Any] | None = None
-        # Served alone (a stateless request), nothing can cancel it but its caller; served inline, its scope is
-        # its reader's, entered already: no scope of its own either way (a scope costs several microseconds).
-        scope = _NO_SCOPE if self._nursery is None or self._inline is request else request.cancel_scope
         try:
-            with scope:
+            with _NO_SCOPE if scope is None else scope:
                 result = await self._handler.handle_request(request)
                 response = result_message(request.id, result)
         except McpError as exc:
@@ -660,7 +630,7 @@ class Session:
                 response = None  # never answer a request the peer cancelled
             if response is None:
                 self._no_answer(request)
-        if response is not None and self._inline is request and request._batch is None and self._closed is None:
+        if response is not None and reader is not None and reader.serving is request and self._closed is None:
             self._answer_later(response, request.id)  # with the others the reader writes next, no await
             return
         await self._reply(response, request.id, request._batch, counts_as_member=request._batch is not None)

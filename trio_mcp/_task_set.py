@@ -42,9 +42,7 @@ class TaskSet:
         own = scope is None
         if scope is None:
             scope = trio.CancelScope()
-        if self.cancelled:
-            scope.cancel()
-        self._scopes.add(scope)
+        self.hold(scope)
         self._nursery.start_soon(self._run, scope, own, fn, args)
 
     async def _run(
@@ -61,7 +59,18 @@ class TaskSet:
                 raise
             self._on_failure(exc)
         finally:
-            self._scopes.discard(scope)
+            self.release(scope)
+
+    def hold(self, scope: trio.CancelScope) -> None:
+        """Cancel ``scope`` with this set, until ``release``: the scope of work that runs in a task the set does not
+        own (a request served in the HTTP request's task that carried it)."""
+        if self.cancelled:
+            scope.cancel()
+        self._scopes.add(scope)
+
+    def release(self, scope: trio.CancelScope) -> None:
+        """Stop cancelling ``scope`` with this set (its work is done)."""
+        self._scopes.discard(scope)
 
     def on_cancel(self, callback: Callable[[], None]) -> None:
         """Have ``callback`` called once, when ``cancel()`` is (at once if it already was)."""

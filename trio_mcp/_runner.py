@@ -1,0 +1,170 @@
+"""Where the engine runs an inbound request: in which task, inside which cancel scope, and what ends it.
+
+The engine (``Session``) makes one call for each request it reads, ``await runner.run(serve, request, reader)``;
+``serve`` runs the request's handler inside the scope it is given and answers it. There is one runner per way a
+transport hands requests over:
+
+- ``Spawn``: each request in a task of its own, in a nursery the connection owns;
+- ``Inline``: as a step of the reading task until the handler first waits (stdio);
+- ``InCaller``: in the task that handed the request over (an HTTP POST that carries one request).
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+import trio
+
+from ._in_task import run_noting_waits
+from ._task_set import TaskSet
+
+__all__ = ["InCaller", "Inline", "Reader", "RequestRunner", "Serve", "Spawn"]
+
+
+class Reader:
+    """One reading task's turn at reading, over once a request it served inline waited (``Inline``).
+
+    ``scope`` is entered around the reading: a request served inline has it for its cancel scope, as the task
+    becomes that request's alone once it waits (and nothing but that request can cancel it before).
+    ``serving`` is the request run as a step of the reading right now, before it first waits."""
+
+    __slots__ = ("handed_off", "scope", "serving")
+
+    def __init__(self) -> None:
+        self.handed_off = False
+        self.scope = trio.CancelScope()
+        self.serving: object = None
+
+
+class Request(Protocol):
+    """What a runner needs of the request it runs (``InboundRequest``)."""
+
+    cancel_scope: trio.CancelScope
+
+
+class Serve(Protocol):
+    """The engine's part: run ``request``'s handler inside ``scope`` (None: no scope of its own, the runner gave it
+    one already or its task is its scope) and answer it. ``reader`` is the reading turn it is a step of, if any."""
+
+    def __call__(self, request: Any, scope: trio.CancelScope | None, reader: Reader | None) -> Awaitable[None]: ...
+
+
+class RequestRunner(Protocol):
+    """Runs each inbound request the engine reads; see the module docstring."""
+
+    def scope_for(self, reader: Reader | None) -> trio.CancelScope:
+        """The cancel scope of a request read in ``reader``'s turn (None: not by a reader, a batch's member)."""
+
+    async def run(self, serve: Serve, request: Request, reader: Reader | None) -> None:
+        """Run ``serve`` for ``request``; returns once it is started, or done where it runs in this task."""
+
+
+class Spawn:
+    """Each request in a task of its own in ``tasks``: the nursery ``Session.run`` opens, or the ``TaskSet`` an HTTP
+    session keeps in its endpoint's nursery (an idle session then holds no task).
+
+    Owner: that nursery. Cancel scope: the request's own, entered by its task around the handler; the peer's
+    ``notifications/cancelled`` cancels it, and so does the end of the session (the nursery's scope, or the set,
+    which holds the scope). Ends: when the handler returns and the answer is written.
+    """
+
+    __slots__ = ("tasks",)
+
+    def __init__(self, tasks: trio.Nursery | TaskSet) -> None:
+        self.tasks = tasks
+
+    def scope_for(self, reader: Reader | None) -> trio.CancelScope:
+        return trio.CancelScope()
+
+    async def run(self, serve: Serve, request: Request, reader: Reader | None) -> None:
+        tasks = self.tasks
+        scope = request.cancel_scope
+        if type(tasks) is TaskSet:
+            tasks.start_soon(serve, request, scope, None, scope=scope)  # the set cancels it: no second scope
+        else:
+            tasks.start_soon(serve, request, scope, None)
+
+
+class Inline(Spawn):
+    """Each request as a step of the reading task until its handler first waits; then the task is that request's
+    alone and ``read_on()`` starts a new one reading. Over stdio, whose ``send_later`` queues the answer of a
+    request that never waited, most requests cost no task at all. A batch's members, read with no turn of their
+    own, are spawned in ``tasks``.
+
+    Owner: the reading task (nothing else runs in it until the handler returns). Cancel scope: the reading scope
+    (``Reader.scope``), entered already around the reading, one per reading task rather than one per request; the
+    peer's cancel or the end of the session (``tasks``' scope) cancels it. Ends: when the handler returns; a task
+    that was handed the request then returns, another one reading already.
+    """
+
+    __slots__ = ("_read_on",)
+
+    def __init__(self, tasks: trio.Nursery, read_on: Callable[[], None]) -> None:
+        super().__init__(tasks)
+        self._read_on = read_on
+
+    def scope_for(self, reader: Reader | None) -> trio.CancelScope:
+        return trio.CancelScope() if reader is None else reader.scope
+
+    async def run(self, serve: Serve, request: Request, reader: Reader | None) -> None:
+        if reader is None:
+            await super().run(serve, request, reader)
+            return
+
+        def hand_off() -> bool:
+            # The reader's own context is untouched, so the new reader starts from the same one.
+            reader.serving = None
+            reader.handed_off = True
+            self._read_on()
+            return True
+
+        reader.serving = request
+        try:
+            # In a context copied for it, as trio gives a task it spawns.
+            await run_noting_waits(serve(request, None, reader), hand_off, contextvars.copy_context())
+        finally:
+            reader.serving = None
+
+
+class InCaller:
+    """In the task that handed the request over: an HTTP POST that carries one request, served before it answers.
+
+    Owner: that task, the HTTP request's. Cancel scope: a stateless request has none, its task being its scope
+    (the client closing the response cancels it); a session's request (``tasks``, the session's ``TaskSet``) has
+    its own, entered around the handler and held by the set, so that the peer's ``notifications/cancelled`` and
+    the end of the session cancel it. ``on_wait`` is called the first time the handler waits, so that what the
+    task would have done meanwhile (keeping the POST's stream alive) is done by another. Ends: when the handler
+    returns and the answer is written; the task then goes on with the HTTP request.
+    """
+
+    __slots__ = ("_on_wait", "_tasks")
+
+    def __init__(self, tasks: TaskSet | None = None, *, on_wait: Callable[[], None] | None = None) -> None:
+        self._tasks = tasks
+        self._on_wait = on_wait
+
+    def scope_for(self, reader: Reader | None) -> trio.CancelScope:
+        return trio.CancelScope()
+
+    async def run(self, serve: Serve, request: Request, reader: Reader | None) -> None:
+        tasks = self._tasks
+        if tasks is None:
+            await serve(request, None, None)
+            return
+        scope = request.cancel_scope
+        tasks.hold(scope)
+        try:
+            on_wait = self._on_wait
+            if on_wait is None:
+                await serve(request, scope, None)
+            else:
+
+                def waited() -> bool:
+                    on_wait()
+                    return True
+
+                await run_noting_waits(serve(request, scope, None), waited)
+        finally:
+            tasks.release(scope)
