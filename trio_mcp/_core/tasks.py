@@ -9,6 +9,8 @@ changes.
 from __future__ import annotations
 
 import enum
+import math
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, Literal
 
 import attrs
@@ -20,6 +22,10 @@ __all__ = [
     "TERMINAL",
     "TRANSITIONS",
     "apply",
+    "may_replace",
+    "lease_seconds",
+    "MAX_QUEUED",
+    "Nudged",
     "TaskRecord",
     "iso_time",
     "task_wire",
@@ -60,6 +66,39 @@ TRANSITIONS: Final[dict[tuple[str, TaskEvent], TaskStatus]] = {
 def apply(status: str, event: TaskEvent) -> str | None:
     """The status after ``event``, or None when the event changes nothing (already there, or terminal)."""
     return TRANSITIONS.get((status, event))
+
+
+#: Messages kept for one task (``TaskStore.request``) before the oldest are dropped (a task nobody runs any more).
+MAX_QUEUED: Final = 100
+
+#: Called with a task's id whenever a process nudged about it (``TaskStore.announce``).
+Nudged = Callable[[str], Awaitable[None]]
+
+
+def lease_seconds(lease: float) -> float:
+    """A task store's ``lease`` as seconds, or ``ValueError`` naming it."""
+    if isinstance(lease, bool) or not isinstance(lease, (int, float)) or not (0 < lease and math.isfinite(lease)):
+        raise ValueError(f"lease must be a positive number of seconds, not {lease!r}")
+    return float(lease)
+
+
+def may_replace(stored: TaskRecord | None, record: TaskRecord, *, lapsed_only: bool, lapsed: bool) -> bool:
+    """Whether a task store may replace ``stored`` (None: there is none) with ``record``: the compare-and-set
+    every store applies, so that a final status is written once and only by the process running the task, or
+    by the liveness rule.
+
+    A final record is never replaced (but writing the same record again is allowed: a retried write).
+    ``lapsed_only`` is the liveness rule (finalizing, or taking over, a task whose process stopped renewing its
+    lease): it may write only a task whose lease ``lapsed``. Otherwise only the instance that runs the task may
+    write it (one that was taken over from it may not).
+    """
+    if stored is None:
+        return not lapsed_only
+    if stored == record:
+        return True
+    if stored.terminal:
+        return False
+    return lapsed if lapsed_only else stored.instance == record.instance
 
 
 def iso_time(timestamp: float) -> str:

@@ -297,6 +297,11 @@ class ServerConnection:
         return self._nursery
 
     @property
+    def session_id(self) -> str | None:
+        """The id of the session served, the same in every process serving it (an HTTP session), else None."""
+        return self.control.session_id if self.control is not None else None
+
+    @property
     def principal(self) -> Any:
         """Who the transport authenticated (HTTP bearer tokens), None when it did not; a stream that
         authenticates every request (an HTTP session: the caller's token is refreshed or stepped up) has the

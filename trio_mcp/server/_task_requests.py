@@ -62,18 +62,8 @@ async def _tasks_get(connection: RequestConnection, request: InboundRequest, mod
 async def _tasks_result(connection: RequestConnection, request: InboundRequest, modern: ModernRequest | None) -> Any:
     """Core ``tasks/result``: wait for the end, then answer exactly as the tool call would have."""
     manager = _manager(connection, modern)
-    task_id = (request.params or {}).get("taskId")
-    found = await manager.find(connection, modern, task_id)
-    if isinstance(found, LiveTask):
-        found.result_waiters.append(request.id)
-        try:
-            while not found.record.terminal:
-                await found.changed.wait()
-        finally:
-            found.result_waiters.remove(request.id)
-        record = found.record
-    else:
-        record = found
+    found = await manager.find(connection, modern, (request.params or {}).get("taskId"))
+    record = await manager.wait_final(connection, modern, found, request.id)
     related = {META_RELATED_TASK: {"taskId": record.task_id}}
     if record.status == "cancelled":
         raise McpError(INVALID_REQUEST, f"Invalid Request: task {record.task_id!r} was cancelled", related)
@@ -87,12 +77,7 @@ async def _tasks_result(connection: RequestConnection, request: InboundRequest, 
 
 async def _tasks_list(connection: RequestConnection, request: InboundRequest, modern: ModernRequest | None) -> Any:
     manager = _manager(connection, modern)
-    session = manager.session_key(connection)
-    records = [
-        r
-        for r in await manager.store.records(caller_key(connection.principal))
-        if r.session == session and r.form == "core"
-    ]
+    records = await manager.listed(caller_key(connection.principal), manager.session_key(connection), "core")
     return page_result(
         "tasks",
         [task_wire(r) for r in records],
@@ -107,11 +92,20 @@ async def _tasks_cancel(connection: RequestConnection, request: InboundRequest, 
     manager = _manager(connection, modern)
     found = await manager.find(connection, modern, (request.params or {}).get("taskId"))
     record = _record(found)
-    if isinstance(found, LiveTask) and not record.terminal:
+    if record.terminal:
+        if modern is None:
+            raise McpError(INVALID_PARAMS, f"Invalid params: task {record.task_id!r} already ended ({record.status})")
+        return {}
+    if isinstance(found, LiveTask):
         manager.cancel(found, "cancelled by request")
         await manager.save(found)
-    elif modern is None:
-        raise McpError(INVALID_PARAMS, f"Invalid params: task {record.task_id!r} already ended ({record.status})")
+    else:  # it runs in another process: the answer waits for what that process (or the liveness rule) recorded
+        record = await manager.cancel_elsewhere(record)
+        if record.status != "cancelled" and modern is None:
+            raise McpError(
+                INVALID_PARAMS,
+                f"Invalid params: task {record.task_id!r} ended ({record.status}) before it could be cancelled",
+            )
     return task_wire(record) if modern is None else {}
 
 
@@ -122,8 +116,11 @@ async def _tasks_update(connection: RequestConnection, request: InboundRequest, 
     if type(responses) is not dict:
         raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
     found = await manager.find(connection, modern, params.get("taskId"))
-    if isinstance(found, LiveTask) and not found.record.terminal:
-        await manager.update(found, responses)
+    if isinstance(found, LiveTask):
+        if not found.record.terminal:
+            await manager.update(found, responses)
+    elif not found.terminal:  # it runs in another process: the answers go to it
+        await manager.store.request(found.task_id, {"kind": "update", "responses": responses})
     return {}
 
 

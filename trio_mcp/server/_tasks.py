@@ -9,10 +9,15 @@ until the client answers, and progress and logs go where the wire form allows.
 
 * 2025-11-25 (``form="core"``): the client asks with ``params.task``; ``tasks/get``, ``tasks/result``
   (waits for the end), ``tasks/list``, ``tasks/cancel`` and ``notifications/tasks/status``; questions to the
-  client are ordinary requests carrying the related-task ``_meta``. Tasks belong to the principal and session.
+  client are ordinary requests carrying the related-task ``_meta``. Tasks belong to the caller and session.
 * 2026-07-28 (``form="extension"``, ``io.modelcontextprotocol/tasks``): the server decides, for clients that
   declare the extension; ``tasks/get`` inlines the result, ``tasks/update`` answers ``inputRequests``.
-  Tasks belong to the principal.
+  Tasks belong to the caller.
+
+The record in the store is the truth, and any process sharing the store answers for any task: the process
+running a task renews its lease and alone writes its record; a task whose lease lapsed (its process died) is
+finalized ``failed`` by whichever process notices first (a poll, or the sweep every lease). A cancellation
+or answers for a task that runs elsewhere are queued for its process (``TaskStore.request``).
 
 This module is the engine, ``TaskManager``: records, limits, TTLs and the work of each task. The ``tasks/*``
 methods and the ``Context`` of a handler running as a task are in ``_task_requests``.
@@ -25,10 +30,11 @@ import math
 import secrets
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
+import attrs
 import trio
 
 from .._core.tasks import TaskEvent, TaskRecord, apply, detailed_task_wire, task_wire
@@ -95,6 +101,9 @@ class TaskConnection(Protocol):
     @property
     def session(self) -> Session: ...
 
+    @property
+    def session_id(self) -> str | None: ...
+
     def task_nursery(self) -> trio.Nursery | TaskSet: ...
 
     def task_changed(self, task_id: str, params: dict[str, Any]) -> None: ...
@@ -132,7 +141,8 @@ class LiveTask:
         #: Core form: ids of the ``tasks/result`` requests waiting on this task; questions travel with them.
         self.result_waiters: list[Any] = []
         self.save_lock = trio.Lock()
-        self.purged = False  #: expired and deleted: nothing may write its record again
+        #: Expired and deleted, or finalized by another process (its lease lapsed): nothing may write its record.
+        self.purged = False
 
 
 class TaskManager:
@@ -181,6 +191,8 @@ class TaskManager:
         self._nursery: trio.Nursery | None = None
         self._sessions: dict[int, str] = {}
         self._epoch: float | None = None
+        #: Tasks running elsewhere that requests here wait on, woken by the store's nudges.
+        self._waiters: dict[str, trio.Event] = {}
 
     # -- lifetime ---------------------------------------------------------------------------------
 
@@ -190,6 +202,8 @@ class TaskManager:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             nursery.start_soon(self._purge_loop)
+            nursery.start_soon(self._lease_loop)
+            await nursery.start(self.store.listen, self._nudged)
             try:
                 yield
             finally:
@@ -207,18 +221,21 @@ class TaskManager:
         return len(self._live)
 
     def session_key(self, connection: TaskConnection) -> str:
+        """The 2025-11-25 session a task belongs to: the session's id where the transport has one shared by every
+        process serving it, else a key of this manager's for the connection."""
+        shared = connection.session_id
+        if shared is not None:
+            return shared
         key = self._sessions.get(id(connection))
         if key is None:
             key = self._sessions[id(connection)] = secrets.token_hex(16)
         return key
 
     def connection_closed(self, connection: TaskConnection) -> None:
-        """A session ended: nobody can reach its tasks any more, so they are cancelled."""
-        key = self._sessions.pop(id(connection), None)
-        if key is None:
-            return
+        """A session ended: nobody can reach the tasks it runs here any more, so they are cancelled."""
+        self._sessions.pop(id(connection), None)
         for live in list(self._live.values()):
-            if live.record.session == key:
+            if live.connection is connection and live.record.form == "core":
                 self.cancel(live, "the session ended")
 
     # -- starting a task from tools/call ----------------------------------------------------------
@@ -427,9 +444,15 @@ class TaskManager:
             return
         async with live.save_lock:
             try:
-                await self.store.save(live.record)
+                kept = await self.store.save(live.record)
             except Exception:
                 logger.exception("could not store task %s", live.record.task_id)
+                kept = True  # what it could not store stays here; the next write tries again
+        if not kept:
+            await self._lost(live)
+            return
+        if live.record.terminal:
+            await self.store.announce(live.record.task_id)
         if not (notify and live.created):
             return
         if live.record.form == "core":
@@ -541,14 +564,142 @@ class TaskManager:
             await self.store.delete([task_id])
             raise McpError(INVALID_PARAMS, f"Failed to retrieve task: Task has expired ({task_id!r})")
         if live is None and not record.terminal:
-            # Not finished, yet no work runs for it here: the process that ran it is gone.
-            record.status = "failed"
-            record.status_message = "the server restarted while the task was running"
-            record.error = {"code": INTERNAL_ERROR, "message": "Internal error: the server restarted"}
-            record.input_requests = {}
-            record.last_updated_at = self.now()
-            await self.store.save(record)
+            return await self.settle(record)
         return live if live is not None else record
+
+    # -- tasks that run in another process --------------------------------------------------------
+
+    async def settle(self, record: TaskRecord) -> TaskRecord:
+        """The record of an unfinished task that runs elsewhere, finalized ``failed`` first if its lease lapsed
+        (the liveness rule: its process stopped renewing it). Never while the lease is live."""
+        failed = attrs.evolve(
+            record,
+            status="failed",
+            status_message="the process running the task stopped before it finished",
+            error={"code": INTERNAL_ERROR, "message": "Internal error: the process running the task stopped"},
+            input_requests={},
+            last_updated_at=self.now(),
+        )
+        if not await self.store.save(failed, lapsed_only=True):
+            return record
+        logger.warning("task %s: its process stopped renewing its lease; recorded failed", record.task_id)
+        await self.store.announce(record.task_id)
+        return failed
+
+    async def wait_final(
+        self, connection: TaskConnection, modern: ModernRequest | None, found: LiveTask | TaskRecord, request_id: Any
+    ) -> TaskRecord:
+        """The task's final record, once there is one, wherever the task runs (``tasks/result``)."""
+        while True:
+            if isinstance(found, LiveTask):
+                found.result_waiters.append(request_id)
+                try:
+                    while not found.record.terminal:
+                        await found.changed.wait()
+                finally:
+                    found.result_waiters.remove(request_id)
+                return found.record
+            if found.terminal:
+                return found
+            await self._nudge_or_poll(found.task_id)
+            found = await self.find(connection, modern, found.task_id)
+
+    async def cancel_elsewhere(self, record: TaskRecord) -> TaskRecord:
+        """Have the process running the task cancel it, and return its record once final. Bounded: a process that
+        is alive cancels at its next renewal at the latest, a dead one's lease lapses; past two leases, -32603."""
+        await self.store.request(record.task_id, {"kind": "cancel"})
+        with trio.move_on_after(2 * self.store.lease + 1):
+            while not record.terminal:
+                await self._nudge_or_poll(record.task_id)
+                found = await self.store.load(record.task_id)
+                if found is None:
+                    raise _not_found(record.task_id)
+                record = found if found.terminal else await self.settle(found)
+        if not record.terminal:
+            raise McpError(
+                INTERNAL_ERROR,
+                f"Internal error: the process running task {record.task_id!r} did not confirm its cancellation "
+                f"within {2 * self.store.lease + 1:g} s; poll tasks/get",
+            )
+        return record
+
+    async def listed(self, owner: str, session: str | None, form: str) -> list[TaskRecord]:
+        """The caller's tasks (``tasks/list``), each as it is now."""
+        records = []
+        for record in await self.store.records(owner):
+            if record.session != session or record.form != form:
+                continue
+            live = self._live.get(record.task_id)
+            if live is not None:
+                record = live.record
+            elif not record.terminal:
+                record = await self.settle(record)
+            records.append(record)
+        return records
+
+    async def _nudge_or_poll(self, task_id: str) -> None:
+        """Wait for a nudge about the task, or a third of a lease (a nudge may be lost)."""
+        event = self._waiters.setdefault(task_id, trio.Event())
+        with trio.move_on_after(self.store.lease / 3):
+            await event.wait()
+
+    async def _nudged(self, task_id: str) -> None:
+        event = self._waiters.pop(task_id, None)
+        if event is not None:
+            event.set()
+        if task_id in self._live:  # a message waits for it: take it now rather than at the next renewal
+            try:
+                await self._deliver(await self.store.renew(self.instance, [task_id]))
+            except Exception as exc:
+                logger.warning("task %s: its messages wait for the next renewal: %s", task_id[:8], exc)
+
+    async def _deliver(self, messages: dict[str, list[Any]]) -> None:
+        for task_id, items in messages.items():
+            live = self._live.get(task_id)
+            if live is None:
+                continue  # it ended here meanwhile
+            for item in items:
+                if live.record.terminal or type(item) is not dict:
+                    continue
+                if item.get("kind") == "cancel":
+                    self.cancel(live, "cancelled by request")
+                    await self.save(live)
+                elif item.get("kind") == "update" and type(item.get("responses")) is dict:
+                    await self.update(live, item["responses"])
+
+    async def _lease_loop(self) -> None:
+        """Renew the leases of the tasks running here (taking their messages) every third of a lease, and
+        finalize, every lease, the tasks whose lease lapsed."""
+        rounds = 0
+        while True:
+            await trio.sleep(self.store.lease / 3)
+            rounds += 1
+            try:
+                await self._deliver(await self.store.renew(self.instance, self._running_ids()))
+                if rounds % 3 == 0:
+                    for task_id in await self.store.lapsed():
+                        record = None if task_id in self._live else await self.store.load(task_id)
+                        if record is not None and not record.terminal:
+                            await self.settle(record)
+            except Exception as exc:
+                logger.warning("task leases not renewed: %s", exc)
+
+    def _running_ids(self) -> Sequence[str]:
+        return [task_id for task_id, live in self._live.items() if live.created and not live.purged]
+
+    async def _lost(self, live: LiveTask) -> None:
+        """The store refused a write: another process finalized the task (its lease lapsed while this process
+        could not renew it). Its record here becomes the stored one, and its work stops."""
+        live.purged = True
+        stored = await self.store.load(live.record.task_id)
+        logger.warning("task %s was finalized by another process; its work here stops", live.record.task_id)
+        if stored is not None:
+            for field in attrs.fields(TaskRecord):
+                setattr(live.record, field.name, getattr(stored, field.name))
+        changed, live.changed = live.changed, trio.Event()
+        changed.set()
+        live.cancel_requested.set()
+        live.scope.cancel()
 
     async def update(self, live: LiveTask, responses: dict[str, Any]) -> None:
         """Answer outstanding questions; keys that are not outstanding are ignored."""

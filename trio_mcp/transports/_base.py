@@ -98,6 +98,10 @@ class StreamControl(Protocol):
     def request_id_prefix(self) -> str:
         """Starts the ids of the requests the server sends, unique among the processes serving the session."""
 
+    @property
+    def session_id(self) -> str:
+        """The session's id, the same in every process serving it (what its tasks belong to)."""
+
     def on_state(self, apply: Callable[[Mapping[str, Any]], None]) -> None:
         """Have ``apply`` called with the session's state whenever another process serving it changes it."""
 

@@ -232,6 +232,10 @@ class HttpSession:
         return self._restored
 
     @property
+    def session_id(self) -> str:
+        return self.id
+
+    @property
     def request_id_prefix(self) -> str:
         return f"{self.directory.origin}-" if self.directory is not None else ""
 

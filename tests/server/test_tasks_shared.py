@@ -1,0 +1,89 @@
+"""Two servers sharing one task store, as two processes share one Redis: either answers for a task the other runs
+(its questions answered, its cancellation delivered), and the liveness rule finalizes a task whose process
+stopped renewing its lease, once, never while the lease is live. On trio's MockClock."""
+
+from __future__ import annotations
+
+import trio
+import trio.testing
+from test_tasks import MODERN, _modern, clock, connect, make_server
+
+from trio_mcp._core.tasks import TaskRecord
+from trio_mcp._identity import caller_key
+from trio_mcp.server import MemoryTaskStore, TaskManager
+
+__all__ = ["clock"]  # the fixture, used by name
+
+
+class CountingStore(MemoryTaskStore):
+    """Counts the final records it accepted, per task."""
+
+    def __init__(self) -> None:
+        super().__init__(lease=3.0)
+        self.finals: dict[str, list[str]] = {}
+
+    async def save(self, record: TaskRecord, *, lapsed_only: bool = False) -> bool:
+        kept = await super().save(record, lapsed_only=lapsed_only)
+        if kept and record.terminal and self.finals.get(record.task_id, [None])[-1] != record.status:
+            self.finals.setdefault(record.task_id, []).append(record.status)
+        return kept
+
+
+async def test_the_other_server_answers_questions_and_cancels(clock: trio.testing.MockClock) -> None:
+    store = CountingStore()
+    (a, seen_a), (b, _) = (make_server(TaskManager(store=store, poll_interval=0.5)) for _ in range(2))
+    with trio.fail_after(120):
+        async with a.running(), b.running(), connect(a, MODERN) as on_a, connect(b, MODERN) as on_b:
+            asked = await _modern(on_a, "tools/call", {"name": "ask"})
+            task_id = asked["taskId"]
+            while (state := await _modern(on_b, "tasks/get", {"taskId": task_id}))["status"] == "working":
+                await trio.sleep(0.1)
+            assert state["status"] == "input_required"
+            (key,) = state["inputRequests"]
+            answer = {"action": "accept", "content": {"name": "Grace"}}
+            answered = await _modern(on_b, "tasks/update", {"taskId": task_id, "inputResponses": {key: answer}})
+            assert set(answered) == {"resultType", "_meta"}
+            while (state := await _modern(on_b, "tasks/get", {"taskId": task_id}))["status"] != "completed":
+                await trio.sleep(0.1)
+            assert state["result"]["content"][0]["text"] == "Hello, Grace"
+
+            slow = (await _modern(on_a, "tools/call", {"name": "slow", "arguments": {"seconds": 500}}))["taskId"]
+            await seen_a["started"].wait()
+            assert set(await _modern(on_b, "tasks/cancel", {"taskId": slow})) == {"resultType", "_meta"}
+            assert seen_a["cancelled"] == 1  # the work on a stopped before b answered
+            assert (await _modern(on_b, "tasks/get", {"taskId": slow}))["status"] == "cancelled"
+    assert store.finals == {task_id: ["completed"], slow: ["cancelled"]}
+
+
+async def test_a_task_whose_lease_lapsed_is_failed_once_and_never_before(clock: trio.testing.MockClock) -> None:
+    """A record left unfinished by a process that stopped (it renews its lease no more): working for as long as
+    the lease lasts, then failed, by the poll that notices or by the sweep, within two leases."""
+    store = CountingStore()
+    server, _ = make_server(TaskManager(store=store))
+    with trio.fail_after(120):
+        async with server.running(), connect(server, MODERN) as client:
+            gone: list[str] = []
+            for task_id in ("polled" * 4, "swept" * 4):
+                now = server.tasks.now()
+                orphan = TaskRecord(
+                    task_id=task_id,
+                    owner=caller_key(None),  # the caller of an unauthenticated connection
+                    form="extension",
+                    instance="a process that died",
+                    created_at=now,
+                    last_updated_at=now,
+                    ttl_ms=None,
+                )
+                assert await store.save(orphan)
+                gone.append(task_id)
+            start = trio.current_time()
+            while (state := await _modern(client, "tasks/get", {"taskId": gone[0]}))["status"] == "working":
+                await trio.sleep(0.25)
+            assert store.lease <= trio.current_time() - start <= store.lease + 0.5
+            assert state["status"] == "failed" and state["error"]["code"] == -32603
+            await trio.sleep(store.lease)  # nobody asks about the second: the sweep finds it within two leases
+            swept = await store.load(gone[1])
+            assert swept is not None and swept.status == "failed"
+            again = await _modern(client, "tasks/get", {"taskId": gone[0]})
+            assert again["lastUpdatedAt"] == state["lastUpdatedAt"]
+    assert store.finals == {gone[0]: ["failed"], gone[1]: ["failed"]}

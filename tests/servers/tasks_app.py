@@ -1,0 +1,40 @@
+"""The server the task-roaming tests run in several processes (``tasks_app:server`` with ``--options
+tasks_app:options``): sessions, events and tasks shared through the Redis at ``$TRIO_MCP_TEST_REDIS``, with a
+one-second task lease so that a dead process's tasks are noticed quickly."""
+
+from __future__ import annotations
+
+import os
+
+import trio
+
+from trio_mcp import Context, HttpTransportOptions, Server
+from trio_mcp.scale import RedisClient, RedisEventStore, RedisSessionDirectory, RedisTaskStore
+from trio_mcp.server import TaskManager
+
+_redis = RedisClient(os.environ["TRIO_MCP_TEST_REDIS"], command_timeout=2.0, retries=2)
+server = Server("tasks", tasks=TaskManager(store=RedisTaskStore(_redis, lease=1.0), poll_interval=0.1))
+options = HttpTransportOptions(
+    event_store=RedisEventStore(_redis), session_directory=RedisSessionDirectory(_redis), retry_ms=100
+)
+
+
+@server.tool()
+async def pid() -> int:
+    """The id of the process serving this call."""
+    return os.getpid()
+
+
+@server.tool(task_support="optional")
+async def job(ctx: Context, seconds: float = 1.0) -> str:
+    """Work for ``seconds``; records in Redis which process runs it (``test:runner:<task>``) and, if cancelled,
+    that its work really stopped (``test:stopped:<task>``)."""
+    task_id = getattr(ctx, "task_id", "inline")
+    await _redis.execute("SET", f"test:runner:{task_id}", os.getpid())
+    try:
+        await trio.sleep(seconds)
+    except trio.Cancelled:
+        with trio.CancelScope(shield=True):
+            await _redis.execute("INCR", f"test:stopped:{task_id}", idempotent=False)
+        raise
+    return f"done on {os.getpid()}"
