@@ -29,7 +29,7 @@ for line in lines:
         print(f"opentelemetry-sdk=={floor.strip()}")
 PY
 )"
-tools=(pytest pytest-trio hypothesis pydantic mypy hypercorn quart-trio)
+tools=(pytest pytest-trio hypothesis pydantic mypy hypercorn quart-trio build twine)
 stamp="$VENV/.pins"
 if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$pins ${tools[*]}" ]]; then
     rm -rf "$VENV"
