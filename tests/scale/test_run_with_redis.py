@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 
 import trio
-from cli_helpers import CLI_SERVER, Running, start
+from cli_helpers import CLI_SERVER, REPO, Running, start
 from scale_peers import RedisServer
 
 import trio_mcp
@@ -15,12 +15,10 @@ VERSION = "2025-11-25"
 WARNING = r"trio-mcp: warning: .*lose their sessions.*--redis"
 
 
-async def serve(nursery: trio.Nursery, *words: str) -> tuple[Running, str]:
-    """``trio-mcp run`` of the command-line test server with three workers; it and its URL."""
-    running = await start(
-        nursery, "run", str(CLI_SERVER), "--transport", "http", "--port", "0", "--workers", "3", *words
-    )
-    found = await running.wait_for_stderr(r"serving cli-test-server 1\.2\.3 on (\S+) from 3 workers")
+async def serve(nursery: trio.Nursery, *words: str, target: str = str(CLI_SERVER)) -> tuple[Running, str]:
+    """``trio-mcp run`` of a test server (the command line's by default) with three workers; it and its URL."""
+    running = await start(nursery, "run", target, "--transport", "http", "--port", "0", "--workers", "3", *words)
+    found = await running.wait_for_stderr(r"serving \S+ \S+ on (\S+) from 3 workers")
     return running, found.group(1)
 
 
@@ -58,3 +56,35 @@ async def test_workers_without_a_shared_store_say_so_in_one_line_at_start() -> N
             await stop(running)
     lines = [line for line in running.stderr.decode().splitlines() if "lose their sessions" in line]
     assert len(lines) == 1, running.stderr.decode()
+
+
+async def test_a_change_announced_on_any_worker_reaches_a_subscriber_once(redis_server: RedisServer) -> None:
+    """``server.notify_resource_updated`` on whichever worker serves the call reaches the subscriber, whichever
+    worker holds its GET stream: each change once."""
+    updates: list[str] = []
+    arrived = trio.Event()
+
+    def on_update(uri: str) -> None:
+        nonlocal arrived
+        updates.append(uri)
+        arrived.set()
+
+    with trio.fail_after(90):
+        async with trio.open_nursery() as nursery:
+            target = str(REPO / "tests" / "servers" / "changes_app.py")
+            running, url = await serve(nursery, "--redis", redis_server.url, target=target)
+            async with trio_mcp.open_http_client(
+                url, protocol_version=VERSION, on_resource_updated=on_update
+            ) as subscriber:
+                await subscriber.subscribe_resource("note://a")
+                workers: list[int] = []
+                while len(set(workers)) < 2 or len(workers) < 6:  # each touch on a connection of its own
+                    arrived = trio.Event()
+                    async with trio_mcp.open_http_client(url, protocol_version="2026-07-28") as toucher:
+                        result = await toucher.call_tool("touch", {"uri": "note://a"})
+                    workers.append(result.structured_content["result"])
+                    with trio.fail_after(10):
+                        await arrived.wait()
+                await trio.sleep(0.5)
+                assert updates == ["note://a"] * len(workers)  # each change told once
+            await stop(running)

@@ -10,7 +10,7 @@ import contextlib
 import functools
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import attrs
@@ -200,6 +200,10 @@ class ServerCore:
         #: The connections open to this server's clients.
         self.connections: set[Listener] = set()
         self.tasks = tasks if tasks is not None else TaskManager()
+        #: Spreads what ``notify_resource_updated`` and ``notify_list_changed`` announce to the other processes
+        #: serving the same clients, around the local notification (a running ``trio_mcp.scale.RedisFanout``
+        #: sets it); None: the clients of this process only.
+        self.fan_out: Callable[[str, str], AbstractContextManager[None]] | None = None
         #: Servers mounted in this one (``Server.mount()``).
         self.mounts: list[Mounted] = []
         #: Told of every change besides the connections: the mounts this server is the child of, caches (``watch()``).
@@ -353,10 +357,11 @@ class ServerCore:
 
     def notify_resource_updated(self, uri: str) -> None:
         """Send ``notifications/resources/updated`` to every client subscribed to ``uri`` (does not block)."""
-        for connection in list(self.connections):
-            connection.resource_updated(uri)
-        for watcher in list(self._watchers):
-            watcher.resource_updated(uri)
+        with self._announcing("uri", uri):
+            for connection in list(self.connections):
+                connection.resource_updated(uri)
+            for watcher in list(self._watchers):
+                watcher.resource_updated(uri)
 
     def watch(self, listener: Listener) -> None:
         """Tell ``listener`` of every list change and resource update here (a mount, a response cache)."""
@@ -367,7 +372,11 @@ class ServerCore:
         a list that changed other than through ``add_*``/``remove_*`` here (which notify by themselves)."""
         if kind not in ("tools", "prompts", "resources"):
             raise ValueError(f"kind must be 'tools', 'prompts' or 'resources', not {kind!r}")
-        self._changed(kind)
+        with self._announcing("list", kind):
+            self._changed(kind)
+
+    def _announcing(self, what: str, value: str) -> AbstractContextManager[None]:
+        return self.fan_out(what, value) if self.fan_out is not None else contextlib.nullcontext()
 
     # -- skills -----------------------------------------------------------------------------------
 
