@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo docs test system-check lint typecheck unit fuzz soak lowest interop-setup auth-server-setup browser-setup interop conformance bench-setup bench bench-quick scale-setup clean
+.PHONY: demo docs test system-check lint typecheck unit fuzz soak lowest interop-setup skills-setup auth-server-setup browser-setup interop conformance bench-setup bench bench-quick scale-setup clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ lint: $(BIN)/.installed
 # in its own virtual environment (.interop/); see tests/interop/setup.sh.
 interop-setup:
 	PYTHON=$(PYTHON) bash tests/interop/setup.sh
+
+# The skills (SEP-2640) peers: the TypeScript SDK v2 (npm, locked) and FastMCP (pinned, .interop/fastmcp-venv);
+# see tests/interop/skills_setup.sh.
+skills-setup: interop-setup
+	PYTHON=$(PYTHON) bash tests/interop/skills_setup.sh
 
 # The authorization server of the end-to-end OAuth tests (oauth2-mock-server, npm); see tests/auth_server/setup.sh.
 auth-server-setup: interop-setup
@@ -68,7 +73,7 @@ SOAK_SECONDS ?= 180
 soak: $(BIN)/.installed
 	$(BIN)/python benchmarks/soak.py --seconds $(SOAK_SECONDS)
 
-interop: $(BIN)/.installed interop-setup
+interop: $(BIN)/.installed interop-setup skills-setup
 	$(BIN)/python -m pytest -m interop
 
 # The official conformance suite against tests/conformance/everything_server.py; see docs/conformance.md.
@@ -86,7 +91,7 @@ bench: $(BIN)/.installed bench-setup
 bench-quick: $(BIN)/.installed bench-setup
 	$(BIN)/python benchmarks/compare.py --quick
 
-test: system-check lint typecheck docs interop-setup auth-server-setup browser-setup bench-setup scale-setup conformance unit lowest
+test: system-check lint typecheck docs interop-setup skills-setup auth-server-setup browser-setup bench-setup scale-setup conformance unit lowest
 
 clean:
-	rm -rf $(VENV) .venv-lowest .interop tests/auth_server/node_modules tests/browser/node_modules tests/browser/dist tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) .venv-lowest .interop tests/auth_server/node_modules tests/browser/node_modules tests/browser/dist tests/interop/ts_skills/node_modules tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info
