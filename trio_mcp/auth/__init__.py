@@ -1,7 +1,7 @@
 """OAuth for MCP over HTTP: the resource-server side (protecting a server) and shared parts of the client side.
 
 Server: ``ResourceServerAuth`` in front of the HTTP endpoints, with a ``TokenVerifier`` (``JwtVerifier``,
-``IntrospectionVerifier``, ``CallableVerifier``) and optionally a ``DpopVerifier``. Client: the token stores and
+``IntrospectionVerifier``, ``CallableVerifier``, or ``DevTokens`` on a laptop) and optionally a ``DpopVerifier``. Client: the token stores and
 the interactive loopback helper used by ``trio_mcp.client.OAuthClientProvider``, and the signing pieces
 (``DpopKey``, ``client_assertion``). Signatures need the ``auth`` extra (``pip install 'trio-mcp[auth]'``),
 loaded only when used; see docs/protecting-a-server.md and docs/authorizing-a-client.md.
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from ._dev import DEV_SECRET_ENV, DevTokens
     from ._dpop import DpopVerifier, InvalidDpopProof
     from ._extra import AuthExtraMissing
     from ._introspection import IntrospectionVerifier
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from ._tokens import CallableVerifier, InvalidToken, Principal, TokenVerifier, VerifierUnavailable
 
 _LAZY = {
+    "DEV_SECRET_ENV": "._dev",
+    "DevTokens": "._dev",
     "DpopVerifier": "._dpop",
     "InvalidDpopProof": "._dpop",
     "AuthExtraMissing": "._extra",
@@ -59,6 +62,8 @@ __all__ = [
     "ASYMMETRIC_ALGORITHMS",
     "AuthExtraMissing",
     "CallableVerifier",
+    "DEV_SECRET_ENV",
+    "DevTokens",
     "DpopKey",
     "DpopVerifier",
     "FileTokenStore",

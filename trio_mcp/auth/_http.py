@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from ..transports._http_client import HttpClient, HttpError, HttpTimeouts
 
-__all__ = ["BODY_LIMIT", "FORM", "TIMEOUTS", "HttpFailure", "get_json", "post"]
+__all__ = ["BODY_LIMIT", "FORM", "TIMEOUTS", "HttpFailure", "fetch_json", "get_json", "post"]
 
 logger = logging.getLogger("trio_mcp.auth")
 
@@ -23,19 +23,27 @@ class HttpFailure(Exception):
     """The request could not be made or its answer not read (the message says why, without secrets)."""
 
 
-async def get_json(http: HttpClient, url: str) -> tuple[int, Any]:
-    """GET ``url``: (status, the JSON body or None); (0, None) when the request failed."""
+async def fetch_json(http: HttpClient, url: str) -> tuple[int, Any]:
+    """GET ``url``: (status, the JSON body or None); ``HttpFailure`` saying why when no answer came."""
     try:
         response = await http.request("GET", url, headers=[("accept", "application/json")], timeouts=TIMEOUTS)
         async with response:
             body = await response.read(BODY_LIMIT)
     except HttpError as exc:
-        logger.debug("GET %s failed: %s", url, exc)
-        return 0, None
+        raise HttpFailure(f"GET {url} failed: {exc}") from exc
     try:
         return response.status, json.loads(body)
     except ValueError:
         return response.status, None
+
+
+async def get_json(http: HttpClient, url: str) -> tuple[int, Any]:
+    """``fetch_json``, with (0, None) when the request failed (for discovery, which tries the next URL)."""
+    try:
+        return await fetch_json(http, url)
+    except HttpFailure as exc:
+        logger.debug("%s", exc)
+        return 0, None
 
 
 async def post(

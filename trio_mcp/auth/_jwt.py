@@ -10,7 +10,6 @@ of clock skew; ``aud`` must name this resource (RFC 8707 audience binding).
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Final
@@ -19,13 +18,12 @@ import trio
 
 from ..transports._http_client import HttpClient
 from ._extra import load_jwt
-from ._http import get_json
+from ._http import HttpFailure, fetch_json
 from ._metadata import authorization_server_metadata_urls
 from ._tokens import InvalidToken, Principal, VerifierUnavailable, scopes_of
 
 __all__ = ["ASYMMETRIC_ALGORITHMS", "JwtVerifier"]
 
-logger = logging.getLogger("trio_mcp.auth")
 
 #: Every algorithm a JwtVerifier may be configured with (public-key signatures only).
 ASYMMETRIC_ALGORITHMS: Final = frozenset(
@@ -83,6 +81,8 @@ class JwtVerifier:
         self._keys: dict[str | None, list[Any]] = {}
         self._fetched_at: float | None = None
         self._fetched_ok = False
+        #: Why the last fetch of the keys failed, for the error that says tokens cannot be checked.
+        self._failure = "not fetched yet"
         self._lock = trio.Lock()
 
     async def aclose(self) -> None:
@@ -106,7 +106,7 @@ class JwtVerifier:
         keys = await self._keys_for(kid if isinstance(kid, str) else None)
         if not keys:
             if not self._keys and not self._fetched_ok:
-                raise VerifierUnavailable(f"the keys of {self.issuer} could not be fetched")
+                raise VerifierUnavailable(f"the keys of {self.issuer} could not be fetched: {self._failure}")
             raise InvalidToken("the token was signed by a key the issuer does not publish")
         claims: dict[str, Any] | None = None
         failure = "the token's signature does not verify"
@@ -170,13 +170,17 @@ class JwtVerifier:
         if self._http is None:
             self._http = HttpClient()
         self._fetched_at = now  # a failed fetch also waits refetch_interval before the next one
-        uri = self.jwks_uri or await self._discover_jwks_uri(self._http)
-        if uri is None:
-            logger.warning("no jwks_uri in the metadata of %s", self.issuer)
+        try:
+            uri = self.jwks_uri or await self._discover_jwks_uri(self._http)
+            if uri is None:
+                self._failure = f"the metadata of {self.issuer} names no jwks_uri (or another issuer)"
+                return
+            status, document = await fetch_json(self._http, uri)
+        except HttpFailure as exc:  # the issuer cannot be reached: the cause is what the operator needs
+            self._failure = str(exc)
             return
-        status, document = await get_json(self._http, uri)
         if status != 200 or not isinstance(document, dict) or not isinstance(document.get("keys"), list):
-            logger.warning("fetching the JWKS at %s failed (HTTP %s)", uri, status)
+            self._failure = f"the JWKS at {uri} answered HTTP {status}, not a key set"
             return
         keys: dict[str | None, list[Any]] = {}
         for entry in document["keys"]:
@@ -195,10 +199,9 @@ class JwtVerifier:
 
     async def _discover_jwks_uri(self, http: HttpClient) -> str | None:
         for url in authorization_server_metadata_urls(self.issuer):
-            status, document = await get_json(http, url)
+            status, document = await fetch_json(http, url)
             if status == 200 and isinstance(document, dict):
                 if str(document.get("issuer", "")).rstrip("/") != self.issuer.rstrip("/"):
-                    logger.warning("the metadata at %s names another issuer", url)
                     return None
                 uri = document.get("jwks_uri")
                 if isinstance(uri, str):

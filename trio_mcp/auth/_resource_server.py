@@ -91,6 +91,8 @@ class ResourceServerAuth:
         self.dpop = dpop
         self.dpop_required = dpop_required
         self.resource_name = resource_name
+        #: Why tokens cannot be checked now (logged once), or None while they can.
+        self._unavailable_reason: str | None = None
 
     # -- what the transports call ---------------------------------------------------------------------
 
@@ -177,9 +179,10 @@ class ResourceServerAuth:
         except InvalidToken as exc:
             return self._refusal(where, str(exc), 401, metadata_url, error="invalid_token", description=str(exc))
         except VerifierUnavailable as exc:
-            logger.error("could not check the token of %s: %s", where, exc)
-            body = json.dumps({"error": "temporarily_unavailable", "error_description": "try again shortly"})
-            return Refusal(503, [*_JSON, ("retry-after", "5")], body.encode())
+            return self._unavailable(where, exc)
+        if self._unavailable_reason is not None:
+            logger.warning("access tokens can be checked again")
+            self._unavailable_reason = None
         needed = set(self.required_scopes)
         if message_scopes is not None:
             needed |= await message_scopes()
@@ -256,6 +259,21 @@ class ResourceServerAuth:
             body if request.method == "GET" else b"",
         )
 
+    def _unavailable(self, where: str, exc: VerifierUnavailable) -> Refusal:
+        """503: the token could not be checked. Logged once with its cause (not once per request), until a
+        token can be checked again or the cause changes."""
+        if str(exc) != self._unavailable_reason:
+            self._unavailable_reason = str(exc)
+            logger.error(
+                "cannot check access tokens (first refused: %s): %s; answering 503 until it recovers", where, exc
+            )
+        body = {
+            "error": "temporarily_unavailable",
+            "error_description": "the server cannot check access tokens now (its authorization server cannot "
+            "be reached); try again shortly",
+        }
+        return Refusal(503, [*_JSON, ("retry-after", "5")], json.dumps(body).encode())
+
     def _refusal(
         self,
         where: str,
@@ -280,7 +298,10 @@ class ResourceServerAuth:
         if self.dpop is not None:
             algs = " ".join(self.dpop.algorithms)
             headers.append(("www-authenticate", challenge("DPoP", [*params, ("algs", algs)])))
-        body = {"error": error or "unauthorized", "error_description": description or "an access token is required"}
+        body = {
+            "error": error or "unauthorized",
+            "error_description": description or "an access token is required: send 'Authorization: Bearer <token>'",
+        }
         return Refusal(status, headers, json.dumps(body).encode())
 
     def _dpop_refusal(self, where: str, metadata_url: str, exc: InvalidDpopProof) -> Refusal:

@@ -63,6 +63,15 @@ async def _open(args: argparse.Namespace, options: dict[str, Any]) -> AsyncItera
         )
 
 
+def _authorization_hint(error: McpError, headers: list[str]) -> str:
+    """For a 401 at connection time: how to pass a token, or that the one passed was refused."""
+    if not (isinstance(error.data, dict) and error.data.get("status") == 401):
+        return ""
+    if any(header.partition(":")[0].strip().lower() == "authorization" for header in headers):
+        return " (the token given was refused)"
+    return " (the server requires authorization: pass a token with -H 'Authorization: Bearer TOKEN')"
+
+
 def _path_hint(url: str | None) -> str:
     """For a server that answered but spoke no MCP at a URL without the usual endpoint path: where it usually is."""
     if not url or url.startswith(("ws://", "wss://")):
@@ -96,7 +105,8 @@ async def open_target_client(args: argparse.Namespace, **options: Any) -> AsyncI
             raise CliError(f"could not connect within {args.connect_timeout:g} s (--connect-timeout)", CONNECTION)
     except McpError as exc:
         status = TOOL_ERROR if connected else CONNECTION
-        raise CliError(f"the server answered with an error: {exc}", status) from None
+        hint = "" if connected else _authorization_hint(exc, args.header)
+        raise CliError(f"the server answered with an error: {exc}{hint}", status) from None
     except RequestTimeout as exc:
         raise CliError(f"timed out: {exc} (--timeout)", CONNECTION) from None
     except BrokenPipeError:  # our own stdout was closed (`| head`); the server's pipe fails as ConnectionClosed
