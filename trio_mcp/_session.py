@@ -36,6 +36,7 @@ from ._core.jsonrpc import (
     request_message,
     result_message,
 )
+from ._deadline import serve_within, waited_out, with_deadline
 from ._failures import Fate, failure_text, fate_of, report_failure
 from ._runner import InCaller, Inline, Reader, RequestRunner, Spawn
 from ._task_set import TaskSet
@@ -432,6 +433,7 @@ class Session:
         self._next_id += 1
         if on_id is not None:
             on_id(request_id)
+        params, caller_deadline = with_deadline(params)  # the caller's deadline travels (docs/deadlines.md)
         pending = _Pending(method)
         if on_progress is not None:
             params = dict(params) if params else {}
@@ -470,7 +472,9 @@ class Session:
         if type(outcome) is Response:
             return outcome.result
         if type(outcome) is ErrorResponse:
-            raise McpError.from_error(outcome.error)
+            error = McpError.from_error(outcome.error)
+            await waited_out(error, caller_deadline)
+            raise error
         assert isinstance(outcome, ConnectionClosed)
         raise ConnectionClosed(outcome.reason, detail=outcome.detail) from None
 
@@ -610,7 +614,7 @@ class Session:
         response: dict[str, Any] | None = None
         try:
             with _NO_SCOPE if scope is None else scope:
-                result = await self._handler.handle_request(request)
+                result = await serve_within(request, self._handler.handle_request)
                 response = result_message(request.id, result)
         except McpError as exc:
             response = error_message(request.id, exc.code, exc.message, exc.data)

@@ -126,6 +126,15 @@ def test_observability_overhead_benchmark() -> None:
         assert all(figures[variant][phase] is not None for phase in ("stdio_c1", "http_c1", "stateless_c1")), figures
 
 
+def test_deadlines_benchmark() -> None:
+    """benchmarks/deadlines.py cancels every hop of a client -> proxy -> proxy -> server chain by its deadline."""
+    done = run_script("deadlines.py", "--quick")
+    assert done.returncode == 0, done.stderr
+    ends = json.loads(done.stdout)["handler_end_minus_deadline_ms"]
+    assert set(ends) == {"proxy 1", "proxy 2", "server", "client"}
+    assert all(abs(end["worst"]) < 1000 for end in ends.values()), ends  # not the ten seconds the tool takes
+
+
 def test_capacity_benchmark() -> None:
     """benchmarks/capacity.py holds sessions and calls in flight, ends them all, round after round."""
     done = run_script("capacity.py", "--sessions", "40", "--in-flight", "40", "--rounds", "2")

@@ -12,6 +12,7 @@ from transport_helpers import connect
 
 import trio_mcp
 from trio_mcp import Context, McpError
+from trio_mcp.types import META_DEADLINE
 
 EXTENSION = "com.example/weather"
 TRANSPORTS = ["memory", "http-session", "http-stateless", "websocket"]
@@ -69,7 +70,7 @@ def build_server(seen: Recorder) -> trio_mcp.Server:
 
 def client_options(notes: list[Any]) -> dict[str, Any]:
     async def confirm(params: dict[str, Any] | None) -> dict[str, Any]:
-        assert params == {"question": "sure?"}
+        assert {key: value for key, value in (params or {}).items() if key != "_meta"} == {"question": "sure?"}
         return {"answer": "yes"}
 
     async def on_note(params: dict[str, Any] | None) -> None:
@@ -93,13 +94,14 @@ async def test_custom_methods_both_ways(transport: str) -> None:
             modern = client.era == "modern"
             declared = client.server_capabilities.extensions
             # capabilities.extensions exists from 2026-07-28 on; a session-era server has no place for it.
-            assert declared == ({EXTENSION: {"units": ["metric"]}} if modern else None)
+            deadlines = {META_DEADLINE: {"marginMs": 2.0}}  # trio_mcp's own, declared by every server
+            assert declared == ({EXTENSION: {"units": ["metric"]}, **deadlines} if modern else None)
 
             result = await client.request("com.example/forecast", {"city": "Paris"}, on_progress=progress.append)
             assert (result["city"], result["sky"]) == ("Paris", "sunny")
             assert [update.progress for update in progress] == [0.5]
             assert notes == [{"text": "looking up Paris"}]
-            assert seen.client_extensions == [{"com.example/client-side": {}} if modern else None]
+            assert seen.client_extensions == [{"com.example/client-side": {}, **deadlines} if modern else None]
 
             with pytest.raises(McpError) as invalid:
                 await client.request("com.example/forecast", {"city": 7})

@@ -15,6 +15,7 @@ import trio_mcp
 from trio_mcp import CallNext, McpError, RequestInfo
 from trio_mcp.testing import open_in_memory
 from trio_mcp.transports._base import memory_stream_pair
+from trio_mcp.types import META_DEADLINE
 
 sys.path.insert(0, str(TESTS / "servers"))
 import middleware_server  # noqa: E402
@@ -77,7 +78,9 @@ async def test_middleware_sees_notifications_and_the_principal() -> None:
     methods = [(call.method, call.is_notification) for call in seen]
     assert methods == [("initialize", False), ("notifications/initialized", True), ("tools/call", False)]
     assert {call.principal for call in seen} == {"alice"}
-    assert seen[2].params == {"name": "hello", "arguments": {}} and seen[2].protocol_version == "2025-11-25"
+    assert seen[2].params is not None and seen[2].protocol_version == "2025-11-25"
+    assert {key: value for key, value in seen[2].params.items() if key != "_meta"} == {"name": "hello", "arguments": {}}
+    assert META_DEADLINE in seen[2].meta  # sent inside fail_after: the caller's deadline travels
 
 
 async def test_a_middleware_deadline_bounds_the_handler_exactly(autojump_clock: trio.abc.Clock) -> None:

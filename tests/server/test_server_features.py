@@ -221,8 +221,15 @@ async def call_wait_then_give_up(server: Server) -> None:
     server finish reacting."""
     with trio.fail_after(5):
         async with open_in_memory(server, protocol_version="2025-11-25") as client:
-            with trio.move_on_after(0.2):
-                await client.call_tool("wait")
+            with trio.CancelScope(shield=True):  # no deadline: it would travel, and stop the handler first
+                async with trio.open_nursery() as nursery:
+
+                    async def give_up() -> None:
+                        await trio.sleep(0.2)
+                        nursery.cancel_scope.cancel()
+
+                    nursery.start_soon(give_up)
+                    await client.call_tool("wait")
             await client.ping()
             await trio.testing.wait_all_tasks_blocked()
 

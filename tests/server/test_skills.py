@@ -19,6 +19,7 @@ import trio_mcp
 from trio_mcp import McpError
 from trio_mcp.proxy import open_proxy
 from trio_mcp.testing import open_in_memory
+from trio_mcp.types import META_DEADLINE
 
 SKILLS = "io.modelcontextprotocol/skills"
 SKILL_MD = """---
@@ -74,7 +75,8 @@ async def test_a_skill_folder_is_listed_read_and_browsed(tmp_path: Path, transpo
     with trio.fail_after(20):
         async with connect(server, transport) as client:
             # Declared on both eras: in initialize (as SEP-2640 says) and in server/discover.
-            assert client.server_capabilities.extensions == {SKILLS: {"directoryRead": True}}
+            deadlines = {META_DEADLINE: {"marginMs": 2.0}} if client.era == "modern" else {}  # trio_mcp's own
+            assert client.server_capabilities.extensions == {SKILLS: {"directoryRead": True}, **deadlines}
             assert client.server_capabilities.resources is not None
 
             entries = await list_all(client)  # one skill per page

@@ -216,9 +216,10 @@ async def test_a_thousand_tasks_cancelled_at_random_points_each_end_once(clock: 
             while manager.running_tasks():
                 await trio.sleep(0.01)
             records = (server.tasks.store)._records.values()  # type: ignore[attr-defined]
-            assert len(records) == 1000
+            # A call whose deadline had passed by the time it arrived is refused unserved: it made no task.
+            assert 900 < len(records) <= 1000
             assert all(record.terminal for record in records)
-    assert len(finals) == 1000
+    assert len(finals) == len(records)
     assert all(len(history) == 1 for history in finals.values()), "a task reached two final statuses"
     assert outcomes["done"] + outcomes["cancelled"] == 1000
     assert outcomes["cancelled"] > 100 and outcomes["done"] > 100

@@ -15,6 +15,7 @@ from .._core.jsonrpc import RequestId
 from .._core.lifecycle import HandshakeEvent, Lifecycle
 from .._core.mcp_headers import header_paths
 from .._custom import CustomMethods, custom_result
+from .._deadline import declare as declare_deadlines
 from .._middleware import Middleware, RequestInfo, run_middleware
 from .._schema import validate
 from .._session import InboundRequest, Session
@@ -382,7 +383,7 @@ class Client(SkillMethods):
         tasks = TaskHost.capability(capabilities) if self._task_host is not None and version == V2025_11_25 else None
         if tasks is not None:
             capabilities["tasks"] = tasks
-        return self.custom.declared(capabilities) if version in MODERN_VERSIONS else capabilities
+        return declare_deadlines(self.custom.declared(capabilities)) if version in MODERN_VERSIONS else capabilities
 
     async def notify_roots_changed(self) -> None:
         """Tell the server the roots changed (``notifications/roots/list_changed``; a no-op on 2026-07-28,

@@ -10,6 +10,7 @@ import trio
 
 from .._core.jsonrpc import RequestId
 from .._core.lifecycle import Lifecycle
+from .._deadline import remaining
 from .._middleware import RequestInfo, run_middleware
 from .._schema import json_schema_for, validate
 from .._session import InboundRequest
@@ -152,6 +153,13 @@ class Context:
         if self._scope is None:
             self._scope = trio.CancelScope()
         return self._scope
+
+    @property
+    def time_remaining(self) -> float | None:
+        """Seconds left to answer (0 once passed), None without a deadline: the least of the caller's deadline,
+        when its request carried one (docs/deadlines.md), and the deadlines of the scopes around the handler.
+        Requests the handler sends on (``sample()``, a client's call) carry what is left, less a margin."""
+        return remaining()
 
     @property
     def cancel_requested(self) -> trio.Event:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 import attrs
 
 from .._custom import CustomMethods
+from .._deadline import declare as declare_deadlines
 from .._middleware import Middleware, require_async
 from .._pagination import CursorCodec
 from .._uri_template import MatchedVariables, TemplateRouter
@@ -614,11 +615,12 @@ class ServerCore:
         )
 
     def _extensions(self, version: str) -> dict[str, Any]:
-        """The task capability entries and the ``extensions`` declared, as ``version`` has them (the skills
-        extension on every revision: SEP-2640 declares it in the ``initialize`` result too)."""
+        """The task capability entries, the ``extensions`` declared and the deadline extension (2026-07-28), as
+        ``version`` has them (the skills extension on every revision: SEP-2640 declares it in the ``initialize``
+        result too)."""
         entries = task_capabilities(self.tools.values(), version)
         if version in MODERN_VERSIONS:
-            entries = self.custom.declared(entries)
+            entries = declare_deadlines(self.custom.declared(entries))
         if self.skills.offered:
             entries["extensions"] = {**(entries.get("extensions") or {}), **self.skills.declaration()}
         return entries

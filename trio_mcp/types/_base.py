@@ -41,6 +41,7 @@ __all__ = [
     "META_SERVER_INFO",
     "META_RELATED_TASK",
     "META_MODEL_IMMEDIATE_RESPONSE",
+    "META_DEADLINE",
     "RESULT_COMPLETE",
     "RESULT_INPUT_REQUIRED",
     "RESULT_TASK",
@@ -67,6 +68,8 @@ META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 META_RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
 META_MODEL_IMMEDIATE_RESPONSE: Final = "io.modelcontextprotocol/model-immediate-response"
+#: trio_mcp's deadline extension (docs/deadlines.md): its ``_meta`` key and its capability identifier.
+META_DEADLINE: Final = "io.github.trio-mcp/deadline"
 
 # Values of ``Result.result_type`` defined by 2026-07-28 and the tasks extension (the set stays open).
 RESULT_COMPLETE: Final = "complete"
