@@ -18,7 +18,7 @@ import trio
 from scale_peers import RedisServer, supervisor
 
 from trio_mcp.scale import RedisClient
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._http_client import HttpClient, HttpClosed
 from trio_mcp.types.tasks import TASKS_EXTENSION_ID
 
 CORE, MODERN = "2025-11-25", "2026-07-28"
@@ -97,8 +97,8 @@ class Caller:
         (answer,) = [m for m in messages if isinstance(m, dict) and m.get("id") == request_id]
         return answer  # type: ignore[no-any-return]
 
-    async def start_job(self, url: str, seconds: float) -> str:
-        params: dict[str, Any] = {"name": "job", "arguments": {"seconds": seconds}}
+    async def start_job(self, url: str, seconds: float, tool: str = "job") -> str:
+        params: dict[str, Any] = {"name": tool, "arguments": {"seconds": seconds}}
         if self.version == CORE:
             answer = await self.call(url, "tools/call", {**params, "task": {}})
             return answer["result"]["task"]["taskId"]  # type: ignore[no-any-return]
@@ -107,7 +107,10 @@ class Caller:
         return answer["result"]["taskId"]  # type: ignore[no-any-return]
 
     async def status(self, url: str, task_id: str) -> dict[str, Any]:
-        answer = await self.call(url, "tasks/get", {"taskId": task_id})
+        try:
+            answer = await self.call(url, "tasks/get", {"taskId": task_id})
+        except HttpClosed:  # a kept-alive connection to a worker just killed: once more, on a new one
+            answer = await self.call(url, "tasks/get", {"taskId": task_id})
         assert "result" in answer, answer
         return answer["result"]  # type: ignore[no-any-return]
 
@@ -133,12 +136,12 @@ async def redis_value(redis: RedisClient, key: str) -> int | None:
 
 
 async def started(
-    caller: Caller, redis: RedisClient, *, opened_on: str, runs_on: str, seconds: float
+    caller: Caller, redis: RedisClient, *, opened_on: str, runs_on: str, seconds: float, tool: str = "job"
 ) -> tuple[str, int]:
     """Open the caller's session (2025-11-25) on one process and start a job on another: its id and the id of the
     process that runs it (``runs_on``'s, checked)."""
     await caller.open(opened_on)
-    task_id = await caller.start_job(runs_on, seconds=seconds)
+    task_id = await caller.start_job(runs_on, seconds=seconds, tool=tool)
     runner = await redis_value(redis, f"test:runner:{task_id}")
     assert runner is not None and runner == await pid_of(caller, runs_on)
     return task_id, runner
@@ -213,3 +216,47 @@ async def test_the_task_of_a_killed_process_fails_once_within_two_leases(
                 assert cancel["error"]["code"] == -32602 and "already ended (failed)" in cancel["error"]["message"]
                 failure = await caller.call(b, "tasks/result", {"taskId": task_id})
                 assert failure["error"]["code"] == -32603
+
+
+async def next_runner(redis: RedisClient, task_id: str, killed: int) -> int:
+    """The process that took the task over after ``killed`` died (it records itself as it starts)."""
+    while (runner := await redis_value(redis, f"test:runner:{task_id}")) == killed:
+        await trio.sleep(0.05)
+    assert runner is not None
+    return runner
+
+
+@pytest.mark.parametrize("version", [CORE, MODERN])
+async def test_a_task_with_retry_on_loss_is_run_again_by_another_process(
+    redis_server: RedisServer, version: str
+) -> None:
+    """The process running it is killed: another takes it over within two leases and runs it again from the
+    start; the client following the task sees the new attempt (its status messages, 2026-07-28) and gets its
+    result (through tasks/result on a third process, 2025-11-25). Lost on every attempt, it fails after three."""
+    with trio.fail_after(120):
+        async with cluster(redis_server, version) as (caller, redis, (a, b, c)):
+            task_id, runner = await started(caller, redis, opened_on=b, runs_on=a, seconds=3, tool="resilient_job")
+            os.kill(runner, signal.SIGKILL)
+            if version == CORE:
+                result = (await caller.call(c, "tasks/result", {"taskId": task_id}))["result"]
+            else:
+                messages = []
+                while (state := await caller.status(b, task_id))["status"] == "working":
+                    messages.append(state.get("statusMessage") or "")
+                    await trio.sleep(0.1)
+                assert any(message.startswith("attempt 2 of 3: step ") for message in messages), messages
+                result = state["result"]
+            second = await redis_value(redis, f"test:runner:{task_id}")
+            assert second not in (None, runner)
+            assert result["content"][0]["text"] == f"done on {second}"
+            assert (await caller.status(c, task_id))["statusMessage"].startswith("attempt 2 of 3")
+
+            doomed, killed = await started(caller, redis, opened_on=b, runs_on=a, seconds=60, tool="resilient_job")
+            for attempt in (1, 2, 3):
+                os.kill(killed, signal.SIGKILL)
+                if attempt < 3:
+                    killed = await next_runner(redis, doomed, killed)
+            while (state := await caller.status(c, doomed))["status"] == "working":
+                await trio.sleep(0.1)
+            assert state["status"] == "failed"
+            assert state["statusMessage"].startswith("attempt 3 of 3: the process running the task stopped")

@@ -4,10 +4,14 @@ stopped renewing its lease, once, never while the lease is live. On trio's MockC
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 import trio
 import trio.testing
 from test_tasks import MODERN, _modern, clock, connect, make_server
 
+from trio_mcp import Context, Server
 from trio_mcp._core.tasks import TaskRecord
 from trio_mcp._identity import caller_key
 from trio_mcp.server import MemoryTaskStore, TaskManager
@@ -64,17 +68,7 @@ async def test_a_task_whose_lease_lapsed_is_failed_once_and_never_before(clock: 
         async with server.running(), connect(server, MODERN) as client:
             gone: list[str] = []
             for task_id in ("polled" * 4, "swept" * 4):
-                now = server.tasks.now()
-                orphan = TaskRecord(
-                    task_id=task_id,
-                    owner=caller_key(None),  # the caller of an unauthenticated connection
-                    form="extension",
-                    instance="a process that died",
-                    created_at=now,
-                    last_updated_at=now,
-                    ttl_ms=None,
-                )
-                assert await store.save(orphan)
+                assert await store.save(orphan(task_id, server.tasks.now()))
                 gone.append(task_id)
             start = trio.current_time()
             while (state := await _modern(client, "tasks/get", {"taskId": gone[0]}))["status"] == "working":
@@ -87,3 +81,66 @@ async def test_a_task_whose_lease_lapsed_is_failed_once_and_never_before(clock: 
             again = await _modern(client, "tasks/get", {"taskId": gone[0]})
             assert again["lastUpdatedAt"] == state["lastUpdatedAt"]
     assert store.finals == {gone[0]: ["failed"], gone[1]: ["failed"]}
+
+
+def orphan(
+    task_id: str, now: float, *, attempt: int = 1, attempts: int = 1, call: dict[str, Any] | None = None
+) -> TaskRecord:
+    """An unfinished record, as a process that died left it."""
+    return TaskRecord(
+        task_id=task_id,
+        owner=caller_key(None),  # the caller of an unauthenticated connection
+        form="extension",
+        instance="a process that died",
+        created_at=now,
+        last_updated_at=now,
+        ttl_ms=None,
+        attempt=attempt,
+        attempts=attempts,
+        call=call,
+    )
+
+
+async def test_a_task_of_a_tool_with_retry_on_loss_is_run_again_then_failed(clock: trio.testing.MockClock) -> None:
+    """The process that notices a lapsed lease takes the task over and runs it again from the start, with the
+    input the store kept; the attempt shows in the status message; the last attempt lost is failed."""
+    store = CountingStore()
+    server, _ = make_server(TaskManager(store=store))
+    runs: list[int] = []
+
+    @server.tool(task_support="optional", retry_on_loss=2)
+    async def resilient(ctx: Context, count: int) -> str:
+        runs.append(count)
+        await ctx.report_progress(1, 2, "halfway")
+        await trio.sleep(1)
+        return f"counted {count}"
+
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+    }
+    call = {"name": "resilient", "arguments": {"count": 7}, "_meta": envelope}
+    with trio.fail_after(120):
+        async with server.running(), connect(server, MODERN) as client:
+            now = server.tasks.now()
+            assert await store.save(orphan("again" * 4, now, attempt=1, attempts=3, call=call))
+            assert await store.save(orphan("spent" * 4, now, attempt=3, attempts=3, call=call))
+            seen = []
+            while (state := await _modern(client, "tasks/get", {"taskId": "again" * 4}))["status"] != "completed":
+                seen.append(state.get("statusMessage"))
+                await trio.sleep(0.1)
+            assert state["result"]["content"][0]["text"] == "counted 7" and runs == [7]
+            assert "attempt 2 of 3: halfway" in seen
+            spent = await _modern(client, "tasks/get", {"taskId": "spent" * 4})
+            assert spent["status"] == "failed"
+            assert spent["statusMessage"].startswith("attempt 3 of 3: the process running the task stopped")
+    assert store.finals == {"again" * 4: ["completed"], "spent" * 4: ["failed"]}
+
+
+def test_retry_on_loss_needs_a_task_tool_and_a_count() -> None:
+    server = Server("s")
+    for bad, message in ((-1, "whole number"), (True, "whole number"), (1.5, "whole number")):
+        with pytest.raises(ValueError, match=message):
+            server.tool(name="t", task_support="optional", retry_on_loss=bad)(lambda: None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="retry_on_loss needs task_support"):
+        server.tool(name="t", retry_on_loss=1)(lambda: None)

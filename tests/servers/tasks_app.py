@@ -25,16 +25,30 @@ async def pid() -> int:
     return os.getpid()
 
 
-@server.tool(task_support="optional")
-async def job(ctx: Context, seconds: float = 1.0) -> str:
-    """Work for ``seconds``; records in Redis which process runs it (``test:runner:<task>``) and, if cancelled,
-    that its work really stopped (``test:stopped:<task>``)."""
+async def work(ctx: Context, seconds: float) -> str:
+    """Work for ``seconds`` in tenths, reporting progress; records in Redis which process runs it
+    (``test:runner:<task>``) and, if cancelled, that its work really stopped (``test:stopped:<task>``)."""
     task_id = getattr(ctx, "task_id", "inline")
     await _redis.execute("SET", f"test:runner:{task_id}", os.getpid())
+    steps = max(1, round(seconds * 10))
     try:
-        await trio.sleep(seconds)
+        for step in range(1, steps + 1):
+            await trio.sleep(seconds / steps)
+            await ctx.report_progress(step, steps, f"step {step} on {os.getpid()}")
     except trio.Cancelled:
         with trio.CancelScope(shield=True):
             await _redis.execute("INCR", f"test:stopped:{task_id}", idempotent=False)
         raise
     return f"done on {os.getpid()}"
+
+
+@server.tool(task_support="optional")
+async def job(ctx: Context, seconds: float = 1.0) -> str:
+    """``work``, lost with its process."""
+    return await work(ctx, seconds)
+
+
+@server.tool(task_support="optional", retry_on_loss=2)
+async def resilient_job(ctx: Context, seconds: float = 1.0) -> str:
+    """``work``, run again elsewhere (twice at most) when its process dies."""
+    return await work(ctx, seconds)

@@ -135,6 +135,15 @@ class TaskRecord:
     error: dict[str, Any] | None = None
     #: Outstanding questions to the client, by key (extension form: what ``tasks/get`` shows).
     input_requests: dict[str, Any] = attrs.field(factory=dict)
+    #: Which run of the work this is, and how many are allowed (a tool's ``retry_on_loss`` plus one).
+    attempt: int = 1
+    attempts: int = 1
+    #: The ``tools/call`` params, kept to run the work again elsewhere (only for a tool with ``retry_on_loss``).
+    call: dict[str, Any] | None = None
+
+    def attempt_note(self, message: str) -> str:
+        """``message`` naming the attempt, when the task may run more than once."""
+        return message if self.attempts == 1 else f"attempt {self.attempt} of {self.attempts}: {message}"
 
     @property
     def terminal(self) -> bool:

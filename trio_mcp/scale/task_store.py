@@ -101,7 +101,8 @@ class RedisTaskStore:
     """Implements ``trio_mcp.server.TaskStore`` on a ``RedisClient``; the same ``prefix`` on every process.
 
     ``lease``: seconds a task's lease lasts (its process renews it every third of that); a task whose process
-    died is finalized ``failed`` by the other processes within two leases. Raises ``RedisUnavailable`` when Redis cannot be reached in time and
+    died is finalized ``failed`` (or run again, for a tool with ``retry_on_loss``) by the other processes within
+    two leases. Raises ``RedisUnavailable`` when Redis cannot be reached in time and
     ``RedisCommandError`` if it refuses a command.
     """
 

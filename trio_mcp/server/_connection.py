@@ -214,6 +214,12 @@ class ServerConnection:
                 self.lifecycle.phase = Phase.READY
                 self._initialized.set()
 
+    def past_handshake(self, version: str) -> None:
+        """Serve as a session that is past its handshake on ``version`` (the work of a task run again here)."""
+        self.protocol_version = version
+        self.lifecycle.phase = Phase.READY
+        self._initialized.set()
+
     def session_state(self) -> dict[str, Any]:
         """What the session negotiated and what the client set since, as JSON (``StreamControl.remember``)."""
         return {

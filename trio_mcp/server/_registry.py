@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import attrs
 
+from .._core.tasks import TaskRecord
 from .._custom import CustomMethods
 from .._deadline import declare as declare_deadlines
 from .._middleware import Middleware, require_async
@@ -46,7 +47,7 @@ from ._modern import StateSigner
 from ._prompts import PromptDefinition, PromptOptions, make_prompt
 from ._resources import ResourceDefinition, ResourceOptions, make_resource
 from ._skills import SkillSet, code_skill, folder_skill
-from ._tasks import TaskManager, task_capabilities
+from ._tasks import TaskManager, Work, task_capabilities
 from ._tools import ToolDefinition, ToolOptions, make_tool
 
 if TYPE_CHECKING:
@@ -235,6 +236,7 @@ class ServerCore:
         run_in_thread: bool = True,
         task_support: Literal["forbidden", "optional", "required"] | None = None,
         defer_task: bool = False,
+        retry_on_loss: int = 0,
         scopes: Sequence[str] = (),
     ) -> Callable[[F], F]:
         """Register the decorated function as a tool.
@@ -245,6 +247,8 @@ class ServerCore:
         annotated ``Context`` receives the request context. Sync functions run in a worker thread unless
         ``run_in_thread=False``. ``task_support`` says whether a call may run as a task (see ``TaskManager``,
         docs/tasks.md); with ``defer_task`` the handler becomes one only when it calls ``ctx.start_task()``.
+        ``retry_on_loss=N``: a task of this tool whose process dies is run again from the start by another
+        process sharing the task store, at most N times (its arguments are kept in the store for that).
         ``scopes`` are the OAuth scopes a caller needs (``trio_mcp.auth``): others do not see the tool listed,
         and calling it gets the step-up challenge (the same holds for resources and prompts).
         """
@@ -261,6 +265,7 @@ class ServerCore:
             "run_in_thread": run_in_thread,
             "task_support": task_support,
             "defer_task": defer_task,
+            "retry_on_loss": retry_on_loss,
         }
 
         _refuse_bare("tool", name, "tool()")
@@ -674,6 +679,11 @@ class ServerCore:
 
     # -- lifespan ---------------------------------------------------------------------------------
 
+    def rerun_task(self, record: TaskRecord) -> Callable[[], tuple[Any, ToolDefinition, Work]] | None:
+        """How to run again here a task taken over from a process that died (``retry_on_loss``); None: this
+        server cannot (``Server`` can: it has connections to run the work through)."""
+        return None
+
     @asynccontextmanager
     async def running(self: Self) -> AsyncIterator[Any]:
         """Run the lifespan (once) around whatever is served inside; yields its state.
@@ -686,7 +696,7 @@ class ServerCore:
             return
         self._running = True
         try:
-            async with self.tasks.serving(), contextlib.AsyncExitStack() as stack:
+            async with self.tasks.serving(self.rerun_task), contextlib.AsyncExitStack() as stack:
                 if self._lifespan is not None:
                     self.lifespan_state = await stack.enter_async_context(self._lifespan(self))
                 for mount in self.mounts:  # mounted servers' lifespans run inside this one's

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import attrs
@@ -18,13 +18,17 @@ from ..transports.stdio import stdio_server_stream
 from ._connection import ServerConnection
 from ._mount import Mount
 from ._registry import ServerCore
+from ._task_rerun import rerun_task
 
 if TYPE_CHECKING:
     import ssl
 
+    from .._core.tasks import TaskRecord
     from ..auth import ResourceServerAuth
     from ..transports.streamable_http import HttpTransportOptions
     from ..transports.streamable_http import Mount as HttpMount
+    from ._tasks import Work
+    from ._tools import ToolDefinition
 
 # The HTTP and WebSocket transports are imported when first served: a stdio server starts faster without them.
 
@@ -47,6 +51,9 @@ class Server(ServerCore):
     own handshake state, log level and subscriptions, so one ``Server`` serves many clients at once.
     Changing the registry while clients are connected sends them ``list_changed`` notifications.
     """
+
+    def rerun_task(self, record: TaskRecord) -> Callable[[], tuple[Any, ToolDefinition, Work]] | None:
+        return rerun_task(self, record)
 
     def mount(self, prefix: str, other: Server, *, separator: str = "_", prefix_uris: bool = False) -> None:
         """Serve ``other``'s tools and prompts as ``<prefix><separator><name>``, and its resources, as this

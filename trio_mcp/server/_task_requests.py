@@ -189,7 +189,7 @@ class TaskContext(Context):
             return
         if live.record.form == "extension":  # the extension has no progress: the status message says it
             if message is not None and not live.record.terminal:
-                live.record.status_message = message
+                live.record.status_message = live.record.attempt_note(message)
                 live.record.last_updated_at = self._manager.now()
                 await self._manager.save(live)
             return

@@ -59,7 +59,7 @@ from ._task_store import MemoryTaskStore, TaskStore
 if TYPE_CHECKING:
     from ._tools import ToolDefinition
 
-__all__ = ["TaskManager", "TaskConnection", "LiveTask", "task_capabilities", "REQUIRES_EXTENSION"]
+__all__ = ["TaskManager", "TaskConnection", "LiveTask", "Rerun", "Work", "task_capabilities", "REQUIRES_EXTENSION"]
 
 logger = logging.getLogger("trio_mcp.server")
 
@@ -67,6 +67,13 @@ TaskSupport = Literal["forbidden", "optional", "required"]
 #: Seconds a status notification may take to write before it is given up.
 _NOTIFY_TIMEOUT: Final = 5.0
 REQUIRES_EXTENSION: Final[dict[str, Any]] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION_ID: {}}}}
+
+#: What runs a task's tool: given the task, its result (``ServerConnection.run_tool`` with the task's context).
+Work = Callable[["LiveTask"], Awaitable[dict[str, Any]]]
+#: How the server runs again, here, a task taken over from a process that died (``retry_on_loss``): None when
+#: this server cannot run it, else what makes (once the task is taken) the connection the work runs through,
+#: the tool and its work.
+Rerun = Callable[[TaskRecord], "Callable[[], tuple[TaskConnection, ToolDefinition, Work]] | None"]
 
 
 def task_support(tool: ToolDefinition) -> TaskSupport:
@@ -193,21 +200,24 @@ class TaskManager:
         self._epoch: float | None = None
         #: Tasks running elsewhere that requests here wait on, woken by the store's nudges.
         self._waiters: dict[str, trio.Event] = {}
+        self._rerun: Rerun | None = None
 
     # -- lifetime ---------------------------------------------------------------------------------
 
     @asynccontextmanager
-    async def serving(self) -> AsyncIterator[None]:
-        """Open the nursery tasks run in; on exit every running task is cancelled and recorded cancelled."""
+    async def serving(self, rerun: Rerun | None = None) -> AsyncIterator[None]:
+        """Open the nursery tasks run in; on exit every running task is cancelled and recorded cancelled.
+        ``rerun``: how the server runs a task taken over from a process that died (``retry_on_loss``)."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            self._rerun = rerun
             nursery.start_soon(self._purge_loop)
             nursery.start_soon(self._lease_loop)
             await nursery.start(self.store.listen, self._nudged)
             try:
                 yield
             finally:
-                self._nursery = None
+                self._nursery = self._rerun = None
                 nursery.cancel_scope.cancel()
 
     def now(self) -> float:
@@ -276,7 +286,7 @@ class TaskManager:
         modern: ModernRequest | None,
         tool: ToolDefinition,
         asked: dict[str, Any],
-        work: Callable[[LiveTask], Awaitable[dict[str, Any]]],
+        work: Work,
     ) -> dict[str, Any]:
         """Start ``work`` (the tool's handler, run with the task's context) as a task; answer with the task, or
         (``defer_task``) with what it did inline."""
@@ -293,6 +303,8 @@ class TaskManager:
             last_updated_at=now,
             ttl_ms=self._ttl_ms(asked.get("ttl")),
             poll_interval_ms=self.poll_interval_ms,
+            attempts=1 + tool.retry_on_loss,
+            call=dict(request.params or {}) if tool.retry_on_loss else None,
         )
         live = LiveTask(record, connection, request.progress_token)
         self._live[record.task_id] = live
@@ -345,9 +357,7 @@ class TaskManager:
         live.created = True
         live.decided.set()
 
-    async def _run(
-        self, live: LiveTask, tool: ToolDefinition, work: Callable[[LiveTask], Awaitable[dict[str, Any]]]
-    ) -> None:
+    async def _run(self, live: LiveTask, tool: ToolDefinition, work: Work) -> None:
         event = TaskEvent.FAILED
         result: dict[str, Any] | None = None
         error: dict[str, Any] | None = None
@@ -403,7 +413,8 @@ class TaskManager:
         record.status = status
         if event in (TaskEvent.COMPLETED, TaskEvent.FAILED, TaskEvent.CANCELLED):
             record.input_requests.clear()
-            record.status_message = message
+            # A rerun's final status still names its attempt.
+            record.status_message = message if record.attempt == 1 else record.attempt_note(message or status)
         record.last_updated_at = self.now()
         changed, live.changed = live.changed, trio.Event()
         changed.set()
@@ -571,11 +582,28 @@ class TaskManager:
 
     async def settle(self, record: TaskRecord) -> TaskRecord:
         """The record of an unfinished task that runs elsewhere, finalized ``failed`` first if its lease lapsed
-        (the liveness rule: its process stopped renewing it). Never while the lease is live."""
+        (the liveness rule: its process stopped renewing it), or taken over and run again here if its tool has
+        ``retry_on_loss`` and attempts left. Never while the lease is live."""
+        rerun = self._rerun(record) if self._rerun is not None and record.attempt < record.attempts else None
+        if rerun is not None:
+            taken = attrs.evolve(
+                record,
+                instance=self.instance,
+                attempt=record.attempt + 1,
+                status="working",
+                input_requests={},
+                last_updated_at=self.now(),
+            )
+            taken.status_message = taken.attempt_note("the process running the task stopped; running it again")
+            if not await self.store.save(taken, lapsed_only=True):
+                return record
+            logger.warning("task %s: its process stopped; attempt %d runs here", taken.task_id[:8], taken.attempt)
+            self._start_again(taken, *rerun())
+            return taken
         failed = attrs.evolve(
             record,
             status="failed",
-            status_message="the process running the task stopped before it finished",
+            status_message=record.attempt_note("the process running the task stopped before it finished"),
             error={"code": INTERNAL_ERROR, "message": "Internal error: the process running the task stopped"},
             input_requests={},
             last_updated_at=self.now(),
@@ -683,6 +711,16 @@ class TaskManager:
                             await self.settle(record)
             except Exception as exc:
                 logger.warning("task leases not renewed: %s", exc)
+
+    def _start_again(self, record: TaskRecord, connection: TaskConnection, tool: ToolDefinition, work: Work) -> None:
+        """Run here the work of a task taken over (``settle``), as ``start`` runs a new one."""
+        meta = (record.call or {}).get("_meta")
+        live = LiveTask(record, connection, meta.get("progressToken") if type(meta) is dict else None)
+        live.created = True
+        live.decided.set()
+        self._live[record.task_id] = live
+        assert self._nursery is not None  # a rerun is only offered while serving
+        self._nursery.start_soon(self._run, live, tool, work)
 
     def _running_ids(self) -> Sequence[str]:
         return [task_id for task_id, live in self._live.items() if live.created and not live.purged]

@@ -87,6 +87,9 @@ class ToolDefinition:
     structured: bool = False
     #: The handler calls ``ctx.start_task()`` to become a task (asking for input inline before that).
     defer_task: bool = False
+    #: How many times a task of this tool is run again from the start when its process dies (its input is kept
+    #: in the task store for that).
+    retry_on_loss: int = 0
     #: How long one step may hold the event loop before a warning (``Server(blocking_warning=...)``).
     watch: Watch | None = None
 
@@ -156,6 +159,7 @@ class ToolOptions(TypedDict, total=False):
     run_in_thread: bool
     task_support: Literal["forbidden", "optional", "required"] | None
     defer_task: bool
+    retry_on_loss: int
 
 
 def make_tool(
@@ -173,6 +177,7 @@ def make_tool(
     run_in_thread: bool = True,
     task_support: str | None = None,
     defer_task: bool = False,
+    retry_on_loss: int = 0,
 ) -> ToolDefinition:
     """Build a ``ToolDefinition`` from a function; raises ``TypeError``/``ValueError`` for what cannot work."""
     tool_name = name or getattr(fn, "__name__", None)
@@ -199,8 +204,13 @@ def make_tool(
         if execution is not None:
             raise ValueError("give task_support or execution, not both")
         execution = ToolExecution(task_support=task_support)  # type: ignore[arg-type]
-    if defer_task and (execution is None or execution.task_support in (None, "forbidden")):
+    runs_as_task = execution is not None and execution.task_support not in (None, "forbidden")
+    if defer_task and not runs_as_task:
         raise ValueError(f"tool {tool_name!r}: defer_task=True needs task_support 'optional' or 'required'")
+    if isinstance(retry_on_loss, bool) or not isinstance(retry_on_loss, int) or retry_on_loss < 0:
+        raise ValueError(f"tool {tool_name!r}: retry_on_loss must be a whole number, 0 or more, not {retry_on_loss!r}")
+    if retry_on_loss and not runs_as_task:
+        raise ValueError(f"tool {tool_name!r}: retry_on_loss needs task_support 'optional' or 'required'")
     structured = schema.output_schema is not None if structured_output is None else structured_output
     if structured and schema.output_schema is None:
         raise TypeError(f"tool {tool_name!r}: structured_output=True needs a return annotation with a schema")
@@ -218,6 +228,7 @@ def make_tool(
         run_in_thread=run_in_thread,
         structured=structured,
         defer_task=defer_task,
+        retry_on_loss=retry_on_loss,
     )
 
 
