@@ -4,7 +4,8 @@
 - redis-server on a free port in a temporary directory, append-only with an fsync per write (so an
   acknowledged write survives even SIGKILL);
 - HAProxy balancing round robin, without stickiness, over some backends;
-- nginx in front of one server, configured as a test says (``trio-mcp doctor`` behind real proxies).
+- nginx in front of one server or more (round robin), configured as a test says (``trio-mcp doctor`` behind real
+  proxies; session roaming with the settings docs/deployment.md gives).
 
 tests/scale/setup.sh (run by ``make test``) installs redis-server, haproxy and nginx.
 """
@@ -84,12 +85,16 @@ async def haproxy(backends: Sequence[int], directory: Path, *, sticky_sessions: 
 
 
 @asynccontextmanager
-async def nginx(backend: int, directory: Path, directives: str = "") -> AsyncIterator[int]:
-    """nginx on a free port proxying everything to ``backend`` (a port) with ``directives`` added to its location
-    (``"proxy_buffering off;"``...); yields its port. Its configuration, logs and buffers live in ``directory``."""
+async def nginx(backends: int | Sequence[int], directory: Path, directives: str = "") -> AsyncIterator[int]:
+    """nginx on a free port proxying everything to ``backends`` (ports; round robin) over kept-alive HTTP/1.1
+    connections, with ``directives`` added to its location (``"proxy_buffering off;"``...); yields its port. Its
+    configuration, logs and buffers live in ``directory``."""
     if NGINX is None:
         pytest.skip("nginx is not installed (make test installs it with tests/scale/setup.sh)")
     port = _free_port()
+    servers = " ".join(
+        f"server 127.0.0.1:{backend};" for backend in ([backends] if isinstance(backends, int) else backends)
+    )
     temp = " ".join(
         f"{kind}_temp_path {directory / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
     )
@@ -98,9 +103,9 @@ async def nginx(backend: int, directory: Path, directives: str = "") -> AsyncIte
         ("user root;\n" if os.geteuid() == 0 else "")  # its workers otherwise run as nobody, locked out of `directory`
         + f"daemon off;\nworker_processes 1;\npid {directory / 'nginx.pid'};\nerror_log {directory / 'error.log'};\n"
         "events { worker_connections 256; }\n"
-        f"http {{\n  access_log off;\n  {temp}\n"
+        f"http {{\n  access_log off;\n  {temp}\n  upstream mcp_servers {{ {servers} keepalive 16; }}\n"
         f"  server {{\n    listen 127.0.0.1:{port};\n    location / {{\n"
-        f"      proxy_pass http://127.0.0.1:{backend};\n      proxy_http_version 1.1;\n"
+        "      proxy_pass http://mcp_servers;\n      proxy_http_version 1.1;\n"
         f'      proxy_set_header Connection "";\n      proxy_set_header Host $http_host;\n      {directives}\n'
         "    }\n  }\n}\n"
     )

@@ -2,7 +2,8 @@
 # Makes sure the real servers the scaling tests run are on PATH: redis-server (tests/redis_server.py starts
 # its own on a free port of 127.0.0.1 in a temporary directory) and haproxy (tests/scale/test_workers_balancer.py
 # puts one in front of two servers), and nginx (tests/cli/test_cli_doctor_proxies.py puts one in front of a
-# server, configured per test). Nothing here starts any of them.
+# server, configured per test; tests/scale/test_nginx_balancer.py one in front of three, as docs/deployment.md
+# shows). Nothing here starts any of them.
 #
 # Uses what is already on PATH; otherwise installs Debian's `redis-server` / `haproxy` / `nginx` packages with apt-get,
 # which needs root (CI runs as root). Without root it says what is missing and exits 0: those tests then skip

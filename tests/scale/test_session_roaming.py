@@ -27,8 +27,11 @@ def port_of(url: str) -> int:
 
 
 @asynccontextmanager
-async def balanced(redis_server: RedisServer, directory: Path, processes: int = 3) -> AsyncIterator[str]:
-    """``processes`` independent servers (one worker each, as machines would run them) behind HAProxy."""
+async def balanced(
+    redis_server: RedisServer, directory: Path, processes: int = 3, *, balancer: Any = haproxy
+) -> AsyncIterator[str]:
+    """``processes`` independent servers (one worker each, as machines would run them) behind HAProxy (or
+    another ``balancer`` of ``scale_peers``)."""
     env = {"TRIO_MCP_TEST_REDIS": redis_server.url, "TRIO_MCP_SECRET_KEY": "one key for every process, 32+ chars"}
     async with AsyncExitStack() as stack:
         urls = [
@@ -39,8 +42,24 @@ async def balanced(redis_server: RedisServer, directory: Path, processes: int = 
             )[0]
             for _ in range(processes)
         ]
-        port = await stack.enter_async_context(haproxy([port_of(url) for url in urls], directory))
+        port = await stack.enter_async_context(balancer([port_of(url) for url in urls], directory))
         yield f"http://127.0.0.1:{port}/mcp"
+
+
+async def served_by_whom(client: trio_mcp.Client, callers: int, calls: int) -> list[int]:
+    """The processes that served ``callers`` concurrent sequences of ``calls`` calls of one session."""
+    served_by: list[int] = []
+
+    async def call(count: int) -> None:
+        for _ in range(count):
+            result = await client.call_tool("pid", {})
+            assert not result.is_error, result
+            served_by.append(result.structured_content["result"])
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(callers):
+            nursery.start_soon(call, calls)
+    return served_by
 
 
 async def test_one_session_is_served_by_every_process_in_turn(redis_server: RedisServer, tmp_path: Path) -> None:
@@ -57,17 +76,7 @@ async def test_one_session_is_served_by_every_process_in_turn(redis_server: Redi
             balanced(redis_server, tmp_path) as url,
             trio_mcp.open_http_client(url, protocol_version=VERSION, elicitation=answer) as client,
         ):
-            served_by: list[int] = []
-
-            async def calls(count: int) -> None:
-                for _ in range(count):
-                    result = await client.call_tool("pid", {})
-                    assert not result.is_error, result
-                    served_by.append(result.structured_content["result"])
-
-            async with trio.open_nursery() as nursery:
-                for _ in range(10):
-                    nursery.start_soon(calls, 100)
+            served_by = await served_by_whom(client, 10, 100)
             assert len(served_by) == 1000
             assert len(set(served_by)) == 3, set(served_by)  # no stickiness: every process served the session
 

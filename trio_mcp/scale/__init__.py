@@ -1,5 +1,5 @@
 """Running past one process: worker processes on one machine, and (with ``trio-mcp[redis]``) Redis for the
-state several processes or machines share. See docs/deploying-and-scaling.md."""
+state several processes or machines share. See docs/deployment.md."""
 
 from typing import TYPE_CHECKING
 
