@@ -93,15 +93,16 @@ async def test_custom_methods_both_ways(transport: str) -> None:
         async with connect(server, transport, **client_options(notes)) as client:
             modern = client.era == "modern"
             declared = client.server_capabilities.extensions
-            # capabilities.extensions exists from 2026-07-28 on; a session-era server has no place for it.
-            deadlines = {META_DEADLINE: {"marginMs": 2.0}}  # trio_mcp's own, declared by every server
-            assert declared == ({EXTENSION: {"units": ["metric"]}, **deadlines} if modern else None)
+            # Declared on every revision: in server/discover, or in initialize (SEP-2133 negotiates there too);
+            # trio_mcp's own deadline extension only on 2026-07-28, where every server declares it.
+            deadlines = {META_DEADLINE: {"marginMs": 2.0}} if modern else {}
+            assert declared == {EXTENSION: {"units": ["metric"]}, **deadlines}
 
             result = await client.request("com.example/forecast", {"city": "Paris"}, on_progress=progress.append)
             assert (result["city"], result["sky"]) == ("Paris", "sunny")
             assert [update.progress for update in progress] == [0.5]
             assert notes == [{"text": "looking up Paris"}]
-            assert seen.client_extensions == [{"com.example/client-side": {}, **deadlines} if modern else None]
+            assert seen.client_extensions == [{"com.example/client-side": {}, **deadlines}]
 
             with pytest.raises(McpError) as invalid:
                 await client.request("com.example/forecast", {"city": 7})

@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
+from ._apps import AppBridge
 from ._callbacks import report_progress
 from ._client import Client
 from ._connect import connect_client, open_client
@@ -50,6 +51,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Client",
+    "AppBridge",
     "ClientOptions",
     "WebSocketOptions",
     "ClientGroup",

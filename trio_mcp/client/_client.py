@@ -65,6 +65,7 @@ from ..types import (
     ServerCapabilities,
     Tool,
 )
+from ._apps import AppMethods
 from ._cache import CACHEABLE_METHODS, ResultCache
 from ._callbacks import Refused, ServerRequestHandlers, serving
 from ._inbound import ClientInbound
@@ -100,7 +101,7 @@ __all__ = ["Client"]
 logger = logging.getLogger("trio_mcp.client")
 
 
-class Client(SkillMethods):
+class Client(SkillMethods, AppMethods):
     """A connection to one MCP server.
 
     Get one from ``open_stdio_client()`` (or another ``open_*``/``connect_*`` function); they run the
@@ -153,7 +154,7 @@ class Client(SkillMethods):
         max_pages: how many pages an ``iter_*`` method fetches before deciding the server loops.
         host_tasks: declare 2025-11-25 task support for sampling/elicitation, so a server may ask for them as
             tasks (the callbacks then run as tasks the server polls; see docs/tasks.md).
-        extensions: ``capabilities.extensions`` to declare (identifier -> settings; 2026-07-28 only).
+        extensions: ``capabilities.extensions`` to declare (identifier -> settings), on every revision.
         request_handlers: answer the server's custom requests: method -> ``async def handler(params) -> dict``
             (run like the callbacks above; ``report_progress()`` works in them).
         notification_handlers: receive the server's custom notifications: method -> ``async def handler(params)``.
@@ -383,7 +384,8 @@ class Client(SkillMethods):
         tasks = TaskHost.capability(capabilities) if self._task_host is not None and version == V2025_11_25 else None
         if tasks is not None:
             capabilities["tasks"] = tasks
-        return declare_deadlines(self.custom.declared(capabilities)) if version in MODERN_VERSIONS else capabilities
+        capabilities = self.custom.declared(capabilities)
+        return declare_deadlines(capabilities) if version in MODERN_VERSIONS else capabilities
 
     async def notify_roots_changed(self) -> None:
         """Tell the server the roots changed (``notifications/roots/list_changed``; a no-op on 2026-07-28,

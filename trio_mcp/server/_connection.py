@@ -762,6 +762,7 @@ class ServerConnection:
         params = params_from_wire(request.params, PaginatedRequestParams)
         items = self.server.listing(method, modern.version if modern is not None else self.version)
         items = self.server.scopes.visible(method, items, self.principal)
+        items = self.server.apps.visible(method, items, modern.capabilities if modern else self.client_capabilities)
         page_size = self.server.page_size or max(len(items), 1)
         return page_result(key, items, params.cursor, page_size=page_size, scope=method, codec=self.server.cursors)
 

@@ -41,7 +41,9 @@ from ..types import (
     ToolExecution,
     ToolsCapability,
 )
+from ..types.apps import AppCsp, AppPermissions
 from ..types.skills import Skill
+from ._apps import AppSet
 from ._blocking import Watch
 from ._modern import StateSigner
 from ._prompts import PromptDefinition, PromptOptions, make_prompt
@@ -218,6 +220,8 @@ class ServerCore:
         self.custom = CustomMethods()
         #: The skills served (``add_skill()``, ``add_skill_folder()``), and the methods of the skills extension.
         self.skills = SkillSet(self)
+        #: The MCP Apps served (``add_app()``): ``ui://`` resources and the tools bound to them.
+        self.apps = AppSet(self)
 
     # -- tools ------------------------------------------------------------------------------------
 
@@ -412,6 +416,44 @@ class ServerCore:
         self.skills.add(source)
         return source.uri
 
+    # -- apps -------------------------------------------------------------------------------------
+
+    def add_app(
+        self,
+        uri: str,
+        html: str,
+        *,
+        tools: Sequence[str] = (),
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: AppCsp | None = None,
+        permissions: AppPermissions | None = None,
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+        visibility: Sequence[Literal["model", "app"]] | None = None,
+    ) -> None:
+        """Serve ``html`` as the MCP App at ``uri`` (``ui://...``) and bind the named ``tools`` to it.
+
+        The resource is ``text/html;profile=mcp-app`` with ``_meta.ui`` from ``csp``, ``permissions``, ``domain``
+        and ``prefers_border``; each tool gets ``_meta.ui.resourceUri`` (and ``visibility``: ``["app"]`` hides a
+        tool from the model). Clients that did not declare the extension see neither, so each tool's result must
+        make sense without its app. Tools must be registered first (``ValueError`` otherwise).
+        """
+        self.apps.add(
+            uri,
+            html,
+            tools=tools,
+            name=name,
+            title=title,
+            description=description,
+            csp=csp,
+            permissions=permissions,
+            domain=domain,
+            prefers_border=prefers_border,
+            visibility=visibility,
+        )
+
     # -- prompts ----------------------------------------------------------------------------------
 
     def prompt(
@@ -563,8 +605,8 @@ class ServerCore:
     # -- extensions and custom methods -------------------------------------------------------------
 
     def extension(self, identifier: str, settings: Mapping[str, Any] | None = None) -> None:
-        """Declare ``capabilities.extensions[identifier] = settings`` (a field of 2026-07-28; session-era
-        revisions do not have it, so there a client learns of an extension only by calling its methods)."""
+        """Declare ``capabilities.extensions[identifier] = settings``: in ``server/discover`` on 2026-07-28, and in
+        the ``initialize`` result of the handshake revisions, where SEP-2133 negotiates extensions too."""
         self.custom.add_extensions("extension", {identifier: settings})
 
     def request_handler(self, method: str) -> Callable[[F], F]:
@@ -620,14 +662,15 @@ class ServerCore:
         )
 
     def _extensions(self, version: str) -> dict[str, Any]:
-        """The task capability entries, the ``extensions`` declared and the deadline extension (2026-07-28), as
-        ``version`` has them (the skills extension on every revision: SEP-2640 declares it in the ``initialize``
-        result too)."""
-        entries = task_capabilities(self.tools.values(), version)
+        """The task capability entries, the ``extensions`` declared (on every revision: SEP-2133 negotiates
+        extensions in ``initialize`` too, and the skills and apps extensions are used there) and the deadline
+        extension (2026-07-28)."""
+        entries = self.custom.declared(task_capabilities(self.tools.values(), version))
         if version in MODERN_VERSIONS:
-            entries = declare_deadlines(self.custom.declared(entries))
-        if self.skills.offered:
-            entries["extensions"] = {**(entries.get("extensions") or {}), **self.skills.declaration()}
+            entries = declare_deadlines(entries)
+        for extension in (self.skills, self.apps):
+            if extension.offered:
+                entries["extensions"] = {**(entries.get("extensions") or {}), **extension.declaration()}
         return entries
 
     def offers(self, capability: str) -> bool:

@@ -39,6 +39,15 @@ from ._base import (
     TaskMetadata,
     WireType,
 )
+from .apps import (
+    APP_MIME_TYPE,
+    APPS_EXTENSION_ID,
+    AppCsp,
+    AppLink,
+    AppPermissions,
+    AppResource,
+    apps_capability,
+)
 from .completion import (
     CompleteRequestParams,
     CompleteResult,
@@ -235,6 +244,13 @@ __all__ = [
     "RESULT_COMPLETE",
     "RESULT_INPUT_REQUIRED",
     "RESULT_TASK",
+    "APP_MIME_TYPE",
+    "APPS_EXTENSION_ID",
+    "AppCsp",
+    "AppLink",
+    "AppPermissions",
+    "AppResource",
+    "apps_capability",
     "Skill",
     "SkillResource",
     "Resource",
