@@ -83,4 +83,14 @@ async def start(nursery: trio.Nursery, *words: str, stdin: int = subprocess.DEVN
     running = Running(process)
     nursery.start_soon(running.pump, process.stdout, "stdout")
     nursery.start_soon(running.pump, process.stderr, "stderr")
+    nursery.start_soon(_reap, process)
     return running
+
+
+async def _reap(process: trio.Process) -> None:
+    """Wait for the process; a test that fails (its nursery cancelled) kills it rather than leaving it running."""
+    try:
+        await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()

@@ -66,6 +66,8 @@ async def _with_closed_stdout(*words: str) -> subprocess.CompletedProcess[bytes]
         ["list", "tools", "--json", *server_command()],
         ["call", "echo", "text=hi", *server_command()],
         ["info", "--json", *server_command()],
+        ["read", "memo://greeting", *server_command()],
+        ["prompt", "review", "language=trio", *server_command()],
     ],
 )
 async def test_a_closed_stdout_ends_the_command_quietly(words: list[str]) -> None:
