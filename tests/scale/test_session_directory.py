@@ -163,8 +163,9 @@ async def test_without_redis_a_session_held_elsewhere_is_a_clear_503_and_recover
 async def test_in_a_redis_outage_every_request_needing_it_is_a_503_to_retry_initialize_included(
     redis_server: RedisServer,
 ) -> None:
-    """Redis is killed: opening a session, serving one held elsewhere and resuming a stream all answer 503 with a
-    ``Retry-After`` (never a JSON-RPC error for initialize); once Redis is back a new session opens."""
+    """Redis is killed: opening a session, serving one held elsewhere, changing what a session's record keeps,
+    resuming a stream and ending a session all answer 503 with a ``Retry-After`` (never a JSON-RPC error with
+    200); once Redis is back a new session opens."""
     unavailable = {"code": INTERNAL_ERROR, "message": "Sessions are unavailable; try again later"}
     params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "roamer", "version": "1"}}
     with trio.fail_after(40):
@@ -176,6 +177,16 @@ async def test_in_a_redis_outage_every_request_needing_it_is_a_503_to_retry_init
             assert headers["retry-after"] == "1" and "mcp-session-id" not in headers
             status, headers, events = await post(http, b, request(2, "ping", {}), session)
             assert (status, events[0]["error"], headers["retry-after"]) == (503, unavailable, "1")
+            for number, method, params in (
+                (4, "resources/subscribe", {"uri": "note://one"}),
+                (5, "logging/setLevel", {"level": "debug"}),
+            ):
+                status, headers, events = await post(http, a, request(number, method, params), session)  # held by a
+                assert (status, events, headers["retry-after"]) == (
+                    503,
+                    [{"jsonrpc": "2.0", "id": number, "error": unavailable}],
+                    "1",
+                )
             resumed = await http.request(
                 "GET",
                 a,

@@ -60,6 +60,9 @@ _CHANGES = frozenset(
 #: The most events a stream keeps for a client that is not reading it (its GET stream, say).
 _BACKLOG = 256
 
+#: The requests whose answer says the session's record changed (``StreamControl.remember``).
+_RECORDING = frozenset({"initialize", "resources/subscribe", "resources/unsubscribe", "logging/setLevel"})
+
 #: How long a POST's SSE head waits for the first event to go with it (a quick answer then costs one write).
 _HEAD_HOLD = 0.05
 
@@ -162,8 +165,9 @@ class HttpSession:
         self._restored = restored
         #: Whether the directory holds a record of this session (taken over from one, or ``remember`` ran).
         self.recorded = restored is not None
-        #: The directory could not keep the session's first record (its ``initialize`` is then refused with 503).
-        self.unrecorded = False
+        #: How often the directory could not keep the session's record (the request that changed it is then
+        #: refused with 503).
+        self.unrecorded = 0
         #: Ids of the requests this process sent the client and has no answer for yet (with a directory; the
         #: oldest are forgotten past ``_MAX_SENT``, as the requests themselves time out).
         self.sent: dict[RequestId, None] = {}
@@ -250,7 +254,7 @@ class HttpSession:
             try:
                 await self.directory.save(self.id, {"principal": self.caller, "state": dict(state)})
             except Exception:
-                self.unrecorded = not self.recorded
+                self.unrecorded += 1
                 raise
             self.recorded = True
             await self.directory.publish(self.id, {"kind": "state", "state": dict(state)})
@@ -587,16 +591,19 @@ class SessionEndpoint:
         message = here
         stream = await session.open_stream(set(route.request_ids))
         headers: list[tuple[str, str]] = [("mcp-session-id", session.id)]
-        # With a directory, initialize is answered once its session is recorded: a 503 if it could not be.
-        recording = route.opens_session and session.directory is not None
+        # With a directory, a request that changes the session's record is answered once it is kept: a 503 if it
+        # could not be (the session is not opened, or not changed for good).
+        recording = session.directory is not None and type(message) is dict and message.get("method") in _RECORDING
         if self.options.json_response or recording:
+            unrecorded = session.unrecorded
             stream.collect = True
             await session.deliver(message)
             with trio.CancelScope() as watch:  # until answered, the client leaves or a drain begins
                 response.cancel_on_disconnect(watch, or_shutdown=True)
                 await stream.complete.wait()
-            if session.unrecorded:
-                session.end()
+            if recording and session.unrecorded > unrecorded:
+                if route.opens_session:
+                    session.end()
                 await refuse(response, _unavailable(_single_id(message)))
                 return
             if self.options.json_response:
