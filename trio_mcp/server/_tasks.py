@@ -670,6 +670,8 @@ class TaskManager:
         event = self._waiters.setdefault(task_id, trio.Event())
         with trio.move_on_after(self.store.lease / 3):
             await event.wait()
+        if self._waiters.get(task_id) is event:  # not nudged: nothing is kept for a task nobody waits on
+            del self._waiters[task_id]
 
     async def _nudged(self, task_id: str) -> None:
         event = self._waiters.pop(task_id, None)
