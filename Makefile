@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo docs test system-check lint typecheck unit fuzz soak lowest interop-setup skills-setup auth-server-setup browser-setup interop conformance bench-setup bench bench-quick scale-setup clean
+.PHONY: demo docs test system-check lint typecheck unit fuzz soak lowest newest interop-setup skills-setup auth-server-setup browser-setup interop conformance bench-setup bench bench-quick scale-setup clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,9 +58,16 @@ system-check:
 unit: $(BIN)/.installed
 	$(BIN)/python -m pytest
 
-# The suite (less interop) on the lowest dependency versions setup.cfg declares, in .venv-lowest/.
+# The suite (less interop and benchmark smoke tests) on the other Pythons setup.cfg claims, with pytest-xdist
+# (TRIO_MCP_XDIST workers, default 2): the lowest dependency versions setup.cfg declares on the lowest Python
+# (.venv-lowest/), the newest releases on the newer ones (.venv-3.12/, .venv-3.13/). See tests/other_python.sh.
+LOWEST_PYTHON ?= 3.10
+NEWER_PYTHONS ?= 3.12 3.13
 lowest:
-	PYTHON=$(PYTHON) bash tests/lowest_versions.sh
+	bash tests/other_python.sh lowest $(LOWEST_PYTHON)
+
+newest:
+	set -e; for version in $(NEWER_PYTHONS); do bash tests/other_python.sh newest $$version; done
 
 # A deeper, randomized run of the property tests in tests/fuzz (make test runs them derandomized and bounded).
 FUZZ_EXAMPLES ?= 5000
@@ -91,7 +98,7 @@ bench: $(BIN)/.installed bench-setup
 bench-quick: $(BIN)/.installed bench-setup
 	$(BIN)/python benchmarks/compare.py --quick
 
-test: system-check lint typecheck docs interop-setup skills-setup auth-server-setup browser-setup bench-setup scale-setup conformance unit lowest
+test: system-check lint typecheck docs interop-setup skills-setup auth-server-setup browser-setup bench-setup scale-setup conformance unit lowest newest
 
 clean:
-	rm -rf $(VENV) .venv-lowest .interop tests/auth_server/node_modules tests/browser/node_modules tests/browser/dist tests/interop/ts_skills/node_modules tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) .venv-lowest .venv-3.* .interop tests/auth_server/node_modules tests/browser/node_modules tests/browser/dist tests/interop/ts_skills/node_modules tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info
