@@ -1,10 +1,12 @@
 """The stdio transport: newline-delimited JSON-RPC over a child process's stdin/stdout, both sides.
 
 Server side, ``stdio_server_stream()`` takes over fds 0 and 1 and points fd 1 at stderr while it serves,
-so a stray ``print()`` in a handler (or a child process it spawns) can never corrupt the wire. Client side,
+so a stray ``print()`` in a handler (or a child process it spawns) can never corrupt the wire; it reads and writes
+them through trio's non-blocking pipes, or, portable (Windows, or chosen), in worker threads. Client side,
 ``StdioProcess`` spawns the server in its own process group, drains its stderr, and shuts it down in the
-spec's order: close stdin, wait, SIGTERM, wait, SIGKILL; it keeps reading the server's stdout until the process
-has exited, so a server that still writes while it stops never meets a broken pipe.
+spec's order: close stdin, wait, SIGTERM, wait, SIGKILL (on Windows: the process tree ended); it keeps reading
+the server's stdout until the process has exited, so a server that still writes while it stops never meets a
+broken pipe.
 """
 
 from __future__ import annotations
@@ -25,9 +27,18 @@ import trio
 from .._core.framing import END_OF_STREAM, NEED_DATA, LineFramer, OversizedLine
 from .._core.jsonrpc import InvalidMessage, RequestId, decode, encode
 from ..errors import INVALID_REQUEST, ConnectionClosed
+from ._process_tree import group_spawn_options, stop_group
+from ._thread_io import ThreadReceiveStream, ThreadSendStream
 from ._write_at_once import write_at_once
 
-__all__ = ["StdioMessageStream", "StdioProcess", "stdio_server_stream", "StderrMode", "check_stdio_options"]
+__all__ = [
+    "StdioMessageStream",
+    "StdioProcess",
+    "stdio_server_stream",
+    "StderrMode",
+    "check_stdio_options",
+    "PORTABLE_ENV",
+]
 
 logger = logging.getLogger("trio_mcp.stdio")
 
@@ -44,6 +55,8 @@ _DESCRIBE_TIMEOUT = 1.5
 
 #: trio's stream over a file descriptor (Unix only).
 _FD_STREAM: Any = getattr(trio.lowlevel, "FdStream", None)
+#: Set to 1, the stdio server reads and writes stdin/stdout in worker threads on any OS, as it must on Windows.
+PORTABLE_ENV = "TRIO_MCP_STDIO_PORTABLE"
 
 StderrMode = Union[Literal["forward", "capture"], Callable[[str], None]]
 """What to do with a server's stderr: copy it to ours, only keep its tail, or hand each line to a callable."""
@@ -246,14 +259,19 @@ async def stdio_server_stream(
     protect_stdout: bool = True,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     write_timeout: float = DEFAULT_WRITE_TIMEOUT,
+    portable: bool | None = None,
 ) -> AsyncIterator[StdioMessageStream]:
     """This process's stdin/stdout as a ``MessageStream``.
 
-    With ``protect_stdout`` (the default), fd 1 points at stderr and fd 0 at /dev/null while the block
-    runs, so only MCP messages reach the real stdout; both are restored afterwards.
+    With ``protect_stdout`` (the default), fd 1 points at stderr and fd 0 at the null device while the block
+    runs, so only MCP messages reach the real stdout; both are restored afterwards. ``portable`` reads and
+    writes in worker threads instead of trio's non-blocking pipes: always on Windows, which has none; elsewhere
+    when ``TRIO_MCP_STDIO_PORTABLE=1`` is set, unless given.
     """
-    if os.name != "posix":
-        raise NotImplementedError("the stdio server transport needs POSIX pipes (trio has no async stdin on Windows)")
+    if portable is None:
+        portable = sys.platform == "win32" or os.environ.get(PORTABLE_ENV, "0") not in ("", "0")
+    elif not portable and sys.platform == "win32":
+        raise ValueError("portable=False needs non-blocking pipes, which Windows does not have")
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -268,9 +286,16 @@ async def stdio_server_stream(
         os.dup2(devnull, 0)
         os.close(devnull)
         os.dup2(2, 1)
+        _point_child_std_handles()
+    receive: trio.abc.ReceiveStream
+    send: trio.abc.SendStream
+    if portable:
+        receive, send = ThreadReceiveStream(in_fd), ThreadSendStream(out_fd)
+    else:
+        receive, send = trio.lowlevel.FdStream(in_fd), trio.lowlevel.FdStream(out_fd)
     stream = StdioMessageStream(
-        trio.lowlevel.FdStream(in_fd),
-        trio.lowlevel.FdStream(out_fd),
+        receive,
+        send,
         max_line_bytes=max_line_bytes,
         write_timeout=write_timeout,
     )
@@ -287,6 +312,25 @@ async def stdio_server_stream(
             os.dup2(saved[1], 1)
             os.close(saved[0])
             os.close(saved[1])
+            _point_child_std_handles()
+
+
+if sys.platform == "win32":
+
+    def _point_child_std_handles() -> None:
+        """Windows: a child process started without explicit pipes inherits the Win32 standard handles, not
+        the C runtime's fds 0 and 1; point those handles where the fds point now."""
+        import ctypes
+        import msvcrt
+
+        kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
+        for handle_id, fd in ((-10, 0), (-11, 1)):  # STD_INPUT_HANDLE, STD_OUTPUT_HANDLE
+            kernel32.SetStdHandle(handle_id, msvcrt.get_osfhandle(fd))
+
+else:
+
+    def _point_child_std_handles() -> None:
+        """POSIX: child processes inherit fds 0 and 1 themselves."""
 
 
 class StdioProcess:
@@ -346,7 +390,7 @@ class StdioProcess:
                 stderr=subprocess.PIPE,
                 env=dict(env) if env is not None else None,
                 cwd=cwd,
-                start_new_session=os.name == "posix",
+                **group_spawn_options(),
             )
         except OSError as exc:
             raise ConnectionClosed(f"could not start server {argv[0]!r}", detail=str(exc)) from None
@@ -409,7 +453,8 @@ class StdioProcess:
         return ConnectionClosed("server closed the connection", detail=detail)
 
     async def aclose(self, *, urgent: bool = False) -> None:
-        """Close stdin, wait, SIGTERM the process group, wait, SIGKILL it (each wait ``shutdown_grace``).
+        """Close stdin, wait, SIGTERM the process group, wait, SIGKILL it (each wait ``shutdown_grace``; on
+        Windows the process tree is ended at the first step that finds the server running).
 
         ``urgent`` (the caller was cancelled) waits ``URGENT_GRACE`` instead: cancelling means now.
         """
@@ -425,30 +470,21 @@ class StdioProcess:
                 with trio.move_on_after(grace):
                     await process.wait()
                 if process.returncode is None:
-                    self._signal(signal.SIGTERM)
+                    await stop_group(process, force=False)
                     with trio.move_on_after(grace):
                         await process.wait()
                 if process.returncode is None:
-                    self._signal(signal.SIGKILL if os.name == "posix" else signal.SIGTERM)
+                    await stop_group(process, force=True)
                     await process.wait()
-                elif os.name == "posix":
+                else:
                     # The leader is gone; make sure nothing it started in its group outlives it.
-                    self._signal(signal.SIGTERM)
+                    await stop_group(process, force=False)
                 nursery.cancel_scope.cancel()
             await self._stdout.pipe.aclose()
             with trio.move_on_after(0.5):
                 await self._stderr_done.wait()
             if process.stderr is not None:
                 await process.stderr.aclose()
-
-    def _signal(self, signum: int) -> None:
-        try:
-            if os.name == "posix":
-                os.killpg(self.process.pid, signum)
-            else:
-                self.process.kill() if signum != signal.SIGTERM else self.process.terminate()
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def check_stdio_options(command: object, *, env: object = None, cwd: object = None, stderr: object = "forward") -> None:
