@@ -60,13 +60,12 @@ def _is_unstructured(annotation: Any) -> bool:
 
 
 def _is_content(annotation: Any) -> bool:
-    if isinstance(annotation, type):
-        return issubclass(annotation, CONTENT_TYPES)
+    # The generic form first: on Python 3.10 ``list[TextContent]`` is also an instance of ``type``.
     origin = typing.get_origin(annotation)
     if origin in (list, tuple, collections.abc.Sequence, typing.Union, types.UnionType):
         args = typing.get_args(annotation)
         return bool(args) and all(arg is Ellipsis or arg is type(None) or _is_content(arg) for arg in args)
-    return False
+    return isinstance(annotation, type) and issubclass(annotation, CONTENT_TYPES)
 
 
 @attrs.frozen(kw_only=True, slots=False)
