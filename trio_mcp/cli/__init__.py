@@ -1,5 +1,6 @@
 """The ``trio-mcp`` command: ``run`` serves a trio_mcp server; ``list``, ``call``, ``read``, ``prompt`` and ``info``
-talk to any MCP server; ``proxy`` serves any MCP server as ours; ``doctor`` checks an HTTP deployment. Also ``python -m trio_mcp``.
+talk to any MCP server; ``proxy`` serves any MCP server as ours; ``doctor`` checks an HTTP deployment; ``install`` and
+``uninstall`` edit a host's configuration. Also ``python -m trio_mcp``.
 
 Nothing here is imported by ``import trio_mcp``: the command line costs a library user nothing.
 """
@@ -32,6 +33,10 @@ async def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
         from ._doctor import doctor_command
 
         return await doctor_command(args)
+    if args.command in ("install", "uninstall"):
+        from ._install import install_command, uninstall_command
+
+        return (install_command if args.command == "install" else uninstall_command)(args)
     from ._commands import client_command
 
     return await client_command(args)

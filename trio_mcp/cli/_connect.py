@@ -1,12 +1,15 @@
-"""Open a ``Client`` for the server a command names: ``--url URL`` (HTTP, or ``ws://``) or ``-- command args…``."""
+"""Open a ``Client`` for the server a command names: ``--url URL`` (HTTP, or ``ws://``), ``-- command args…``, or
+``--config FILE --server NAME`` (a server of a host's configuration file)."""
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -14,6 +17,7 @@ import trio
 
 from ..client import Client, open_stdio_client
 from ..errors import McpError, RequestTimeout, TrioMcpError
+from ._configured import configured_server
 from ._exit import CONNECTION, TOOL_ERROR, USAGE, CliError
 
 __all__ = ["open_target_client", "parse_headers"]
@@ -38,28 +42,39 @@ def _stderr_line(line: str) -> None:
 async def _open(args: argparse.Namespace, options: dict[str, Any]) -> AsyncIterator[Client]:
     if args.url and args.server_command:
         raise CliError("name the server either with --url or with '-- command args...', not both")
-    if args.url:
-        headers = parse_headers(args.header)
-        if args.url.startswith(("ws://", "wss://")):
+    url, command, headers = args.url, args.server_command, parse_headers(args.header)
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+    if args.config:
+        if url or command:
+            raise CliError("name the server with one of --config, --url or '-- command args...'")
+        configured = configured_server(Path(args.config), args.server)
+        url, command, cwd = configured.url, configured.command, configured.cwd
+        headers = {**configured.headers, **headers}
+        env = None if configured.env is None else {**os.environ, **configured.env}  # added to ours, as hosts do
+    elif args.server:
+        raise CliError("--server picks a server of a --config file")
+    if url:
+        if url.startswith(("ws://", "wss://")):
             from ..client import open_websocket_client
 
-            async with open_websocket_client(args.url, headers=headers, **options) as client:
+            async with open_websocket_client(url, headers=headers, **options) as client:
                 yield client
         else:
             from ..client import open_http_client
 
-            async with open_http_client(args.url, headers=headers, **options) as client:
+            async with open_http_client(url, headers=headers, **options) as client:
                 yield client
-    elif args.server_command:
-        if args.header:
+    elif command:
+        if headers:
             raise CliError("--header applies to --url servers only")
         stderr: Any = _stderr_line if args.verbose else "capture"
-        async with open_stdio_client(args.server_command, stderr=stderr, **options) as client:
+        async with open_stdio_client(command, env=env, cwd=cwd, stderr=stderr, **options) as client:
             yield client
     else:
         raise CliError(
-            "which server? give --url URL, or the command that starts it after '--' "
-            "(e.g. trio-mcp list tools -- python server.py)"
+            "which server? give --url URL, the command that starts it after '--' "
+            "(e.g. trio-mcp list tools -- python server.py), or --config mcp.json --server NAME"
         )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from .._version import __version__
 from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from ._install import add_install_commands
 
 __all__ = ["build_parser", "parse"]
 
@@ -19,15 +20,18 @@ failure, 130 interrupted (Ctrl-C)."""
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 _TARGET_HELP = """\
-the server is named by --url URL (Streamable HTTP or HTTP+SSE, era probed; ws:// for WebSocket) or by the
+the server is named by --url URL (Streamable HTTP or HTTP+SSE, era probed; ws:// for WebSocket), by the
 command that starts it, after '--' at the end of the line (stdio), e.g.
-  trio-mcp call echo text=hi -- python server.py"""
+  trio-mcp call echo text=hi -- python server.py
+or by --config FILE --server NAME: started or reached exactly as a host reads it from that file."""
 
 
 def _client_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_argument_group("server")
     group.add_argument("--url", help="the server's MCP endpoint (http://, https://, ws://)")
+    group.add_argument("--config", metavar="FILE", help="a host's configuration file (mcpServers or servers)")
+    group.add_argument("--server", metavar="NAME", help="with --config: the server it names (default: its only one)")
     group.add_argument(
         "--header",
         "-H",
@@ -200,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     doctor.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per probe (default 10)")
     doctor.add_argument("--json", action="store_true", help="print the findings as JSON")
+    add_install_commands(commands)
     return parser
 
 
@@ -223,7 +228,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         args.arguments += extra  # key=value words after an option: `call TOOL --json a=1` (argparse stops at --json)
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    if server_command and args.command in ("run", "doctor"):
+    if server_command and args.command in ("run", "doctor", "install", "uninstall"):
         parser.error(f"'{args.command}' takes no server command after '--'")
     args.server_command = server_command
     return args
