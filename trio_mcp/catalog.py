@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, TypedDict
 
+from ._wire.versions import LATEST_VERSION
 from .errors import ToolError
 from .server import Server
 from .types import ToolAnnotations
@@ -73,9 +74,10 @@ def add_tool_search(server: Server, *, name: str = "search_tools", page_size: in
             if score:
                 ranked.append((-score, position, tool))
         ranked.sort(key=lambda entry: entry[:2])
+        shown = [tool.wire(LATEST_VERSION) for _, _, tool in ranked[start : start + page_size]]
         page = [
-            ToolMatch(name=tool.name, description=tool.description or "", inputSchema=tool.schema.input_schema)
-            for _, _, tool in ranked[start : start + page_size]
+            ToolMatch(name=tool["name"], description=tool.get("description", ""), inputSchema=tool["inputSchema"])
+            for tool in shown
         ]
         more = start + page_size < len(ranked)
         return ToolSearchPage(tools=page, total=len(ranked), nextCursor=str(start + page_size) if more else "")

@@ -5,6 +5,7 @@ from ._logging import McpLogHandler
 from ._server import Server, serve_http_many
 from ._task_store import FileTaskStore, MemoryTaskStore, TaskStore
 from ._tasks import TaskManager
+from ._transform import ArgumentChange, ToolChange, Transform
 
 __all__ = [
     "Server",
@@ -15,4 +16,7 @@ __all__ = [
     "TaskStore",
     "MemoryTaskStore",
     "FileTaskStore",
+    "Transform",
+    "ToolChange",
+    "ArgumentChange",
 ]

@@ -25,6 +25,7 @@ from ._prompts import PromptDefinition
 from ._registry import CompletionHandler, ServerCore
 from ._resources import ResourceDefinition
 from ._tools import ToolDefinition
+from ._transform import Transform
 
 __all__ = ["Mount"]
 
@@ -65,7 +66,14 @@ class Mount:
     """One child mounted in one parent under one prefix; keeps the parent's copies in step with the child."""
 
     def __init__(
-        self, parent: ServerCore, prefix: str, child: ServerCore, separator: str, *, prefix_uris: bool
+        self,
+        parent: ServerCore,
+        prefix: str,
+        child: ServerCore,
+        separator: str,
+        *,
+        prefix_uris: bool,
+        transform: Transform | None = None,
     ) -> None:
         if not _PREFIX.match(prefix):
             raise ValueError(f"mount prefix {prefix!r} must be 1-64 letters, digits, '_' or '-'")
@@ -78,6 +86,7 @@ class Mount:
         self.child = child
         self.separator = separator
         self.prefix_uris = prefix_uris
+        self.transform = transform if transform is not None else Transform()
         #: The parent's URI (or URI template) of each mounted resource -> the child's.
         self.child_uris: dict[str, str] = {}
         #: The keys this mount added to each of the parent's tables.
@@ -95,7 +104,10 @@ class Mount:
 
     def attach(self) -> None:
         """Copy everything in; a name the parent already has is an error here (later, a logged skip)."""
-        clashes = [self.name(n) for n in self.child.tools if self.name(n) in self.parent.tools]
+        unknown = set(self.transform.tools) - set(self.child.tools)
+        if unknown:
+            raise ValueError(f"the transform names tools {self.child.info.name!r} does not have: {sorted(unknown)}")
+        clashes = [key for key, _ in self._tools() if key in self.parent.tools]
         clashes += [self.name(n) for n in self.child.prompts if self.name(n) in self.parent.prompts]
         uris = {uri: self.uri(uri) for uri in (*self.child.resources, *self.child.templates)}
         unprefixable = [uri for uri, mounted in uris.items() if mounted is None]
@@ -123,9 +135,13 @@ class Mount:
     def list_changed(self, kind: str) -> None:
         """The child's ``kind`` listing changed: bring the parent's copies up to date (it notifies its clients)."""
         if kind == "tools":
-            self._sync_named(self.parent.tools, self.child.tools, "tools")
+            self._sync_named(self.parent.tools, self._tools(), "tools")
         elif kind == "prompts":
-            self._sync_named(self.parent.prompts, self.child.prompts, "prompts")
+            entries = [
+                (self.name(name), self._copy(prompt, name=self.name(name)))
+                for name, prompt in self.child.prompts.items()
+            ]
+            self._sync_named(self.parent.prompts, entries, "prompts")
         elif kind == "resources":
             self._sync_resources()
 
@@ -157,16 +173,26 @@ class Mount:
 
     # -- copying ----------------------------------------------------------------------------------
 
-    def _sync_named(self, table: dict[str, Any], source: dict[str, Any], kind: str) -> None:
+    def _tools(self) -> list[tuple[str, ToolDefinition]]:
+        """The child's tools as the parent shows them (the transform applied), each under its key there."""
+        entries = []
+        for name, tool in self.child.tools.items():
+            if self.transform.hides(tool):
+                continue
+            change = self.transform.tools.get(name)
+            key = self.name(change.name if change is not None and change.name is not None else name)
+            entries.append((key, self.transform.apply(self._copy(tool), key, change)))
+        return entries
+
+    def _sync_named(self, table: dict[str, Any], entries: list[tuple[str, Any]], kind: str) -> None:
         for key in self.added[kind]:
             table.pop(key, None)
         self.added[kind] = []
-        for name, definition in source.items():
-            key = self.name(name)
+        for key, definition in entries:
             if key in table:
                 logger.warning("mount %r: %s %r is already in the parent; not mounted", self.prefix, kind, key)
                 continue
-            table[key] = self._copy(definition, name=key)
+            table[key] = definition
             self.added[kind].append(key)
         self.parent._changed(kind)
 

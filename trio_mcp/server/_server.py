@@ -19,6 +19,7 @@ from ._connection import ServerConnection
 from ._mount import Mount
 from ._registry import ServerCore
 from ._task_rerun import rerun_task
+from ._transform import Transform
 
 if TYPE_CHECKING:
     import ssl
@@ -55,15 +56,25 @@ class Server(ServerCore):
     def rerun_task(self, record: TaskRecord) -> Callable[[], tuple[Any, ToolDefinition, Work]] | None:
         return rerun_task(self, record)
 
-    def mount(self, prefix: str, other: Server, *, separator: str = "_", prefix_uris: bool = False) -> None:
+    def mount(
+        self,
+        prefix: str,
+        other: Server,
+        *,
+        separator: str = "_",
+        prefix_uris: bool = False,
+        transform: Transform | None = None,
+    ) -> None:
         """Serve ``other``'s tools and prompts as ``<prefix><separator><name>``, and its resources, as this
         server's own; they stay in step with ``other``, and its lifespan runs inside this one's (docs/composition.md).
 
         Resources keep their URIs unless ``prefix_uris``: then ``scheme://rest`` is served as
         ``scheme://<prefix>/rest``, so two mounted servers may use the same URIs.
+        ``transform`` renames, hides, re-describes or filters ``other``'s tools as this server shows them, and
+        changes their arguments (``trio_mcp.server.Transform``).
         Raises ``ValueError`` for a bad prefix or separator, a name this server already has, or a cycle.
         """
-        mount = Mount(self, prefix, other, separator, prefix_uris=prefix_uris)
+        mount = Mount(self, prefix, other, separator, prefix_uris=prefix_uris, transform=transform)
         mount.attach()
         self.mounts.append(mount)
         other.watch(mount)
