@@ -279,3 +279,42 @@ async def test_a_batch_with_a_cancelled_member_ends_its_stream_with_the_other_an
             assert answers[0][0]["result"]["content"][0]["text"] == "x"
             assert held_by(server) == ({"0"}, 0, 0)
             nursery.cancel_scope.cancel()
+
+
+async def test_changes_made_while_the_get_stream_is_away_are_resumed_once_in_order() -> None:
+    """One process: the client leaves its GET stream, two resources change, it comes back with ``Last-Event-ID``
+    and gets both changes once, in order, then the next one live."""
+    server = Server("changes")
+
+    @server.resource("note://{name}")
+    def note(name: str) -> str:
+        return name
+
+    def updated(events: list[tuple[str, Any]]) -> list[str]:
+        return [message["params"]["uri"] for _, message in events if message]
+
+    with trio.fail_after(30):
+        async with HttpClient() as http, trio.open_nursery() as nursery:
+            port = await nursery.start(server.serve_http, "127.0.0.1", 0)
+            url = f"http://127.0.0.1:{port}/mcp"
+            session = await open_session(http, url)
+            for request_id, name in enumerate("abc", 1):
+                subscribe = {"jsonrpc": "2.0", "id": request_id, "method": "resources/subscribe"}
+                await read_events(
+                    await post(http, url, subscribe | {"params": {"uri": f"note://{name}"}}, session), None
+                )
+            headers = [("accept", "text/event-stream"), ("mcp-session-id", session), ("mcp-protocol-version", VERSION)]
+            listening = await http.request("GET", url, headers=headers)
+            server.notify_resource_updated("note://a")
+            seen, _ = await read_events(listening, 1)
+            assert updated(seen) == ["note://a"]
+            await listening.aclose()
+            server.notify_resource_updated("note://b")
+            server.notify_resource_updated("note://c")
+            resumed = await http.request("GET", url, headers=[*headers, ("last-event-id", seen[-1][0])])
+            replayed, _ = await read_events(resumed, 2)
+            assert updated(replayed) == ["note://b", "note://c"]
+            server.notify_resource_updated("note://a")
+            live, _ = await read_events(resumed, 1)
+            assert updated(live) == ["note://a"]
+            nursery.cancel_scope.cancel()
