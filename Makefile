@@ -101,4 +101,4 @@ bench-quick: $(BIN)/.installed bench-setup
 test: system-check lint typecheck docs interop-setup skills-setup auth-server-setup browser-setup bench-setup scale-setup conformance unit lowest newest
 
 clean:
-	rm -rf $(VENV) .venv-lowest .venv-3.* .interop tests/auth_server/node_modules tests/browser/node_modules tests/browser/dist tests/interop/ts_skills/node_modules tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) .venv-lowest .venv-3.* .interop tests/auth_server/node_modules tests/browser/node_modules tests/browser/dist tests/browser/apps/node_modules tests/browser/apps/dist tests/interop/ts_skills/node_modules tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info

@@ -24,3 +24,17 @@ if [[ "$(cat "$STAMP" 2>/dev/null || true)" != "$fp" || ! -f "$HERE/dist/client.
         --log-level=warning --outfile=dist/client.js)
     echo "$fp" >"$STAMP"
 fi
+# The MCP Apps host and app of tests/interop/test_browser_apps.py: the official @modelcontextprotocol/ext-apps
+# (AppBridge for the host page, App for the app) with the TypeScript SDK v2 client, from tests/browser/apps'
+# own package.json + package-lock.json, bundled into tests/browser/apps/dist/{host,app}.js.
+APPS="$HERE/apps"
+APPS_STAMP="$APPS/node_modules/.trio-mcp-setup-stamp"
+fp="$(cat "$APPS/package.json" "$APPS/package-lock.json" "$APPS/host.mjs" "$APPS/app.mjs" | sha256sum | cut -d' ' -f1)-$("$NODE" --version)"
+if [[ "$(cat "$APPS_STAMP" 2>/dev/null || true)" != "$fp" || ! -f "$APPS/dist/host.js" || ! -f "$APPS/dist/app.js" ]]; then
+    (cd "$APPS" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    for page in host app; do
+        (cd "$APPS" && node_modules/.bin/esbuild "$page.mjs" --bundle --minify --format=esm --platform=browser \
+            --log-level=warning --outfile="dist/$page.js")
+    done
+    echo "$fp" >"$APPS_STAMP"
+fi
