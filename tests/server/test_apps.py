@@ -164,3 +164,17 @@ def test_add_app_refuses_what_a_host_could_not_render() -> None:
         server.add_app("ui://x/app.html", HTML, tools="missing")
     with pytest.raises(ValueError, match="visibility"):
         server.add_app("ui://x/app.html", HTML, visibility=["nobody"])  # type: ignore[list-item]
+
+
+async def test_a_mounted_servers_apps_are_served_by_the_parent() -> None:
+    parent = trio_mcp.Server("parent")
+    parent.mount("clock", clock_server(Seen()), prefix_uris=True)
+    async with open_in_memory(parent, extensions=apps_capability()) as client:
+        assert "io.modelcontextprotocol/ui" in (client.server_capabilities.extensions or {})
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        link = client.tool_app(tools["clock_get_time"])
+        assert link == AppLink(resource_uri="ui://clock/clock/app.html")  # the URI the parent serves it at
+        assert (await client.read_app(link.resource_uri)).html == HTML
+    async with open_in_memory(parent) as plain:  # and hidden from a client without the extension
+        assert all(plain.tool_app(tool) is None for tool in (await plain.list_tools()).tools)
+        assert not [r for r in (await plain.list_resources()).resources if r.uri.startswith("ui://")]

@@ -65,7 +65,8 @@ class AppMethods:
             raise ValueError(f"an app's URI uses the ui:// scheme, not {uri!r}")
         raw = await self.request("resources/read", {"uri": uri})
         contents = raw.get("contents") if isinstance(raw, dict) else None
-        item = next((c for c in contents or [] if isinstance(c, dict) and c.get("uri") == uri), None)
+        items = [c for c in contents or [] if isinstance(c, dict)]
+        item = next((c for c in items if c.get("uri") == uri), items[0] if len(items) == 1 else None)
         if item is None or not isinstance(item.get("text"), str):
             raise RemoteProtocolError(f"resources/read of {uri} returned no HTML text")
         if item.get("mimeType") != APP_MIME_TYPE:

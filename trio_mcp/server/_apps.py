@@ -29,6 +29,10 @@ class AppHost(Protocol):
 
     tools: dict[str, ToolDefinition]
 
+    @property
+    def mounts(self) -> Sequence[Any]:
+        """Each ``Mounted`` server: ``.child.apps``, ``.uri(uri)``."""
+
     def add_resource(
         self, fn: Callable[..., Any], uri: str, **options: Unpack[ResourceOptions]
     ) -> ResourceDefinition: ...
@@ -112,17 +116,26 @@ class AppSet:
 
     @property
     def offered(self) -> bool:
-        return bool(self.uris)
+        """Whether this server (or one mounted in it) serves apps, and so declares the extension."""
+        return bool(self.uris) or any(mount.child.apps.offered for mount in self.server.mounts)
+
+    def all_uris(self) -> set[str]:
+        """The URIs of every app served, those of mounted servers as the mount shows them."""
+        uris = set(self.uris)
+        for mount in self.server.mounts:
+            uris.update(uri for uri in map(mount.uri, mount.child.apps.all_uris()) if uri is not None)
+        return uris
 
     def declaration(self) -> dict[str, Any]:
         return {APPS_EXTENSION_ID: {}}
 
     def visible(self, method: str, items: list[dict[str, Any]], capabilities: ClientCapabilities) -> list[Any]:
         """``items`` of a listing as a client with ``capabilities`` sees them (see the module's docstring)."""
-        if not self.uris or client_supports_apps(capabilities):
+        if not self.offered or client_supports_apps(capabilities):
             return items
         if method == "resources/list":
-            return [item for item in items if item.get("uri") not in self.uris]
+            uris = self.all_uris()
+            return [item for item in items if item.get("uri") not in uris]
         if method == "tools/list":
             return [_without_ui(item) if "ui" in (item.get("_meta") or {}) else item for item in items]
         return items

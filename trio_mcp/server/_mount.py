@@ -181,7 +181,7 @@ class Mount:
                 continue
             change = self.transform.tools.get(name)
             key = self.name(change.name if change is not None and change.name is not None else name)
-            entries.append((key, self.transform.apply(self._copy(tool), key, change)))
+            entries.append((key, self.transform.apply(self._copy(tool, **self._app_link(tool)), key, change)))
         return entries
 
     def _sync_named(self, table: dict[str, Any], entries: list[tuple[str, Any]], kind: str) -> None:
@@ -217,6 +217,15 @@ class Mount:
         if self.child.skills.offered:
             self.parent.skills.enable()
         self.parent._changed("resources")
+
+    def _app_link(self, tool: ToolDefinition) -> dict[str, Any]:
+        """The changes that give a tool's ``_meta.ui.resourceUri`` (MCP Apps) the URI the parent serves it at."""
+        ui = (tool.meta or {}).get("ui")
+        uri = ui.get("resourceUri") if isinstance(ui, dict) else None
+        mounted = self.uri(uri) if isinstance(uri, str) else None
+        if tool.meta is None or not isinstance(ui, dict) or mounted is None or mounted == uri:
+            return {}
+        return {"meta": {**tool.meta, "ui": {**ui, "resourceUri": mounted}}}
 
     def _copy(self, definition: Any, **changes: Any) -> Any:
         assert isinstance(definition, (ToolDefinition, PromptDefinition, ResourceDefinition))
