@@ -70,24 +70,33 @@ class RequestInfo:
 
 async def run_middleware(chain: Sequence[Middleware], call: RequestInfo, handler: CallNext) -> Any:
     """Run ``handler`` inside ``chain`` (first = outermost); each ``call_next`` may be called once."""
+    if not chain:
+        return await handler()
+    return await chain[0](call, _Next(chain, call, handler, 0))
 
-    def link(index: int) -> CallNext:
-        if index == len(chain):
-            return handler
-        middleware = chain[index]
-        rest = link(index + 1)
-        called = False
 
-        async def call_next() -> Any:
-            nonlocal called
-            if called:
-                raise RuntimeError(f"middleware {middleware!r} called call_next() twice for {call.method}")
-            called = True
-            return await rest()
+class _Next:
+    """The ``call_next`` given to ``chain[index]``: one small object a layer, and no coroutine of its own (it
+    hands back the next layer's, which the middleware awaits)."""
 
-        return lambda: middleware(call, call_next)
+    __slots__ = ("_chain", "_call", "_handler", "_index", "_called")
 
-    return await link(0)()
+    def __init__(self, chain: Sequence[Middleware], call: RequestInfo, handler: CallNext, index: int) -> None:
+        self._chain = chain
+        self._call = call
+        self._handler = handler
+        self._index = index
+        self._called = False
+
+    def __call__(self) -> Awaitable[Any]:
+        if self._called:
+            middleware = self._chain[self._index]
+            raise RuntimeError(f"middleware {middleware!r} called call_next() twice for {self._call.method}")
+        self._called = True
+        index = self._index + 1
+        if index == len(self._chain):
+            return self._handler()
+        return self._chain[index](self._call, _Next(self._chain, self._call, self._handler, index))
 
 
 def require_async(what: str, function: Any) -> None:
