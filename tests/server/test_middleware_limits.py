@@ -198,3 +198,24 @@ async def test_an_oversized_text_result_is_truncated_with_a_notice() -> None:
 def test_invalid_options_are_refused_naming_the_option(make: Callable[[], Any], error: str) -> None:
     with pytest.raises((ValueError, TypeError), match=error):
         make()
+
+
+async def test_a_request_cancelled_while_queued_leaves_the_line(autojump_clock: trio.abc.Clock) -> None:
+    server, gates = tool_server(ConcurrencyLimit(1, queue=1, queue_timeout=60, tools={"work"}))
+    async with open_in_memory(server) as client, trio.open_nursery() as nursery:
+        nursery.start_soon(client.call_tool, "work", {"gate": "held"})
+        await trio.sleep(1)
+        with trio.move_on_after(1):  # queued, then given up
+            await client.call_tool("work", {})
+        done = trio.Event()
+
+        async def third() -> None:
+            await client.call_tool("work", {"gate": "third"})
+            done.set()
+
+        nursery.start_soon(third)  # queued in the place the second left, not refused
+        await trio.sleep(1)
+        gates["held"].set()
+        await trio.sleep(1)
+        gates["third"].set()
+        await done.wait()

@@ -4,10 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._identity import caller_key
+from .._identity import caller_key as _identity_key
 from .._middleware import RequestInfo
 
 __all__ = ["caller_key", "target", "key_of", "check_per", "check_tools", "applies"]
+
+
+_last: tuple[Any, str] = (object(), "")  # the last principal keyed (held, so never another's id) and its key
+
+
+def caller_key(principal: Any) -> str:
+    """The caller's key (``trio_mcp._identity``), remembered for the last principal: the middleware of one
+    request, and the requests of one connection, ask for the same one again and again."""
+    global _last
+    last = _last  # one read: another thread may swap the pair, never tear it
+    if principal is not last[0]:
+        last = _last = (principal, _identity_key(principal))
+    return last[1]
 
 
 def target(call: RequestInfo) -> str | None:

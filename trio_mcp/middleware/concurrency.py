@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import math
 from collections.abc import Collection, Sequence
 from typing import Any
@@ -16,12 +17,13 @@ __all__ = ["ConcurrencyLimit"]
 
 
 class _Slots:
-    __slots__ = ("semaphore", "waiting", "users")
+    """One key's requests being served, and those waiting (first come, first served) for a slot."""
 
-    def __init__(self, limit: int) -> None:
-        self.semaphore = trio.Semaphore(limit)
-        self.waiting = 0
-        self.users = 0  # served or waiting: the entry is dropped when none is left
+    __slots__ = ("active", "waiting")
+
+    def __init__(self) -> None:
+        self.active = 0
+        self.waiting: collections.deque[trio.Event] = collections.deque()
 
 
 class ConcurrencyLimit:
@@ -60,36 +62,45 @@ class ConcurrencyLimit:
         key = key_of(call, self.per)
         slots = self._slots.get(key)
         if slots is None:
-            slots = self._slots[key] = _Slots(self.limit)
-        slots.users += 1
+            slots = self._slots[key] = _Slots()
+        if slots.active < self.limit:
+            slots.active += 1
+        else:
+            await self._wait_turn(key, slots, call)
         try:
-            await self._acquire(slots, call)
-            try:
-                return await call_next()
-            finally:
-                slots.semaphore.release()
+            return await call_next()
         finally:
-            slots.users -= 1
-            if not slots.users:
+            self._release(key, slots)
+
+    def _release(self, key: str, slots: _Slots) -> None:
+        if slots.waiting:
+            slots.waiting.popleft().set()  # the slot passes to the first in line
+        else:
+            slots.active -= 1
+            if not slots.active:
                 del self._slots[key]
 
-    async def _acquire(self, slots: _Slots, call: RequestInfo) -> None:
-        try:
-            slots.semaphore.acquire_nowait()
-            return
-        except trio.WouldBlock:
-            pass
+    async def _wait_turn(self, key: str, slots: _Slots, call: RequestInfo) -> None:
+        """Wait in line for a slot (handed over by the request leaving it); refuse when the line is full or
+        the wait too long."""
         what = target(call) or call.method
-        if slots.waiting >= self.queue:
+        if len(slots.waiting) >= self.queue:
             raise McpError(SERVER_BUSY, f"Too many concurrent requests for {what}: {self.limit} being served")
-        slots.waiting += 1
+        turn = trio.Event()
+        slots.waiting.append(turn)
         try:
             with trio.move_on_after(self.queue_timeout):
-                await slots.semaphore.acquire()
-                return
-        finally:
-            slots.waiting -= 1
-        waited = math.ceil(self.queue_timeout * 10) / 10
-        raise McpError(
-            SERVER_BUSY, f"Too many concurrent requests for {what}: still {self.limit} being served after {waited:g} s"
-        )
+                await turn.wait()
+        except BaseException:
+            if turn.is_set():
+                self._release(key, slots)  # handed a slot as it was cancelled: on to the next in line
+            else:
+                slots.waiting.remove(turn)
+            raise
+        if not turn.is_set():
+            slots.waiting.remove(turn)  # timed out: out of the line
+            waited = math.ceil(self.queue_timeout * 10) / 10
+            raise McpError(
+                SERVER_BUSY,
+                f"Too many concurrent requests for {what}: still {self.limit} being served after {waited:g} s",
+            )
