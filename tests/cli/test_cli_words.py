@@ -122,16 +122,18 @@ async def test_ctrl_c_stops_a_stdio_server_that_ignores_its_closed_input_at_once
     assert "cancel requested by the client" in marker.read_text()
 
 
-@pytest.mark.parametrize("path", ["", "/", "/api"])
-async def test_a_url_without_the_mcp_path_gets_a_did_you_mean(path: str) -> None:
+async def test_a_url_without_the_mcp_path_gets_a_did_you_mean() -> None:
+    outcomes = {}
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
             running = await start(nursery, "run", str(CLI_SERVER), "-t", "http", "--port", "0")
             root = (await running.wait_for_stderr(r"on (http://127\.0\.0\.1:\d+)/mcp ")).group(1)
-            out = await run_cli("info", "--url", root + path)
+            for path in ("", "/", "/api"):
+                outcomes[path] = await run_cli("info", "--url", root + path)
             running.process.send_signal(signal.SIGINT)
-    assert out.status == 3
-    assert f"(did you mean {root}{path.rstrip('/')}/mcp?)" in out.stderr
+    for path, out in outcomes.items():
+        assert out.status == 3
+        assert f"(did you mean {root}{path.rstrip('/')}/mcp?)" in out.stderr
 
 
 async def test_a_stdio_server_that_prints_what_is_not_mcp_is_named_promptly() -> None:
