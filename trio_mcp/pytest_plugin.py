@@ -20,6 +20,7 @@ not the "Exceptions from Trio nursery" group that pytest-trio's nurseries wrap i
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import AsyncIterator, Generator
 from typing import TYPE_CHECKING, Any
@@ -54,8 +55,7 @@ def _only_leaf(exc: BaseException) -> BaseException | None:
     return exc
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+def _unwrap_one_failure(item: pytest.Item) -> Generator[None, None, None]:
     """Unwrap a failure of one exception in a test that uses this plugin's fixtures; leave others' tests be."""
     __tracebackhide__ = True
     failure: BaseException | None = None
@@ -68,6 +68,12 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     finally:
         if failure is not None:
             raise failure  # outside the except block: not "during handling of" the group
+
+
+# New-style hook wrappers need pluggy 1.1 (every pytest 8 has it); under an older one, failures stay as they are
+# rather than this plugin, loaded wherever trio_mcp is installed, breaking every pytest run.
+if "wrapper" in inspect.signature(pytest.hookimpl).parameters:
+    pytest_runtest_call = pytest.hookimpl(wrapper=True)(_unwrap_one_failure)
 
 
 @pytest.fixture
