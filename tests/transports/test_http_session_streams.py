@@ -121,17 +121,6 @@ async def test_an_answered_stream_is_resumed_from_the_store() -> None:
     assert messages[-1]["id"] == 1 and messages[-1]["result"]["content"][0]["text"] == "counted"
 
 
-def live_tasks() -> int:
-    """How many trio tasks this run has now (walked from the root task, through every nursery)."""
-    count = 0
-    tasks = [trio.lowlevel.current_root_task()]
-    while tasks:
-        task = tasks.pop()
-        count += 1
-        tasks.extend(child for nursery in task.child_nurseries for child in nursery.child_tasks)
-    return count
-
-
 def blocking_server() -> tuple[Server, list[trio.Event]]:
     """A server whose ``block`` tool reports progress once (its stream's first event) and then waits until it is
     cancelled; it sets the last event of the list when it starts. Its ``echo`` tool answers at once."""
@@ -166,12 +155,12 @@ async def check_leaves_nothing_behind(
     after the first: the session's GET stream alone, no request owner or request, no more tasks."""
     await cancelled_call(1)
     await trio.testing.wait_all_tasks_blocked()
-    tasks = live_tasks()
+    tasks = trio.lowlevel.current_statistics().tasks_living
     for request_id in range(2, count + 2):
         await cancelled_call(request_id)
     await trio.testing.wait_all_tasks_blocked()
     assert held_by(server) == ({"0"}, 0, 0)
-    assert live_tasks() <= tasks
+    assert trio.lowlevel.current_statistics().tasks_living <= tasks
 
 
 async def test_a_cancelled_call_ends_its_stream_and_leaves_nothing_behind() -> None:

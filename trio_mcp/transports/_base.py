@@ -9,6 +9,7 @@ from typing import Any, Final, Protocol
 import trio
 
 from .._core.jsonrpc import InvalidMessage, RequestId, decode, encode, error_message
+from .._runner import RequestRunner
 from ..errors import CONNECTION_CLOSED, ConnectionClosed, McpError
 
 __all__ = [
@@ -105,9 +106,10 @@ class StreamControl(Protocol):
     def on_state(self, apply: Callable[[Mapping[str, Any]], None]) -> None:
         """Have ``apply`` called with the session's state whenever another process serving it changes it."""
 
-    def on_inbound(self, take: Callable[[Any], Awaitable[None]]) -> None:
+    def on_inbound(self, take: Callable[[Any, RequestRunner | None], Awaitable[None]]) -> None:
         """Called when the connection is attached (``serve_connection(..., tasks=...)``): from then on, hand
-        each client message to ``take`` in the task that read it; ``receive()`` is not used."""
+        each client message to ``take`` in the task that read it, with the runner of its request (None: the
+        session's, ``Spawn``; ``InCaller``: that task); ``receive()`` is not used."""
 
     async def remember(self, state: Mapping[str, Any]) -> None:
         """The session's state changed (``initialize``, ``logging/setLevel``, subscriptions): keep it where

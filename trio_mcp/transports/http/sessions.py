@@ -25,6 +25,7 @@ from ..._core.inbound import Refusal, Rejection, Route
 from ..._core.jsonrpc import RequestId, decode, encode, error_message, is_request_id
 from ..._core.sse import encode_comment, encode_event
 from ..._identity import caller_key
+from ..._runner import InCaller, RequestRunner
 from ..._task_set import TaskSet
 from ..._wire.versions import DEFAULT_NEGOTIATED_VERSION, V2025_03_26, V2025_11_25
 from ...errors import INTERNAL_ERROR, ConnectionClosed
@@ -174,7 +175,7 @@ class HttpSession:
         #: Takes the session's state when another process serving it changed it (set by the connection).
         self.apply_state: Callable[[Mapping[str, Any]], None] | None = None
         #: Handles a client message in the task that read it (the connection's, given by ``on_inbound``).
-        self._take: Callable[[Any], Awaitable[None]] | None = None
+        self._take: Callable[[Any, RequestRunner | None], Awaitable[None]] | None = None
         self._json_response = options.json_response
         self._retry_ms = options.retry_ms
         self._on_end = on_end
@@ -246,7 +247,7 @@ class HttpSession:
     def on_state(self, apply: Callable[[Mapping[str, Any]], None]) -> None:
         self.apply_state = apply
 
-    def on_inbound(self, take: Callable[[Any], Awaitable[None]]) -> None:
+    def on_inbound(self, take: Callable[[Any, RequestRunner | None], Awaitable[None]]) -> None:
         self._take = take
 
     async def remember(self, state: Mapping[str, Any]) -> None:
@@ -516,13 +517,14 @@ class HttpSession:
             return (here[0] if here else None), (there[0] if there else None)
         return (here or None), (there or None)
 
-    async def deliver(self, message: Any) -> None:
-        """Hand a client message to the connection, in this task (its requests then run in ``tasks``)."""
+    async def deliver(self, message: Any, runner: RequestRunner | None = None) -> None:
+        """Hand a client message to the connection, in this task; its requests run in ``tasks``, or by ``runner``
+        (``InCaller``: in this task, before this returns)."""
         take = self._take
         if take is None:
             raise ConnectionClosed("HTTP session ended")
         try:
-            await take(message)
+            await take(message, runner)
         except ConnectionClosed:
             raise ConnectionClosed("HTTP session ended") from None
 
@@ -629,8 +631,33 @@ class SessionEndpoint:
         await response.start(200, [*SSE_HEADERS, *headers], priming or b"", hold=True)
         writer = SseWriter(response)
         await session.attach(stream, writer)
-        await session.deliver(message)
-        await self._stream_until_done(session, stream, writer, response, head_held=True)
+        if type(message) is not dict:  # a batch: its members run in the session's tasks
+            await session.deliver(message)
+            await self._stream_until_done(session, stream, writer, response, head_held=True)
+            return
+        # The request runs in this task, as a stateless one does: most are answered before they first wait, with no
+        # task, wake-up or watch of the stream. One that waits has the stream watched meanwhile by another task.
+        watched: trio.Event | None = None
+
+        def watch_meanwhile() -> None:
+            nonlocal watched
+            watched = trio.Event()
+            session.tasks.start_soon(self._watch, session, stream, writer, response, watched)
+
+        await session.deliver(message, InCaller(session.tasks, on_wait=watch_meanwhile))
+        if watched is None:
+            await self._stream_until_done(session, stream, writer, response, head_held=True)
+        else:
+            await watched.wait()
+
+    async def _watch(
+        self, session: HttpSession, stream: _Stream, writer: SseWriter, response: HttpResponse, done: trio.Event
+    ) -> None:
+        """``_stream_until_done`` for a POST whose request waits in the POST's task; ``done`` set at the end."""
+        try:
+            await self._stream_until_done(session, stream, writer, response, head_held=True)
+        finally:
+            done.set()
 
     async def get(self, request: HttpRequest, response: HttpResponse, route: Route) -> None:
         session = await self._session_for(route, response)
@@ -767,7 +794,7 @@ class SessionEndpoint:
         keep-alive comments; a head started with ``hold`` goes after ``_HEAD_HOLD`` if no event took it. No task
         is spawned for any of this."""
         open_ = True
-        if head_held:
+        if head_held and not stream.complete.is_set():
             # A quick answer comes within the hold: the watch's own deadline times it, one scope in all.
             with trio.CancelScope(relative_deadline=_HEAD_HOLD) as watch:
                 stream.watch = watch
