@@ -130,10 +130,11 @@ class SseWriter:
 
     async def end(self) -> None:
         """End the response (if it is still open). If another task's ending write is under way, wait for it: the
-        handler must not return while its response is half written, or the connection cannot be reused."""
+        handler must not return while its response is half written, or the connection cannot be reused. A
+        response already ended (by its last event, as most are) costs no pass through the scheduler."""
         if self.open:
             await self.raw(b"", last=True)
-        elif self._ending is not None:
+        elif self._ending is not None and not self._ending.is_set():
             await self._ending.wait()
 
 
