@@ -57,6 +57,7 @@ from .types import (
     Resource,
     ResourceTemplate,
     Root,
+    Skill,
     Tool,
 )
 
@@ -171,12 +172,22 @@ class Proxy:
         server, upstream = self.server, self.upstream
         assert server is not None and upstream is not None
         skills = await upstream.list_skills()
-        server.skills.relay(skills)
+        server.skills.relay(skills, self._fetch_skill)
         for skill in skills:
-            files = [] if skill.resources == "dynamic" else [item.uri for item in skill.resources]
-            for uri in files:
-                if server.find_resource(uri) is None:
-                    server.add_resource(self._forward_resource(Resource(uri=uri, name=uri)), uri)
+            self._forward_files(skill)
+
+    async def _fetch_skill(self, uri: str) -> Skill:
+        """``skills/get`` of a skill upstream did not list: its current entry, its files made readable here."""
+        assert self.upstream is not None
+        skill = await self.upstream.get_skill(uri)
+        self._forward_files(skill)
+        return skill
+
+    def _forward_files(self, skill: Skill) -> None:
+        assert self.server is not None
+        for uri in [] if skill.resources == "dynamic" else [item.uri for item in skill.resources]:
+            if self.server.find_resource(uri) is None:
+                self.server.add_resource(self._forward_resource(Resource(uri=uri, name=uri)), uri)
 
     def _forward_tool(self, tool: Tool) -> Any:
         async def forward(ctx: Context, **arguments: Any) -> CallToolResult:

@@ -15,7 +15,7 @@ import trio_mcp
 from trio_mcp import RemoteProtocolError
 from trio_mcp.client import AppBridge
 from trio_mcp.testing import open_in_memory
-from trio_mcp.types import APP_MIME_TYPE, AppCsp, AppLink, AppPermissions, apps_capability
+from trio_mcp.types import APP_MIME_TYPE, AppCsp, AppLink, AppPermissions, apps_capability, supports_apps
 
 HTML = "<!doctype html><html><body><p id=time></p><script>/* the app */</script></body></html>"
 
@@ -30,9 +30,9 @@ def clock_server(seen: Seen) -> trio_mcp.Server:
     server = trio_mcp.Server("clock")
 
     @server.tool()
-    async def get_time() -> str:
+    async def get_time(ctx: trio_mcp.Context) -> str:
         """The time, as text: what a client without apps shows."""
-        return "12:00"
+        return "12:00" + (" (the app shows the rest)" if supports_apps(ctx.client_capabilities) else "")
 
     @server.tool()
     async def refresh() -> str:
@@ -117,7 +117,8 @@ async def test_the_bridge_relays_the_frames_requests_and_its_cancellations() -> 
             answer = await bridge.handle(call)
             assert answer is not None and answer["result"]["content"][0]["text"] == "refreshed"
             hidden = await bridge.handle({**call, "id": 2, "params": {"name": "get_time", "arguments": {}}})
-            assert hidden is not None and hidden["result"]["content"][0]["text"] == "12:00"  # visible to apps too
+            assert hidden is not None  # visible to apps too, and it knows its app is shown
+            assert hidden["result"]["content"][0]["text"] == "12:00 (the app shows the rest)"
             link = await bridge.handle({"jsonrpc": "2.0", "id": 3, "method": "ui/open-link", "params": {"url": "x"}})
             assert link == {"jsonrpc": "2.0", "id": 3, "result": {"opened": "x"}}
             unknown = await bridge.handle({"jsonrpc": "2.0", "id": 4, "method": "sampling/createMessage"})

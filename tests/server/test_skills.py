@@ -236,3 +236,22 @@ async def test_the_proxy_passes_skills_on_verbatim(nursery: trio.Nursery, tmp_pa
                 assert await client.read_skill_file(skill, "logo.bin") == b"\x89PNG\xff\x00"
                 listing = await client.request("resources/directory/read", {"uri": "skill://pdf-processing"})
                 assert "skill://pdf-processing/references" in [item["uri"] for item in listing["resources"]]
+                with pytest.raises(McpError) as unknown:  # asked of upstream, whose answer comes back
+                    await client.get_skill("skill://nothing/SKILL.md")
+                assert unknown.value.code == -32602 and "nothing" in unknown.value.message
+
+
+async def test_a_folder_of_skill_folders_is_served_with_their_paths(tmp_path: Path) -> None:
+    make_skill_folder(tmp_path / "skills")
+    refunds = tmp_path / "skills" / "acme" / "billing" / "refunds"
+    (refunds / "examples").mkdir(parents=True)
+    (refunds / "SKILL.md").write_text("---\nname: refunds\ndescription: Refund per policy\n---\n", encoding="utf-8")
+    (refunds / "examples" / "email.md").write_text("Dear customer,\n", encoding="utf-8")
+    (tmp_path / "skills" / ".hidden" / "secret").mkdir(parents=True)
+    (tmp_path / "skills" / ".hidden" / "secret" / "SKILL.md").write_text("---\nname: secret\ndescription: d\n---\n")
+    server = trio_mcp.Server("skills")
+    uris = server.add_skills(tmp_path / "skills")
+    assert uris == ["skill://acme/billing/refunds/SKILL.md", "skill://pdf-processing/SKILL.md"]
+    async with open_in_memory(server) as client:
+        skill = await client.get_skill("skill://acme/billing/refunds/SKILL.md")
+        assert (await client.read_skill_file(skill, "examples/email.md")).decode() == "Dear customer,\n"

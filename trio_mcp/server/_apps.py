@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from ..types import ClientCapabilities, TextResourceContents
-from ..types.apps import APP_MIME_TYPE, APPS_EXTENSION_ID, AppCsp, AppPermissions
+from ..types.apps import APP_MIME_TYPE, APPS_EXTENSION_ID, AppCsp, AppPermissions, supports_apps
 from ._resources import ResourceDefinition, ResourceOptions
 from ._tools import ToolDefinition
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["AppSet", "client_supports_apps"]
+__all__ = ["AppSet"]
 
 
 class AppHost(Protocol):
@@ -38,13 +38,6 @@ class AppHost(Protocol):
     ) -> ResourceDefinition: ...
 
     def notify_list_changed(self, kind: str) -> None: ...
-
-
-def client_supports_apps(capabilities: ClientCapabilities) -> bool:
-    """Whether a client declared the apps extension with the ``text/html;profile=mcp-app`` MIME type."""
-    settings = (capabilities.extensions or {}).get(APPS_EXTENSION_ID)
-    mime_types = settings.get("mimeTypes") if isinstance(settings, dict) else None
-    return isinstance(mime_types, list) and APP_MIME_TYPE in mime_types
 
 
 class AppSet:
@@ -131,7 +124,7 @@ class AppSet:
 
     def visible(self, method: str, items: list[dict[str, Any]], capabilities: ClientCapabilities) -> list[Any]:
         """``items`` of a listing as a client with ``capabilities`` sees them (see the module's docstring)."""
-        if not self.offered or client_supports_apps(capabilities):
+        if not self.offered or supports_apps(capabilities):
             return items
         if method == "resources/list":
             uris = self.all_uris()

@@ -48,7 +48,7 @@ from ._blocking import Watch
 from ._modern import StateSigner
 from ._prompts import PromptDefinition, PromptOptions, make_prompt
 from ._resources import ResourceDefinition, ResourceOptions, make_resource
-from ._skills import SkillSet, code_skill, folder_skill
+from ._skills import SkillSet, code_skill, folder_skill, skill_folders
 from ._tasks import TaskManager, Work, task_capabilities
 from ._tools import ToolDefinition, ToolOptions, make_tool
 
@@ -408,6 +408,14 @@ class ServerCore:
         source = folder_skill(path, prefix=prefix, poll_interval=poll_interval if watch else None)
         self.skills.add(source)
         return source.uri
+
+    def add_skills(self, root: str | os.PathLike[str], *, watch: bool = False, poll_interval: float = 1.0) -> list[str]:
+        """Serve every skill folder under ``root`` (``root/ops/deploy/SKILL.md`` is ``skill://ops/deploy/SKILL.md``:
+        the folders above a skill are its prefix), as ``add_skill_folder()`` does each; returns their URIs."""
+        return [
+            self.add_skill_folder(folder, prefix=prefix, watch=watch, poll_interval=poll_interval)
+            for folder, prefix in skill_folders(root)
+        ]
 
     def add_skill(self, skill_md: str, files: Mapping[str, str | bytes] | None = None, *, prefix: str = "") -> str:
         """Serve a skill given in code: the text of its ``SKILL.md`` and its other files (a path relative to the

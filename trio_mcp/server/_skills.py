@@ -14,7 +14,7 @@ import logging
 import mimetypes
 import os
 import stat
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -60,7 +60,7 @@ class SkillHost(Protocol):
     def remove_resource(self, uri: str) -> None: ...
 
 
-__all__ = ["SkillSet", "SkillSource", "folder_skill", "code_skill"]
+__all__ = ["SkillSet", "SkillSource", "folder_skill", "skill_folders", "code_skill"]
 
 logger = logging.getLogger("trio_mcp.server")
 
@@ -248,6 +248,27 @@ def folder_skill(path: str | os.PathLike[str], *, prefix: str, poll_interval: fl
     return _FolderSkill(root, name, _check_prefix(prefix), frontmatter, poll_interval)
 
 
+def skill_folders(root: str | os.PathLike[str]) -> list[tuple[Path, str]]:
+    """Every skill folder under ``root`` (one holding a ``SKILL.md``; folders inside a skill are its own, and
+    hidden ones are skipped), each with its prefix: the path of its parent relative to ``root``."""
+    base = Path(root).resolve()
+    if not base.is_dir():
+        raise ValueError(f"{base} is not a folder")
+    found: list[tuple[Path, str]] = []
+
+    def visit(folder: Path) -> None:
+        for child in sorted(folder.iterdir()):
+            if child.name.startswith(".") or not child.is_dir() or not child.resolve().is_relative_to(base):
+                continue
+            if (child / SKILL_FILE).is_file():
+                found.append((child, folder.relative_to(base).as_posix().strip(".")))
+            else:
+                visit(child)
+
+    visit(base)
+    return found
+
+
 def code_skill(skill_md: str, files: Mapping[str, str | bytes] | None, *, prefix: str) -> SkillSource:
     """A skill from its ``SKILL.md`` text and its other files (relative path -> content); see ``add_skill``."""
     if not isinstance(skill_md, str):
@@ -273,18 +294,21 @@ class SkillSet:
     def __init__(self, server: SkillHost) -> None:
         self.server = server
         self.sources: dict[str, SkillSource] = {}
-        #: Set by ``relay()``: this server passes on another server's skills (the proxy), maybe none yet.
+        #: Set by ``relay()``: this server passes on another server's skills (the proxy), maybe none yet, and
+        #: answers ``skills/get`` of a skill it did not list with ``fetch``.
         self.relaying = False
+        self.fetch: Callable[[str], Awaitable[Skill]] | None = None
 
     @property
     def offered(self) -> bool:
         """Whether this server (or one mounted in it) serves skills, and so declares the extension."""
         return self.relaying or bool(self.sources) or any(mount.child.skills.offered for mount in self.server.mounts)
 
-    def relay(self, entries: Sequence[Skill]) -> None:
+    def relay(self, entries: Sequence[Skill], fetch: Callable[[str], Awaitable[Skill]]) -> None:
         """Serve these entries of another server as they are (their files are that server's resources, which
-        the caller serves); replaces the entries relayed before."""
+        the caller serves), and ``skills/get`` of any other URI with ``fetch``; replaces what was relayed before."""
         self.relaying = True
+        self.fetch = fetch
         self.enable()
         for uri in [uri for uri, source in self.sources.items() if isinstance(source, _RelayedSkill)]:
             del self.sources[uri]
@@ -359,6 +383,8 @@ class SkillSet:
         if not isinstance(uri, str):
             raise McpError(INVALID_PARAMS, "Invalid params: skills/get needs the uri of a SKILL.md")
         entry = await self.find(uri)
+        if entry is None and self.fetch is not None:
+            entry = await self.fetch(uri)  # the other server's answer, its -32602 included
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Invalid params: no skill is served at {uri}", {"uri": uri})
         return {"skill": skill_to_wire(entry)}

@@ -47,6 +47,7 @@ from .apps import (
     AppPermissions,
     AppResource,
     apps_capability,
+    supports_apps,
 )
 from .completion import (
     CompleteRequestParams,
@@ -251,6 +252,7 @@ __all__ = [
     "AppPermissions",
     "AppResource",
     "apps_capability",
+    "supports_apps",
     "Skill",
     "SkillResource",
     "Resource",

@@ -11,6 +11,8 @@ from typing import Any, Final, Literal
 
 import attrs
 
+from .lifecycle import ClientCapabilities
+
 __all__ = [
     "APPS_EXTENSION_ID",
     "APP_MIME_TYPE",
@@ -19,6 +21,7 @@ __all__ = [
     "AppLink",
     "AppResource",
     "apps_capability",
+    "supports_apps",
 ]
 
 APPS_EXTENSION_ID: Final = "io.modelcontextprotocol/ui"
@@ -43,6 +46,14 @@ _PERMISSION_KEYS: Final = {
 def apps_capability() -> dict[str, dict[str, Any]]:
     """The ``extensions`` entry a client that renders apps declares: ``Client(extensions=apps_capability())``."""
     return {APPS_EXTENSION_ID: {"mimeTypes": [APP_MIME_TYPE]}}
+
+
+def supports_apps(capabilities: ClientCapabilities) -> bool:
+    """Whether a client declared the extension with the ``text/html;profile=mcp-app`` MIME type (a tool may say
+    less in its text when the app will show the rest: ``supports_apps(ctx.client_capabilities)``)."""
+    settings = (capabilities.extensions or {}).get(APPS_EXTENSION_ID)
+    mime_types = settings.get("mimeTypes") if isinstance(settings, dict) else None
+    return isinstance(mime_types, list) and APP_MIME_TYPE in mime_types
 
 
 @attrs.frozen(kw_only=True)
