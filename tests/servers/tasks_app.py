@@ -14,8 +14,12 @@ from trio_mcp.server import TaskManager
 
 _redis = RedisClient(os.environ["TRIO_MCP_TEST_REDIS"], command_timeout=2.0, retries=2)
 server = Server("tasks", tasks=TaskManager(store=RedisTaskStore(_redis, lease=1.0), poll_interval=0.1))
+#: A process lets its copy of a session idle for 1.5 s go: the session, and its tasks here, live on.
 options = HttpTransportOptions(
-    event_store=RedisEventStore(_redis), session_directory=RedisSessionDirectory(_redis), retry_ms=100
+    event_store=RedisEventStore(_redis),
+    session_directory=RedisSessionDirectory(_redis),
+    retry_ms=100,
+    session_idle_timeout=1.5,
 )
 
 

@@ -304,7 +304,8 @@ class ServerConnection:
 
     @property
     def session_id(self) -> str | None:
-        """The id of the session served, the same in every process serving it (an HTTP session), else None."""
+        """The id of the session served when other processes may serve it too (``StreamControl.session_id``),
+        else None."""
         return self.control.session_id if self.control is not None else None
 
     @property

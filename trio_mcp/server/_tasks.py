@@ -231,8 +231,8 @@ class TaskManager:
         return len(self._live)
 
     def session_key(self, connection: TaskConnection) -> str:
-        """The 2025-11-25 session a task belongs to: the session's id where the transport has one shared by every
-        process serving it, else a key of this manager's for the connection."""
+        """The 2025-11-25 session a task belongs to: the session's id where other processes may serve it too, else
+        a key of this manager's for the connection."""
         shared = connection.session_id
         if shared is not None:
             return shared
@@ -242,8 +242,11 @@ class TaskManager:
         return key
 
     def connection_closed(self, connection: TaskConnection) -> None:
-        """A session ended: nobody can reach the tasks it runs here any more, so they are cancelled."""
+        """A session ended: nobody can reach the tasks it started here any more, so they are cancelled. Not a
+        session other processes serve too: this process only let its copy go (idle), the tasks run on."""
         self._sessions.pop(id(connection), None)
+        if connection.session_id is not None:
+            return
         for live in list(self._live.values()):
             if live.connection is connection and live.record.form == "core":
                 self.cancel(live, "the session ended")

@@ -100,8 +100,9 @@ class StreamControl(Protocol):
         """Starts the ids of the requests the server sends, unique among the processes serving the session."""
 
     @property
-    def session_id(self) -> str:
-        """The session's id, the same in every process serving it (what its tasks belong to)."""
+    def session_id(self) -> str | None:
+        """The session's id when other processes may serve it too (a session directory): what its tasks belong
+        to, and the session outlives this process's copy of it. None when the session ends with this copy."""
 
     def on_state(self, apply: Callable[[Mapping[str, Any]], None]) -> None:
         """Have ``apply`` called with the session's state whenever another process serving it changes it."""

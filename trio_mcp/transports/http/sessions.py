@@ -237,8 +237,8 @@ class HttpSession:
         return self._restored
 
     @property
-    def session_id(self) -> str:
-        return self.id
+    def session_id(self) -> str | None:
+        return self.id if self.directory is not None else None
 
     @property
     def request_id_prefix(self) -> str:
