@@ -135,6 +135,15 @@ async def redis_value(redis: RedisClient, key: str) -> int | None:
     return None if value is None else int(value)
 
 
+async def final_statuses(redis: RedisClient, task_id: str) -> list[str]:
+    """The statuses of the distinct final records written for the task (tasks_app's ``WitnessedStore``), once
+    one was written (the writer notes it just after the write others may already read)."""
+    with trio.move_on_after(5):
+        while not (bodies := await redis.execute("LRANGE", f"test:finals:{task_id}", 0, -1)):
+            await trio.sleep(0.02)
+    return [json.loads(body)["status"] for body in dict.fromkeys(bodies)]
+
+
 async def started(
     caller: Caller, redis: RedisClient, *, opened_on: str, runs_on: str, seconds: float, tool: str = "job"
 ) -> tuple[str, int]:
@@ -189,6 +198,8 @@ async def test_a_task_created_on_one_process_is_answered_for_by_the_others(
             assert await redis_value(redis, f"test:stopped:{long_id}") == 1  # the work really stopped, on a
             for url in (a, b, c):
                 assert (await caller.status(url, long_id))["status"] == "cancelled"
+            assert await final_statuses(redis, task_id) == ["completed"]
+            assert await final_statuses(redis, long_id) == ["cancelled"]
 
 
 @pytest.mark.parametrize("version", [CORE, MODERN])
@@ -211,6 +222,7 @@ async def test_the_task_of_a_killed_process_fails_once_within_two_leases(
                 again = await caller.status(url, task_id)
                 assert (again["status"], again["lastUpdatedAt"]) == ("failed", record["lastUpdatedAt"])
             assert await redis.execute("GET", f"test:stopped:{task_id}") is None  # nobody cancelled it
+            assert await final_statuses(redis, task_id) == ["failed"]
             cancel = await caller.call(c, "tasks/cancel", {"taskId": task_id})
             if version == CORE:
                 assert cancel["error"]["code"] == -32602 and "already ended (failed)" in cancel["error"]["message"]
@@ -260,3 +272,5 @@ async def test_a_task_with_retry_on_loss_is_run_again_by_another_process(
                 await trio.sleep(0.1)
             assert state["status"] == "failed"
             assert state["statusMessage"].startswith("attempt 3 of 3: the process running the task stopped")
+            assert await final_statuses(redis, task_id) == ["completed"]
+            assert await final_statuses(redis, doomed) == ["failed"]

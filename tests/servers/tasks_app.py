@@ -4,16 +4,32 @@ one-second task lease so that a dead process's tasks are noticed quickly."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import trio
 
 from trio_mcp import Context, HttpTransportOptions, Server
+from trio_mcp._core.tasks import TaskRecord
 from trio_mcp.scale import RedisClient, RedisEventStore, RedisSessionDirectory, RedisTaskStore
 from trio_mcp.server import TaskManager
 
 _redis = RedisClient(os.environ["TRIO_MCP_TEST_REDIS"], command_timeout=2.0, retries=2)
-server = Server("tasks", tasks=TaskManager(store=RedisTaskStore(_redis, lease=1.0), poll_interval=0.1))
+
+
+class WitnessedStore(RedisTaskStore):
+    """Appends every final record it wrote, as written, to ``test:finals:<task>``: a task has one final
+    status when that list holds one distinct record (a retried write repeats it)."""
+
+    async def save(self, record: TaskRecord, *, lapsed_only: bool = False) -> bool:
+        kept = await super().save(record, lapsed_only=lapsed_only)
+        if kept and record.terminal:
+            body = json.dumps(record.to_json(), sort_keys=True)
+            await self.redis.execute("RPUSH", f"test:finals:{record.task_id}", body, idempotent=False)
+        return kept
+
+
+server = Server("tasks", tasks=TaskManager(store=WitnessedStore(_redis, lease=1.0), poll_interval=0.1))
 #: A process lets its copy of a session idle for 1.5 s go: the session, and its tasks here, live on.
 options = HttpTransportOptions(
     event_store=RedisEventStore(_redis),
