@@ -10,6 +10,7 @@ import signal
 from contextlib import AsyncExitStack
 from typing import Any
 
+import pytest
 import trio
 from scale_peers import RedisServer, supervisor
 
@@ -70,19 +71,24 @@ def updated(found: list[tuple[str, Any]]) -> list[str]:
     return [message["params"]["uri"] for _, message in found if message["method"] == "notifications/resources/updated"]
 
 
+#: How each process is started: sessions and events shared as roaming_app's options share them and changes
+#: spread by fanout_app's own RedisFanout; or everything from ``--redis`` and changes announced the ordinary way.
+SETUPS = {
+    "options": ("fanout_app:server", "--options", "roaming_app:options"),
+    "--redis": ("changes_app:server", "--redis"),
+}
+
+
+@pytest.mark.parametrize("setup", list(SETUPS))
 async def test_changes_reach_a_client_whose_get_stream_holder_was_killed_once_each_in_order(
-    redis_server: RedisServer,
+    redis_server: RedisServer, setup: str
 ) -> None:
-    # Sessions and events shared as roaming_app shares them; changes spread by fanout_app's RedisFanout.
     env = {"TRIO_MCP_TEST_REDIS": redis_server.url, "TRIO_MCP_TEST_REDIS_URL": redis_server.url}
+    words = [*SETUPS[setup], redis_server.url] if setup == "--redis" else list(SETUPS[setup])
     with trio.fail_after(60):
         async with AsyncExitStack() as stack:
             s1, s2, s3 = [
-                (
-                    await stack.enter_async_context(
-                        supervisor("fanout_app:server", "--workers", "1", "--options", "roaming_app:options", env=env)
-                    )
-                )[0]
+                (await stack.enter_async_context(supervisor(words[0], "--workers", "1", *words[1:], env=env)))[0]
                 for _ in range(3)
             ]
             http = await stack.enter_async_context(HttpClient())

@@ -245,8 +245,9 @@ class _Supervisor:
             if not beat:
                 return
 
-    async def stop_on_signal(self) -> None:
+    async def stop_on_signal(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            task_status.started()
             async for signum in signals:
                 logger.info("%s: draining %d workers", signal.Signals(signum).name, len(self.processes))
                 self.stopping.set()
@@ -277,7 +278,7 @@ async def supervise_workers(
     with _bind(settings.host, settings.port) as sock:
         supervisor = _Supervisor(settings, sock)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(supervisor.stop_on_signal)
+            await nursery.start(supervisor.stop_on_signal)  # before the port is reported: a SIGTERM then drains
             nursery.start_soon(supervisor.drain)
             async with trio.open_nursery() as slots:  # each slot returns once stopping and its worker exited
                 for index in range(settings.workers):
