@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from .errors import TrioMcpError
-from .types.skills import Skill, SkillResource
+from .skills import Skill, SkillResource
 
 __all__ = [
     "SKILLS_EXTENSION_ID",

@@ -41,6 +41,7 @@ from ._wire.convert import to_wire
 from .client import Client, connect_stdio_client
 from .errors import METHOD_NOT_FOUND, McpError, TrioMcpError
 from .server import Context, Server
+from .skills import Skill
 from .transports._base import carried_tag, request_tag
 from .types import (
     CallToolResult,
@@ -57,7 +58,6 @@ from .types import (
     Resource,
     ResourceTemplate,
     Root,
-    Skill,
     Tool,
 )
 

@@ -13,7 +13,7 @@ import trio
 from test_interop_stdio import PATHS, texts
 
 import trio_mcp
-from trio_mcp.types import APP_MIME_TYPE, AppCsp, AppLink, AppPermissions, apps_capability
+from trio_mcp.apps import APP_MIME_TYPE, AppCsp, AppLink, AppPermissions, apps_capability
 
 pytestmark = pytest.mark.interop
 
@@ -22,7 +22,7 @@ OFFICIAL_SERVER = [PATHS["mcp_python"], str(HERE / "official_apps_server.py")]
 
 OUR_SERVER = """
 import trio, trio_mcp
-from trio_mcp.types import AppCsp, AppPermissions
+from trio_mcp.apps import AppCsp, AppPermissions
 
 server = trio_mcp.Server("trio-apps")
 

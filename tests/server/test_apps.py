@@ -13,9 +13,9 @@ from transport_helpers import connect
 
 import trio_mcp
 from trio_mcp import RemoteProtocolError
+from trio_mcp.apps import APP_MIME_TYPE, AppCsp, AppLink, AppPermissions, apps_capability, supports_apps
 from trio_mcp.client import AppBridge
 from trio_mcp.testing import open_in_memory
-from trio_mcp.types import APP_MIME_TYPE, AppCsp, AppLink, AppPermissions, apps_capability, supports_apps
 
 HTML = "<!doctype html><html><body><p id=time></p><script>/* the app */</script></body></html>"
 

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import trio
 
+from ..apps import APP_MIME_TYPE, AppCsp, AppLink, AppPermissions, AppResource
 from ..errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError, RemoteProtocolError
 from ..types import ServerCapabilities, Tool
-from ..types.apps import APP_MIME_TYPE, AppCsp, AppLink, AppPermissions, AppResource
 
 __all__ = ["AppMethods", "AppBridge"]
 

@@ -23,7 +23,8 @@ from .._skill_format import (
     skill_from_wire,
 )
 from ..errors import CapabilityError, RemoteProtocolError, SkillVerificationError
-from ..types import ServerCapabilities, Skill
+from ..skills import Skill
+from ..types import ServerCapabilities
 from ._pages import ItemPages
 
 __all__ = ["SkillMethods"]

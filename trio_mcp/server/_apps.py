@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from ..apps import APP_MIME_TYPE, APPS_EXTENSION_ID, AppCsp, AppPermissions, supports_apps
 from ..types import ClientCapabilities, TextResourceContents
-from ..types.apps import APP_MIME_TYPE, APPS_EXTENSION_ID, AppCsp, AppPermissions, supports_apps
 from ._resources import ResourceDefinition, ResourceOptions
 from ._tools import ToolDefinition
 

@@ -19,7 +19,8 @@ from typing import Any, Final
 import attrs
 
 from .._uri_template import UriTemplate
-from ..types import PromptReference, ResourceTemplateReference, Skill
+from ..skills import Skill
+from ..types import PromptReference, ResourceTemplateReference
 from ._context import Context
 from ._prompts import PromptDefinition
 from ._registry import CompletionHandler, ServerCore

@@ -24,7 +24,9 @@ from .._uri_template import MatchedVariables, TemplateRouter
 from .._wire.convert import to_wire
 from .._wire.features import Feature, has, project
 from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from ..apps import AppCsp, AppPermissions
 from ..auth._scopes import ScopeTable
+from ..skills import Skill
 from ..types import (
     META_SERVER_INFO,
     RESULT_COMPLETE,
@@ -41,8 +43,6 @@ from ..types import (
     ToolExecution,
     ToolsCapability,
 )
-from ..types.apps import AppCsp, AppPermissions
-from ..types.skills import Skill
 from ._apps import AppSet
 from ._blocking import Watch
 from ._modern import StateSigner

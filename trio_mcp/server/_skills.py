@@ -34,7 +34,7 @@ from .._skill_format import (
 )
 from .._wire.versions import MODERN_VERSIONS
 from ..errors import INVALID_PARAMS, McpError, ResourceNotFound
-from ..types import Skill, SkillResource
+from ..skills import Skill, SkillResource
 from ._resources import ResourceDefinition, ResourceOptions
 
 if TYPE_CHECKING:

@@ -39,16 +39,6 @@ from ._base import (
     TaskMetadata,
     WireType,
 )
-from .apps import (
-    APP_MIME_TYPE,
-    APPS_EXTENSION_ID,
-    AppCsp,
-    AppLink,
-    AppPermissions,
-    AppResource,
-    apps_capability,
-    supports_apps,
-)
 from .completion import (
     CompleteRequestParams,
     CompleteResult,
@@ -177,7 +167,6 @@ from .sampling import (
     SamplingMessageContent,
     ToolChoice,
 )
-from .skills import Skill, SkillResource
 from .subscriptions import (
     SubscriptionFilter,
     SubscriptionsAcknowledgedNotificationParams,
@@ -245,16 +234,6 @@ __all__ = [
     "RESULT_COMPLETE",
     "RESULT_INPUT_REQUIRED",
     "RESULT_TASK",
-    "APP_MIME_TYPE",
-    "APPS_EXTENSION_ID",
-    "AppCsp",
-    "AppLink",
-    "AppPermissions",
-    "AppResource",
-    "apps_capability",
-    "supports_apps",
-    "Skill",
-    "SkillResource",
     "Resource",
     "ResourceTemplate",
     "TextResourceContents",

@@ -11,7 +11,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from .lifecycle import ClientCapabilities
+from .types.lifecycle import ClientCapabilities
 
 __all__ = [
     "APPS_EXTENSION_ID",

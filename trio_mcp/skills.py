@@ -1,4 +1,5 @@
-"""The skills extension (SEP-2640): a skill's entry, as ``skills/list`` and ``skills/get`` return it."""
+"""The skills extension (SEP-2640): a skill's entry, as ``skills/list`` and ``skills/get`` return it, read and
+checked by ``Client.list_skills()`` and served by ``Server.add_skill*()`` (docs/skills.md)."""
 
 from typing import Any, Literal
 
