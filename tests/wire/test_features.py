@@ -26,7 +26,7 @@ def test_projection_keeps_a_field_exactly_when_its_revision_has_the_feature(vers
 
 def test_the_table_matches_the_spec_where_it_is_easy_to_get_wrong() -> None:
     assert [v for v in KNOWN_VERSIONS if has(v, Feature.BATCHES)] == ["2025-03-26"]  # added, then removed
-    assert not has("2026-07-28", Feature.TOOL_EXECUTION)
+    assert not has("2026-07-28", Feature.TASKS)
     assert has("2026-07-28", Feature.STRUCTURED_OUTPUT) and not has("2025-03-26", Feature.STRUCTURED_OUTPUT)
 
 

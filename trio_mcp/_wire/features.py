@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from typing import Any, Final
 
-from .versions import V2025_03_26, V2025_06_18, V2025_11_25
+from .versions import V2025_03_26, V2025_06_18, V2025_11_25, V2026_07_28
 
 __all__ = ["Feature", "REVISIONS", "has", "project", "content_for_revision"]
 
@@ -32,7 +32,9 @@ class Feature(enum.Enum):
     IMPLEMENTATION_DETAILS = "description and websiteUrl of an implementation"
     URL_ELICITATION = "URL-mode elicitation"
     SAMPLING_TOOLS = "tools in sampling"
-    TOOL_EXECUTION = "Tool.execution (task support)"
+    TASKS = "tasks: the tasks capability, tasks/* requests, Tool.execution"
+    TASKS_EXTENSION = "tasks as an extension (io.modelcontextprotocol/tasks)"
+    PRIMING_EVENTS = "an SSE stream opened by an event id and a retry hint (Streamable HTTP)"
 
     # Members are singletons compared by identity: hash them so too, not by their name in Python (``has`` looks
     # features up on every call a server answers).
@@ -55,7 +57,9 @@ REVISIONS: Final[dict[Feature, tuple[str, str | None]]] = {
     Feature.IMPLEMENTATION_DETAILS: (V2025_11_25, None),
     Feature.URL_ELICITATION: (V2025_11_25, None),
     Feature.SAMPLING_TOOLS: (V2025_11_25, None),
-    Feature.TOOL_EXECUTION: (V2025_11_25, V2025_11_25),
+    Feature.TASKS: (V2025_11_25, V2025_11_25),
+    Feature.TASKS_EXTENSION: (V2026_07_28, None),
+    Feature.PRIMING_EVENTS: (V2025_11_25, None),
 }
 
 
@@ -73,7 +77,7 @@ FIELDS: Final[dict[str, dict[str, Feature]]] = {
         **_ITEM_FIELDS,
         "outputSchema": Feature.STRUCTURED_OUTPUT,
         "annotations": Feature.TOOL_ANNOTATIONS,
-        "execution": Feature.TOOL_EXECUTION,
+        "execution": Feature.TASKS,
     },
     "Resource": _ITEM_FIELDS,
     "ResourceTemplate": _ITEM_FIELDS,

@@ -15,7 +15,8 @@ import attrs
 
 from .._session import InboundRequest
 from .._wire.convert import params_from_wire, to_wire
-from .._wire.versions import MODERN_VERSIONS, V2025_03_26, V2025_06_18, V2025_11_25
+from .._wire.features import Feature, has
+from .._wire.versions import MODERN_VERSIONS
 from ..errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from ..types import CreateMessageRequestParams, ElicitRequestParams, ElicitRequestURLParams
 from ._options import ElicitationHandler, RootsHandler, SamplingHandler
@@ -48,9 +49,11 @@ class ServerRequestHandlers:
         if self.roots is not None:
             capabilities["roots"] = {} if version in MODERN_VERSIONS else {"listChanged": True}
         if self.sampling is not None:
-            capabilities["sampling"] = {"tools": {}} if self.sampling_tools and version >= V2025_11_25 else {}
-        if self.elicitation is not None and version >= V2025_06_18:
-            if self.elicitation_url and version >= V2025_11_25:
+            capabilities["sampling"] = (
+                {"tools": {}} if self.sampling_tools and has(version, Feature.SAMPLING_TOOLS) else {}
+            )
+        if self.elicitation is not None and has(version, Feature.ELICITATION):
+            if self.elicitation_url and has(version, Feature.URL_ELICITATION):
                 capabilities["elicitation"] = {"form": {}, "url": {}}
             else:
                 capabilities["elicitation"] = {}
@@ -100,4 +103,4 @@ async def report_progress(progress: float, total: float | None = None, message: 
     if current is None:
         raise RuntimeError("report_progress() only works inside a callback that answers a server request")
     request, version = current
-    await request.report_progress(progress, total, message if version >= V2025_03_26 else None)
+    await request.report_progress(progress, total, message if has(version, Feature.PROGRESS_MESSAGE) else None)

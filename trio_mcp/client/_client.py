@@ -22,11 +22,11 @@ from .._session import InboundRequest, Session
 from .._util import collapse_exception_groups
 from .._version import __version__
 from .._wire.convert import to_wire
+from .._wire.features import Feature, has
 from .._wire.versions import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
     MODERN_VERSIONS,
-    V2025_11_25,
 )
 from ..errors import (
     HEADER_MISMATCH,
@@ -381,7 +381,9 @@ class Client(SkillMethods, AppMethods):
     def _capabilities(self, version: str) -> dict[str, Any]:
         """What the registered callbacks (and ``host_tasks``) let this client declare, speaking ``version``."""
         capabilities = self.handlers.capabilities(version)
-        tasks = TaskHost.capability(capabilities) if self._task_host is not None and version == V2025_11_25 else None
+        tasks = (
+            TaskHost.capability(capabilities) if self._task_host is not None and has(version, Feature.TASKS) else None
+        )
         if tasks is not None:
             capabilities["tasks"] = tasks
         capabilities = self.custom.declared(capabilities)

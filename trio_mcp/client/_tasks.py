@@ -22,6 +22,7 @@ import trio
 
 from .._core.tasks import TaskEvent, TaskRecord, apply, task_wire
 from .._session import Session
+from .._wire.features import Feature, has
 from ..errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -169,7 +170,7 @@ async def _follow_or_cancel(
 
 async def _runs_as_task(client: TaskClient, name: str) -> bool:
     """2025-11-25: only a tool the server lists with task support may be called as a task."""
-    if client.server_capabilities.tasks is None or client.protocol_version < "2025-11-25":
+    if client.server_capabilities.tasks is None or not has(client.protocol_version, Feature.TASKS):
         return False
     async for tool in client.iter_tools():
         if tool.name == name:

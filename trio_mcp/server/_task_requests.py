@@ -14,6 +14,7 @@ from .._core.tasks import TaskRecord, detailed_task_wire, task_wire
 from .._identity import caller_key
 from .._pagination import page_result
 from .._session import InboundRequest, progress_params
+from .._wire.features import Feature, has
 from .._wire.versions import V2025_11_25
 from ..errors import (
     INTERNAL_ERROR,
@@ -48,7 +49,7 @@ def _manager(connection: RequestConnection, modern: ModernRequest | None) -> Tas
                 f"Missing required client capability: tasks/* need the {TASKS_EXTENSION_ID} extension",
                 REQUIRES_EXTENSION,
             )
-    elif connection.version != V2025_11_25 or not task_capabilities(server.tools.values(), V2025_11_25):
+    elif not has(connection.version, Feature.TASKS) or not task_capabilities(server.tools.values(), V2025_11_25):
         raise McpError(METHOD_NOT_FOUND, "Method not found: this server does not offer tasks")
     return server.tasks
 

@@ -41,7 +41,7 @@ from .._core.tasks import TaskEvent, TaskRecord, apply, detailed_task_wire, task
 from .._identity import caller_key
 from .._session import InboundRequest, Session
 from .._task_set import TaskSet
-from .._wire.versions import V2025_11_25
+from .._wire.features import Feature, has
 from ..errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -85,9 +85,9 @@ def task_capabilities(tools: Iterable[ToolDefinition], version: str) -> dict[str
     """The capability entries that announce tasks on ``version``, when any tool can run as one."""
     if not any(task_support(tool) != "forbidden" for tool in tools):
         return {}
-    if version == V2025_11_25:
+    if has(version, Feature.TASKS):
         return {"tasks": ServerTasksCapability(list={}, cancel={}, requests={"tools": {"call": {}}})}
-    if version > V2025_11_25:
+    if has(version, Feature.TASKS_EXTENSION):
         return {"extensions": {TASKS_EXTENSION_ID: {}}}
     return {}
 
@@ -271,7 +271,7 @@ class TaskManager:
                     REQUIRES_EXTENSION,
                 )
             return {} if declared and support != "forbidden" else None
-        if connection.version != V2025_11_25:
+        if not has(connection.version, Feature.TASKS):
             return None  # no tasks before 2025-11-25: a stray `task` param is ignored
         asked = (request.params or {}).get("task")
         if asked is not None and type(asked) is not dict:

@@ -27,7 +27,8 @@ from ..._core.sse import encode_comment, encode_event
 from ..._identity import caller_key
 from ..._runner import InCaller, RequestRunner
 from ..._task_set import TaskSet
-from ..._wire.versions import DEFAULT_NEGOTIATED_VERSION, V2025_03_26, V2025_11_25
+from ..._wire.features import Feature, has
+from ..._wire.versions import DEFAULT_NEGOTIATED_VERSION
 from ...errors import INTERNAL_ERROR, ConnectionClosed
 from .._base import notified_change
 from .._quick_lock import QuickLock
@@ -320,7 +321,7 @@ class HttpSession:
 
     async def priming(self, stream: _Stream) -> bytes | None:
         """On 2025-11-25 a resumable stream opens with an event id and empty data, plus a ``retry`` hint."""
-        if self.version < V2025_11_25 or self._store is None:
+        if not has(self.version, Feature.PRIMING_EVENTS) or self._store is None:
             return None
         stream.last_id = await self._record(stream, _MARK)
         if stream.last_id is None:
@@ -572,7 +573,7 @@ class SessionEndpoint:
             if found is None:
                 return
             session = found
-        if type(message) is list and session.version != V2025_03_26:
+        if type(message) is list and not has(session.version, Feature.BATCHES):
             await refuse(
                 response,
                 Rejection(
