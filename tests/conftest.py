@@ -39,6 +39,19 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
         report.longrepr = f"module skipped under TRIO_MCP_STRICT_SKIPS=1 (CI runs every test): {reason}"
 
 
+@pytest.fixture(params=["pipes", "portable"])
+def stdio_server_io(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs a test twice: the stdio servers it starts (they inherit our environment) on trio's pipes, then on the
+    portable path, worker threads as on Windows (``TRIO_MCP_STDIO_PORTABLE=1``)."""
+    from trio_mcp.transports.stdio import PORTABLE_ENV
+
+    if request.param == "portable":
+        monkeypatch.setenv(PORTABLE_ENV, "1")
+    else:
+        monkeypatch.delenv(PORTABLE_ENV, raising=False)
+    return str(request.param)
+
+
 @pytest.fixture
 def self_signed_cert(tmp_path: Any) -> tuple[str, str]:
     """A self-signed certificate for 127.0.0.1 and localhost and its key (PEM files), made with the openssl CLI."""

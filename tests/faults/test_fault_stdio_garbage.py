@@ -11,6 +11,8 @@ import pytest
 import trio
 from fault_peers import ANSWER_WITHIN, open_raw_stdio
 
+pytestmark = pytest.mark.usefixtures("stdio_server_io")  # on trio's pipes, then on the portable path
+
 FRAGMENTS = [
     b"{",
     b"}",

@@ -20,8 +20,8 @@ import trio.testing
 from paths import TESTS
 
 import trio_mcp
-from trio_mcp.transports._thread_io import ThreadReceiveStream, ThreadSendStream
-from trio_mcp.transports.stdio import PORTABLE_ENV, StdioMessageStream, StdioProcess, stdio_server_stream
+from trio_mcp.transports._thread_io import ThreadSendStream
+from trio_mcp.transports.stdio import StdioMessageStream, StdioProcess, stdio_server_stream
 from trio_mcp.types import ProgressNotificationParams, Root, TextContent
 
 from transport_helpers import recording_pipes  # isort: skip
@@ -31,14 +31,7 @@ SERVER = [sys.executable, str(SERVER_DIR / "stdio_server.py")]
 HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 
 
-@pytest.fixture(autouse=True, params=["pipes", "portable"])
-def server_io(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """How the servers these tests start (they inherit our environment) read and write stdio."""
-    if request.param == "portable":
-        monkeypatch.setenv(PORTABLE_ENV, "1")
-    else:
-        monkeypatch.delenv(PORTABLE_ENV, raising=False)
-    return str(request.param)
+pytestmark = pytest.mark.usefixtures("stdio_server_io")
 
 
 def text_of(result: Any) -> str:
@@ -498,10 +491,10 @@ async def test_lines_sent_later_go_out_before_receive_waits_or_at_flush_and_clos
         stream.send_later({"n": 5})
 
 
-async def test_writes_to_a_pipe_go_out_whole_and_in_order_however_large(server_io: str) -> None:
+async def test_writes_to_a_pipe_go_out_whole_and_in_order_however_large(stdio_server_io: str) -> None:
     """A write the pipe takes at once, then one several times the pipe's size while the peer reads slowly."""
     read_end, write_end = os.pipe()
-    writer = ThreadSendStream(write_end) if server_io == "portable" else trio.lowlevel.FdStream(write_end)
+    writer = ThreadSendStream(write_end) if stdio_server_io == "portable" else trio.lowlevel.FdStream(write_end)
     stream = StdioMessageStream(trio.testing.MemoryReceiveStream(), writer)
     peer = trio.lowlevel.FdStream(read_end)
     big = {"text": "x" * 400_000}
@@ -519,7 +512,7 @@ async def test_writes_to_a_pipe_go_out_whole_and_in_order_however_large(server_i
     assert json.loads(first) == {"n": 1} and json.loads(second) == big and rest == b""
 
 
-async def test_server_stream_serves_fds_0_and_1_and_points_fd_1_at_stderr_meanwhile(server_io: str) -> None:
+async def test_server_stream_serves_fds_0_and_1_and_points_fd_1_at_stderr_meanwhile() -> None:
     """In this process: fds 0 and 1 on pipes of the test's own, fd 2 on a file; what the handler would print goes
     to fd 2, messages to the real fd 1, and every fd is back as it was afterwards."""
     to_server_r, to_server_w = os.pipe()
@@ -548,49 +541,6 @@ async def test_server_stream_serves_fds_0_and_1_and_points_fd_1_at_stderr_meanwh
             os.close(original)
         for fd in (to_server_r, from_server_r, from_server_w, err_r, err_w):
             os.close(fd)
-
-
-async def test_a_cancelled_thread_read_keeps_its_bytes_for_the_next_one() -> None:
-    read_end, write_end = os.pipe()
-    stream = ThreadReceiveStream(read_end)
-    with trio.fail_after(10):
-        with trio.move_on_after(0.05) as waited:
-            await stream.receive_some()  # a thread now waits in read(): cancelling the call leaves it there
-        assert waited.cancelled_caught
-        os.write(write_end, b"kept")
-        assert await stream.receive_some() == b"kept"
-        os.close(write_end)
-        assert await stream.receive_some() == b""
-    await stream.aclose()
-    with pytest.raises(trio.ClosedResourceError):
-        await stream.receive_some()
-
-
-async def test_a_thread_stream_closed_while_its_read_waits_closes_the_fd_once_the_read_returns() -> None:
-    read_end, write_end = os.pipe()
-    stream = ThreadReceiveStream(read_end)
-    with trio.move_on_after(0.05):
-        await stream.receive_some()
-    await stream.aclose()
-    os.fstat(read_end)  # still open: a thread is reading it, and the number must not be reused under it
-    os.write(write_end, b"x")
-    with trio.fail_after(10):
-        while True:
-            try:
-                os.fstat(read_end)
-            except OSError:
-                break
-            await trio.sleep(0.01)
-    os.close(write_end)
-
-
-async def test_writing_to_a_pipe_whose_reader_is_gone_is_a_broken_resource() -> None:
-    read_end, write_end = os.pipe()
-    os.close(read_end)
-    stream = ThreadSendStream(write_end)
-    with trio.fail_after(10), pytest.raises(trio.BrokenResourceError):
-        await stream.send_all(b"nobody reads this")
-    await stream.aclose()
 
 
 async def test_on_windows_the_client_ends_the_server_tree_with_taskkill(
