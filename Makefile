@@ -38,7 +38,8 @@ interop-setup:
 skills-setup: interop-setup
 	PYTHON=$(PYTHON) bash tests/interop/skills_setup.sh
 
-# The authorization server of the end-to-end OAuth tests (oauth2-mock-server, npm); see tests/auth_server/setup.sh.
+# The authorization servers of the end-to-end OAuth tests (oauth2-mock-server, and oidc-provider upstream of the
+# authorization facade; npm, locked); see tests/auth_server/setup.sh.
 auth-server-setup: interop-setup
 	bash tests/auth_server/setup.sh
 

@@ -23,10 +23,10 @@ class HttpFailure(Exception):
     """The request could not be made or its answer not read (the message says why, without secrets)."""
 
 
-async def fetch_json(http: HttpClient, url: str) -> tuple[int, Any]:
+async def fetch_json(http: HttpClient, url: str, headers: Sequence[tuple[str, str]] = ()) -> tuple[int, Any]:
     """GET ``url``: (status, the JSON body or None); ``HttpFailure`` saying why when no answer came."""
     try:
-        response = await http.request("GET", url, headers=[("accept", "application/json")], timeouts=TIMEOUTS)
+        response = await http.request("GET", url, headers=[("accept", "application/json"), *headers], timeouts=TIMEOUTS)
         async with response:
             body = await response.read(BODY_LIMIT)
     except HttpError as exc:

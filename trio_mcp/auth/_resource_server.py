@@ -20,7 +20,7 @@ import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import attrs
@@ -33,11 +33,21 @@ from ._dpop import DpopVerifier, InvalidDpopProof
 from ._metadata import challenge, protected_resource_metadata, protected_resource_metadata_paths
 from ._tokens import InvalidToken, Principal, TokenVerifier, VerifierUnavailable
 
-__all__ = ["Refusal", "ResourceServerAuth", "ScopesFor"]
+__all__ = ["HostedAuthorizationServer", "Refusal", "ResourceServerAuth", "ScopesFor"]
 
 logger = logging.getLogger("trio_mcp.auth")
 
 _JSON = (("content-type", "application/json"), ("cache-control", "no-store"))
+
+
+class HostedAuthorizationServer(Protocol):
+    """An authorization server served beside the MCP endpoint, on its origin
+    (``trio_mcp.auth.facade.AuthorizationFacade``): it answers the requests to its ``paths`` itself."""
+
+    @property
+    def paths(self) -> tuple[str, ...]: ...
+
+    async def handle(self, request: HttpRequest, response: HttpResponse) -> None: ...
 
 
 @attrs.frozen
@@ -63,6 +73,8 @@ class ResourceServerAuth:
         dpop: a ``DpopVerifier`` to accept DPoP-bound tokens (``Authorization: DPoP``); ``dpop_required``
             refuses plain bearer tokens.
         resource_name: a human-readable name for PRM.
+        authorization_server: an authorization server to serve beside the endpoint (its metadata, its
+            authorization and token endpoints...); ``AuthorizationFacade.resource_server()`` sets it.
     """
 
     def __init__(
@@ -76,6 +88,7 @@ class ResourceServerAuth:
         dpop: DpopVerifier | None = None,
         dpop_required: bool = False,
         resource_name: str | None = None,
+        authorization_server: HostedAuthorizationServer | None = None,
     ) -> None:
         if not authorization_servers:
             raise ValueError("authorization_servers must name at least one authorization server")
@@ -91,14 +104,17 @@ class ResourceServerAuth:
         self.dpop = dpop
         self.dpop_required = dpop_required
         self.resource_name = resource_name
+        self.authorization_server = authorization_server
         #: Why tokens cannot be checked now (logged once), or None while they can.
         self._unavailable_reason: str | None = None
 
     # -- what the transports call ---------------------------------------------------------------------
 
     def metadata_paths(self, endpoint_path: str) -> tuple[str, ...]:
-        """The paths this guard answers itself (the PRM documents of the endpoint at ``endpoint_path``)."""
-        return protected_resource_metadata_paths(self._resource_path(endpoint_path))
+        """The paths this guard answers itself: the PRM documents of the endpoint at ``endpoint_path``, and
+        those of the authorization server it serves, if any."""
+        own = protected_resource_metadata_paths(self._resource_path(endpoint_path))
+        return own if self.authorization_server is None else (*own, *self.authorization_server.paths)
 
     async def aclose(self) -> None:
         """Close the verifier's connections to the authorization server (the HTTP app calls this when it stops
@@ -122,6 +138,9 @@ class ResourceServerAuth:
         """HTTP: admit a request to ``endpoint_path`` and return its ``Principal``, or answer it (PRM, 401,
         403) and return None. ``scopes_for`` (the server's ``required_scopes``) says what a POSTed message
         needs beyond ``required_scopes``."""
+        if self.authorization_server is not None and request.path in self.authorization_server.paths:
+            await self.authorization_server.handle(request, response)
+            return None
         if request.path in self.metadata_paths(endpoint_path) and request.path != endpoint_path:
             await self._send_metadata(request, response, self._resource_url(request.headers, endpoint_path))
             return None

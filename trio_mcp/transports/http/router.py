@@ -106,7 +106,10 @@ class StreamableHttpApp:
             origin = self._cors.allowed(headers)
             if origin is not None:
                 response = CorsResponse(response, origin)
-        refused = refused or self._guard.check_origin(headers.get_all("origin"))
+        # The auth guard's own paths (metadata, a hosted authorization server's endpoints) are for any origin:
+        # browsers post its consent form from the server's own public origin, and apps call its token endpoint.
+        own = options.auth is not None and path in options.auth.metadata_paths(options.path) and path != options.path
+        refused = refused or (None if own else self._guard.check_origin(headers.get_all("origin")))
         if refused is None and path in (options.liveness_path, options.readiness_path):
             await _probe(request, response, ready=path == options.readiness_path)
             return

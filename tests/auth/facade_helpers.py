@@ -1,0 +1,133 @@
+"""What the authorization facade's tests share: a user agent that signs in and consents over HTTP, and a
+protected MCP server with the facade beside it on a listener bound before it starts (so its URL, the
+tokens' audience, is known to the facade)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from html import unescape
+from typing import Any
+from urllib.parse import urlencode, urljoin, urlsplit
+
+import trio
+
+import trio_mcp
+from trio_mcp.auth.facade import AuthorizationFacade, Upstream
+from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports.http import HttpTransportOptions, RouteHandler
+from trio_mcp.transports.streamable_http import serve_mounts
+
+_FORM = re.compile(r"<form[^>]*action=\"([^\"]*)\"[^>]*>(.*?)</form>", re.S | re.I)
+_INPUT = re.compile(r"<(?:input|button)\b([^>]*)>", re.I)
+_ATTR = re.compile(r"(\w+)=\"([^\"]*)\"")
+
+
+class UserAgent:
+    """A browser without a screen: follows redirects, keeps cookies, fills the upstream's login form (any
+    login name, any password), approves both consent pages, and stops at the client's redirect URI."""
+
+    def __init__(self, http: HttpClient, *, login: str = "alice", decision: str = "allow") -> None:
+        self.http = http
+        self.login = login
+        self.decision = decision
+        self.cookies: dict[str, dict[str, str]] = {}
+        #: Every page the user saw, in order (URL, HTML).
+        self.pages: list[tuple[str, str]] = []
+
+    async def authorize(self, http: HttpClient, url: str, redirect_uri: str) -> str:
+        """``OAuthClientProvider(authorization_handler=...)``: the URL the user is finally sent to."""
+        method, body = "GET", b""
+        for _ in range(20):
+            status, headers, page = await self._request(method, url, body)
+            location = headers.get("location")
+            if 300 <= status < 400 and location:
+                url, method, body = urljoin(url, location), "GET", b""
+                if url.startswith(redirect_uri):
+                    return url
+                continue
+            if status != 200:
+                raise AssertionError(f"{url} answered HTTP {status}: {page[:300]}")
+            self.pages.append((url, page))
+            action, fields = self._fill(page)
+            url, method, body = urljoin(url, action), "POST", urlencode(fields).encode()
+        raise AssertionError("too many steps")
+
+    def _fill(self, page: str) -> tuple[str, dict[str, str]]:
+        found = _FORM.search(page)
+        assert found is not None, page[:500]
+        fields: dict[str, str] = {}
+        for tag in _INPUT.finditer(found.group(2)):
+            attributes = {name.lower(): unescape(value) for name, value in _ATTR.findall(tag.group(1))}
+            name = attributes.get("name")
+            if name == "decision":
+                fields[name] = self.decision
+            elif name == "login":
+                fields[name] = self.login
+            elif name == "password":
+                fields[name] = "any password"
+            elif name is not None:
+                fields.setdefault(name, attributes.get("value", ""))
+        return unescape(found.group(1)), fields
+
+    async def _request(self, method: str, url: str, body: bytes) -> tuple[int, Any, str]:
+        origin = urlsplit(url).netloc
+        headers = [("accept", "text/html")]
+        jar = self.cookies.setdefault(origin, {})
+        if jar:
+            headers.append(("cookie", "; ".join(f"{name}={value}" for name, value in jar.items())))
+        if method == "POST":
+            headers += [("content-type", "application/x-www-form-urlencoded"), ("origin", f"http://{origin}")]
+        response = await self.http.request(method, url, headers=headers, body=body or None)
+        async with response:
+            raw = await response.read(1 << 20)
+        for cookie in response.headers.get_all("set-cookie"):
+            name, _, rest = cookie.partition("=")
+            jar[name.strip()] = rest.split(";", 1)[0]
+        return response.status, response.headers, raw.decode("utf-8", "replace")
+
+
+def protected_server() -> trio_mcp.Server:
+    server = trio_mcp.Server("protected")
+
+    @server.tool(scopes=["mcp:read"])
+    def whoami(ctx: trio_mcp.Context) -> str:
+        """Who signed in upstream, through which client, with which scopes."""
+        principal = ctx.principal
+        return f"{principal.subject} {principal.claims['upstream'].get('email', '-')} {' '.join(sorted(ctx.scopes))}"
+
+    return server
+
+
+async def serve_with_facade(
+    nursery: trio.Nursery,
+    upstream: Upstream,
+    *,
+    routes: Mapping[str, RouteHandler] | None = None,
+    **facade_options: Any,
+) -> AuthorizationFacade:
+    """A protected server with its facade, serving in ``nursery``; the facade's ``resource`` is its URL."""
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    facade = AuthorizationFacade(
+        upstream, resource=f"http://127.0.0.1:{port}/mcp", scopes=["mcp:read", "mcp:write"], **facade_options
+    )
+    server = protected_server()
+    options = HttpTransportOptions(auth=facade.resource_server(), routes=routes or {})
+
+    async def serve(task_status: trio.TaskStatus[int]) -> None:
+        async with server.running():
+            await serve_mounts({"": server.http_mount(options)}, listeners=listeners, task_status=task_status)
+
+    await nursery.start(serve)
+    return facade
+
+
+def settable_clock(start: float) -> tuple[Callable[[], float], Callable[[float], None]]:
+    """A clock for the facade, and a function moving it forward."""
+    now = [start]
+
+    def advance(seconds: float) -> None:
+        now[0] += seconds
+
+    return (lambda: now[0]), advance

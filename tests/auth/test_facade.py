@@ -1,0 +1,244 @@
+"""The authorization facade with a GitHub-shaped upstream (not OpenID Connect: opaque tokens, the user from a
+user API), a small fixture server here because the real one cannot be reached from the tests; and what the
+facade refuses before any redirect or token."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import pytest
+import trio
+from facade_helpers import UserAgent, serve_with_facade
+
+import trio_mcp
+from trio_mcp.auth.facade import AuthorizationFacade, MemoryFacadeStore, Upstream, entra_id, github, google, oidc
+from trio_mcp.client._oauth import OAuthClientProvider, code_challenge
+from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports.http import HttpTransportOptions
+
+REDIRECT = "http://127.0.0.1:9/callback"
+
+
+class GitHubShaped:
+    """GitHub's OAuth app endpoints, as they behave: authorize (the user already approved the app, so it
+    redirects at once), a token endpoint answering JSON to ``Accept: application/json``, and ``/api/v3/user``."""
+
+    def __init__(self) -> None:
+        self.codes: dict[str, str] = {}
+        self.tokens: dict[str, dict[str, Any]] = {}
+        self.token_requests: list[dict[str, list[str]]] = []
+        self.url = ""
+
+    async def authorize(self, request: Any, response: Any) -> None:
+        query = {name: values[0] for name, values in request.query_params.items()}
+        assert query["client_id"] == "gh-app" and "resource" not in query
+        code = secrets.token_hex(10)
+        self.codes[code] = query["code_challenge"]
+        target = f"{query['redirect_uri']}?{urlencode({'code': code, 'state': query['state']})}"
+        await response.send(302, [("location", target)])
+
+    async def token(self, request: Any, response: Any) -> None:
+        form = parse_qs((await request.read_body()).decode())
+        self.token_requests.append(form)
+        challenge = self.codes.pop(form["code"][0], None)
+        if form.get("client_secret") != ["gh-secret"] or challenge != code_challenge(form["code_verifier"][0]):
+            await response.send(200, [("content-type", "application/json")], b'{"error": "bad_verification_code"}')
+            return
+        token = "gho_" + secrets.token_hex(16)
+        self.tokens[token] = {"id": 583231, "login": "octocat", "name": "The Octocat"}
+        body = {"access_token": token, "token_type": "bearer", "scope": "read:user"}
+        await response.send(200, [("content-type", "application/json")], json.dumps(body).encode())
+
+    async def user(self, request: Any, response: Any) -> None:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        user = self.tokens.get(token) if scheme.lower() == "bearer" else None
+        if user is None:
+            await response.send(401, [("content-type", "application/json")], b'{"message": "Bad credentials"}')
+            return
+        await response.send(200, [("content-type", "application/json")], json.dumps(user).encode())
+
+    async def start(self, nursery: trio.Nursery) -> None:
+        routes = {"/login/oauth/authorize": self.authorize, "/login/oauth/access_token": self.token}
+        routes["/api/v3/user"] = self.user
+        options = HttpTransportOptions(routes=routes)
+        port = await nursery.start(
+            lambda task_status: trio_mcp.Server("github").serve_http(port=0, options=options, task_status=task_status)
+        )
+        self.url = f"http://127.0.0.1:{port}"
+
+
+async def started(nursery: trio.Nursery, **options: Any) -> tuple[GitHubShaped, AuthorizationFacade]:
+    upstream = GitHubShaped()
+    await upstream.start(nursery)
+    preset = github(client_id="gh-app", client_secret="gh-secret", base_url=upstream.url)
+    return upstream, await serve_with_facade(nursery, preset, **options)
+
+
+async def test_a_github_user_calls_the_tool_through_the_facade() -> None:
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            upstream, facade = await started(nursery)
+            agent = UserAgent(http)
+            provider = OAuthClientProvider(redirect_uri=REDIRECT, authorization_handler=agent.authorize)
+            async with trio_mcp.open_http_client(facade.resource, auth=provider) as client:
+                result = await client.call_tool("whoami", {})
+            assert result.content[0].text == "583231 - mcp:read mcp:write"  # GitHub's numeric id is the subject
+            assert len(upstream.token_requests) == 1
+            stored = await provider.token_store.get_token(facade.resource)
+            assert stored is not None and not stored["access_token"].startswith("gho_")  # never passed through
+            nursery.cancel_scope.cancel()
+
+
+async def get(http: HttpClient, url: str) -> tuple[int, Any, bytes]:
+    response = await http.request("GET", url)
+    async with response:
+        body = await response.read()
+    return response.status, response.headers, body
+
+
+async def test_discovery_points_clients_at_the_facade() -> None:
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            _, facade = await started(nursery)
+            status, _, body = await get(http, facade.issuer + "/.well-known/oauth-protected-resource/mcp")
+            prm = json.loads(body)
+            assert status == 200 and prm["authorization_servers"] == [facade.issuer]
+            assert prm["resource"] == facade.resource
+            status, _, body = await get(http, facade.issuer + "/.well-known/oauth-authorization-server")
+            metadata = json.loads(body)
+            assert metadata["issuer"] == facade.issuer and metadata["code_challenge_methods_supported"] == ["S256"]
+            assert metadata["client_id_metadata_document_supported"] is True
+            assert metadata["registration_endpoint"] == facade.issuer + "/register"
+            nursery.cancel_scope.cancel()
+
+
+async def register(http: HttpClient, facade: AuthorizationFacade, **metadata: Any) -> tuple[int, Any]:
+    body = json.dumps({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none", **metadata}).encode()
+    response = await http.request(
+        "POST", facade.issuer + "/register", headers=[("content-type", "application/json")], body=body
+    )
+    async with response:
+        return response.status, json.loads(await response.read())
+
+
+def authorize_url(facade: AuthorizationFacade, client_id: str, **changes: str) -> str:
+    query = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT,
+        "code_challenge": code_challenge("x" * 50),
+        "code_challenge_method": "S256",
+        "state": "st",
+        **changes,
+    }
+    return f"{facade.issuer}/authorize?{urlencode({k: v for k, v in query.items() if v})}"
+
+
+async def test_what_is_refused_before_any_redirect() -> None:
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            _, facade = await started(nursery)
+            _, client = await register(http, facade)
+            for url in (
+                authorize_url(facade, client["client_id"], redirect_uri="https://attacker.example/cb"),
+                authorize_url(facade, "no-such-client"),
+                authorize_url(facade, "https://unreachable.invalid/client.json"),  # not fetched: https only here
+            ):
+                status, headers, body = await get(http, url)
+                assert status == 400 and headers.get("location") is None, url
+                assert b"Authorization refused" in body
+            for metadata, error in (
+                ({"redirect_uris": ["http://attacker.example/cb"]}, "invalid_redirect_uri"),  # http off loopback
+                ({"redirect_uris": ["javascript:alert(1)"]}, "invalid_redirect_uri"),
+                ({"token_endpoint_auth_method": "private_key_jwt"}, "invalid_client_metadata"),
+            ):
+                status, answer = await register(http, facade, **metadata)
+                assert (status, answer["error"]) == (400, error)
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_bad_request_from_a_known_client_is_answered_at_its_redirect_uri() -> None:
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            _, facade = await started(nursery)
+            _, client = await register(http, facade)
+            for changes, error in (
+                ({"code_challenge": ""}, "invalid_request"),  # PKCE is required
+                ({"code_challenge_method": "plain"}, "invalid_request"),
+                ({"resource": "https://other.example/mcp"}, "invalid_target"),
+                ({"scope": "admin"}, "invalid_scope"),
+                ({"response_type": "token"}, "unsupported_response_type"),
+            ):
+                status, headers, _ = await get(http, authorize_url(facade, client["client_id"], **changes))
+                assert status == 302
+                answer = parse_qs(urlsplit(headers["location"]).query)
+                assert headers["location"].startswith(REDIRECT) and answer["error"] == [error], changes
+                assert answer["state"] == ["st"]
+            nursery.cancel_scope.cancel()
+
+
+async def test_consent_must_come_from_the_page_shown_to_the_user() -> None:
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            upstream, facade = await started(nursery)
+            _, client = await register(http, facade, client_name="<b>Evil</b>")
+            status, headers, page = await get(http, authorize_url(facade, client["client_id"]))
+            assert status == 200 and headers["x-frame-options"] == "DENY"
+            assert b"&lt;b&gt;Evil&lt;/b&gt;" in page and b"127.0.0.1:9/callback" in page  # named, escaped
+            transaction = page.split(b'name="transaction" value="')[1].split(b'"')[0].decode()
+            csrf = page.split(b'name="csrf" value="')[1].split(b'"')[0].decode()
+            # A cross-site form post carries the page's fields but not its cookie (SameSite=Lax).
+            form = urlencode({"transaction": transaction, "csrf": csrf, "decision": "allow"}).encode()
+            response = await http.request(
+                "POST",
+                facade.issuer + "/consent",
+                headers=[("content-type", "application/x-www-form-urlencoded")],
+                body=form,
+            )
+            async with response:
+                await response.read()
+            assert response.status == 400 and response.headers.get("location") is None
+            assert upstream.codes == {}  # nobody was sent upstream
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_user_who_denies_sends_the_client_access_denied() -> None:
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            upstream, facade = await started(nursery)
+            _, client = await register(http, facade)
+            agent = UserAgent(http, decision="deny")
+            redirected = await agent.authorize(http, authorize_url(facade, client["client_id"]), REDIRECT)
+            assert parse_qs(urlsplit(redirected).query)["error"] == ["access_denied"]
+            assert upstream.codes == {} and upstream.token_requests == []
+            nursery.cancel_scope.cancel()
+
+
+async def test_memory_store_records_expire_and_are_taken_once() -> None:
+    now = [0.0]
+    store = MemoryFacadeStore(clock=lambda: now[0])
+    await store.put("code:a", {"v": 1}, 10)
+    assert await store.take("code:a") == {"v": 1}
+    assert await store.take("code:a") is None
+    await store.put("code:b", {"v": 2}, 10)
+    now[0] = 10.0
+    assert await store.get("code:b") is None
+
+
+def test_presets_are_data() -> None:
+    entra = entra_id("contoso", client_id="app", client_secret="s")
+    assert entra.discovery == "https://login.microsoftonline.com/contoso/v2.0" and entra.send_resource is False
+    assert "offline_access" in entra.scopes
+    assert google(client_id="g").authorize_params["access_type"] == "offline"
+    hub = github(client_id="gh")
+    assert hub.identity_endpoint == "https://api.github.com/user" and hub.subject_field == "id"
+    assert "hidden" not in repr(oidc("https://idp.example", client_id="c", client_secret="hidden"))
+    with pytest.raises(ValueError, match="discovery"):
+        Upstream(name="x", client_id="c")
+    with pytest.raises(ValueError, match="resource"):
+        AuthorizationFacade(hub, resource="not a url")
+    with pytest.raises(ValueError, match="access_token_lifetime"):
+        AuthorizationFacade(hub, resource="http://127.0.0.1:1/mcp", access_token_lifetime=0)

@@ -1,0 +1,229 @@
+"""The authorization facade end to end with real parts: upstream is oidc-provider (tests/auth_server/oidc_upstream.mjs, dynamic
+registration off, one pre-registered client), signed into and consented to over HTTP through its development
+interactions; the MCP clients are trio_mcp's own OAuth client, registered dynamically or by a Client ID Metadata
+Document, calling a protected tool in both eras."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import pytest
+import trio
+from facade_helpers import UserAgent, serve_with_facade, settable_clock
+from paths import ROOT
+
+import trio_mcp
+from trio_mcp.auth.facade import AuthorizationFacade, oidc
+from trio_mcp.client._oauth import OAuthClientProvider, code_challenge
+from trio_mcp.transports._http_client import HttpClient
+
+pytestmark = pytest.mark.interop  # oidc-provider: a peer nobody here wrote
+
+SERVER_JS = ROOT / "tests" / "auth_server" / "oidc_upstream.mjs"
+PATHS = ROOT / ".interop" / "paths.json"
+REDIRECT = "http://127.0.0.1:9/callback"  # never reached: the user agent stops at it
+
+
+@pytest.fixture(scope="module")
+def upstream_issuer() -> Iterator[str]:
+    if not PATHS.exists() or not (SERVER_JS.parent / "node_modules" / "oidc-provider").exists():
+        pytest.skip("oidc-provider is not installed: run tests/interop/setup.sh and tests/auth_server/setup.sh")
+    node = json.loads(PATHS.read_text())["node"]
+    process = subprocess.Popen(
+        [node, str(SERVER_JS)], cwd=SERVER_JS.parent, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        assert process.stdout is not None
+        yield json.loads(process.stdout.readline())["issuer"]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def upstream(issuer: str) -> Any:
+    return oidc(issuer, client_id="facade", client_secret="facade-secret", name="Test OIDC")
+
+
+async def call_whoami(url: str, provider: OAuthClientProvider, version: str) -> str:
+    async with trio_mcp.open_http_client(url, auth=provider, protocol_version=version) as client:
+        result = await client.call_tool("whoami", {})
+    return str(result.content[0].text)
+
+
+async def test_a_dynamically_registered_client_calls_the_tool_in_both_eras(upstream_issuer: str) -> None:
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            facade = await serve_with_facade(nursery, upstream(upstream_issuer), server_name="Protected")
+            agent = UserAgent(http, login="alice")
+            provider = OAuthClientProvider(redirect_uri=REDIRECT, authorization_handler=agent.authorize)
+            assert (
+                await call_whoami(facade.resource, provider, "2026-07-28")
+                == "alice alice@example.test mcp:read mcp:write"
+            )
+            assert (
+                await call_whoami(facade.resource, provider, "2025-11-25")
+                == "alice alice@example.test mcp:read mcp:write"
+            )
+            consent = [page for url, page in agent.pages if url.startswith(facade.issuer)]
+            assert len(consent) == 1  # one authorization: the second era reused the token
+            assert "Allow access to Protected?" in consent[0] and "127.0.0.1" in consent[0]
+            assert any(url.startswith(upstream_issuer) for url, _ in agent.pages)  # signed in upstream
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_client_named_by_its_metadata_document(upstream_issuer: str) -> None:
+    documents: dict[str, bytes] = {}
+
+    async def document(request: Any, response: Any) -> None:
+        await response.send(200, [("content-type", "application/json")], documents["client"])
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            facade = await serve_with_facade(
+                nursery, upstream(upstream_issuer), routes={"/client.json": document}, allow_http_documents=True
+            )
+            client_id = facade.issuer + "/client.json"
+            documents["client"] = json.dumps(
+                {"client_id": client_id, "client_name": "Doc Client", "redirect_uris": [REDIRECT]}
+            ).encode()
+            agent = UserAgent(http, login="bob")
+            provider = OAuthClientProvider(
+                redirect_uri=REDIRECT, client_metadata_url=client_id, authorization_handler=agent.authorize
+            )
+            assert (await call_whoami(facade.resource, provider, "2026-07-28")).startswith("bob ")
+            consent = next(page for url, page in agent.pages if url.startswith(facade.issuer))
+            assert "Doc Client" in consent and client_id in consent
+            nursery.cancel_scope.cancel()
+
+
+async def test_an_expired_token_is_refreshed_and_the_old_refresh_token_is_spent(upstream_issuer: str) -> None:
+    clock, advance = settable_clock(1_000_000.0)
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            facade = await serve_with_facade(nursery, upstream(upstream_issuer), clock=clock)
+            agent = UserAgent(http)
+            provider = OAuthClientProvider(redirect_uri=REDIRECT, authorization_handler=agent.authorize)
+            await call_whoami(facade.resource, provider, "2026-07-28")
+            first = await provider.token_store.get_token(facade.resource)
+            assert first is not None
+            advance(facade.access_token_lifetime + 1)
+            assert (await call_whoami(facade.resource, provider, "2026-07-28")).startswith("alice ")
+            second = await provider.token_store.get_token(facade.resource)
+            assert second is not None and second["access_token"] != first["access_token"]
+            assert len([url for url, _ in agent.pages if url.startswith(facade.issuer)]) == 1  # no new consent
+            registration = await provider.token_store.get_client(facade.issuer)
+            assert registration is not None
+            status, body = await token_request(
+                http, facade, {"grant_type": "refresh_token", "refresh_token": first["refresh_token"]}, registration
+            )
+            assert (status, body["error"]) == (400, "invalid_grant")  # rotated: the old one is spent
+            nursery.cancel_scope.cancel()
+
+
+async def token_request(
+    http: HttpClient, facade: AuthorizationFacade, form: dict[str, str], client: dict[str, Any], path: str = "/token"
+) -> tuple[int, Any]:
+    form = {**form, "client_id": client["client_id"]}
+    if client.get("client_secret"):
+        form["client_secret"] = client["client_secret"]
+    response = await http.request(
+        "POST",
+        facade.issuer + path,
+        headers=[("content-type", "application/x-www-form-urlencoded")],
+        body=urlencode(form).encode(),
+    )
+    async with response:
+        raw = await response.read()
+    return response.status, (json.loads(raw) if raw else None)
+
+
+async def register(http: HttpClient, facade: AuthorizationFacade, **metadata: Any) -> dict[str, Any]:
+    body = json.dumps({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none", **metadata}).encode()
+    response = await http.request(
+        "POST", facade.issuer + "/register", headers=[("content-type", "application/json")], body=body
+    )
+    async with response:
+        answer = json.loads(await response.read())
+    assert response.status == 201, answer
+    return answer  # type: ignore[no-any-return]
+
+
+async def authorize(http: HttpClient, facade: AuthorizationFacade, client_id: str, verifier: str) -> str:
+    """An authorization code for ``client_id``, the user consenting."""
+    query = urlencode(
+        {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": REDIRECT,
+            "code_challenge": code_challenge(verifier),
+            "code_challenge_method": "S256",
+            "state": "s1",
+            "resource": facade.resource,
+        }
+    )
+    redirected = await UserAgent(http).authorize(http, f"{facade.issuer}/authorize?{query}", REDIRECT)
+    answer = parse_qs(urlsplit(redirected).query)
+    assert answer["state"] == ["s1"] and answer["iss"] == [facade.issuer]
+    return answer["code"][0]
+
+
+async def test_a_code_is_redeemed_once_and_by_its_own_client_only(upstream_issuer: str) -> None:
+    verifier = "v" * 64
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            facade = await serve_with_facade(nursery, upstream(upstream_issuer))
+            first, second = await register(http, facade), await register(http, facade, client_name="Intruder")
+            code = await authorize(http, facade, first["client_id"], verifier)
+            grant = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT}
+            status, body = await token_request(http, facade, {**grant, "code_verifier": verifier}, second)
+            assert (status, body["error"]) == (400, "invalid_grant")
+            assert "another client" in body["error_description"]
+
+            code = await authorize(http, facade, first["client_id"], verifier)
+            status, body = await token_request(http, facade, {**grant, "code": code, "code_verifier": "w" * 64}, first)
+            assert (status, body["error"]) == (400, "invalid_grant")  # PKCE: the wrong verifier
+
+            code = await authorize(http, facade, first["client_id"], verifier)
+            status, tokens = await token_request(
+                http, facade, {**grant, "code": code, "code_verifier": verifier}, first
+            )
+            assert status == 200 and tokens["token_type"] == "Bearer"
+            status, body = await token_request(http, facade, {**grant, "code": code, "code_verifier": verifier}, first)
+            assert (status, body["error"]) == (400, "invalid_grant")  # single use
+            principal = await facade.verify(tokens["access_token"])
+            assert principal.subject == "alice" and principal.audience == (facade.resource,)
+            assert principal.client_id == first["client_id"]
+            assert "upstream_access_token" not in principal.claims  # not exposed unless asked for
+            nursery.cancel_scope.cancel()
+
+
+async def test_revoking_a_refresh_token_ends_the_grant(upstream_issuer: str) -> None:
+    verifier = "r" * 64
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            facade = await serve_with_facade(nursery, upstream(upstream_issuer), expose_upstream_token=True)
+            client = await register(http, facade)
+            code = await authorize(http, facade, client["client_id"], verifier)
+            grant = {
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": REDIRECT,
+                "code_verifier": verifier,
+            }
+            _, tokens = await token_request(http, facade, grant, client)
+            principal = await facade.verify(tokens["access_token"])
+            assert principal.claims["upstream_access_token"]  # exposed when asked for, to handlers only
+
+            status, _ = await token_request(http, facade, {"token": tokens["refresh_token"]}, client, "/revoke")
+            assert status == 200
+            with pytest.raises(trio_mcp.auth.InvalidToken):
+                await facade.verify(tokens["access_token"])
+            status, body = await token_request(
+                http, facade, {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"]}, client
+            )
+            assert (status, body["error"]) == (400, "invalid_grant")
+            nursery.cancel_scope.cancel()
