@@ -230,13 +230,15 @@ def describe_function(
     *,
     skip: Callable[[Any], bool] = _never,
     unstructured: Callable[[Any], bool] = _never,
+    structured: bool = True,
     input_schema: dict[str, Any] | None = None,
     output_schema: dict[str, Any] | None = None,
 ) -> FunctionSchema:
     """Inspect a tool function (sync or async, partials and bound methods welcome) and describe it.
 
     ``skip(annotation)`` marks parameters the caller injects (left out of the schema, named in ``skipped``);
-    ``unstructured(annotation)`` marks return types that are content rather than structured output.
+    ``unstructured(annotation)`` marks return types that are content rather than structured output; without
+    ``structured`` every return type is (resources, prompts).
     ``input_schema``/``output_schema`` replace the generated schemas verbatim. Raises ``TypeError`` for anything
     the schema cannot express (``*args``, unsupported annotations, bad ``x-mcp-header`` use) at declaration time.
     """
@@ -326,7 +328,9 @@ def describe_function(
     elif signature.return_annotation is not _EMPTY:
         returns = _resolve(signature.return_annotation, globalns, f"return annotation of {name}")
         bare = _strip_annotated(returns)
-        if not (bare is None or bare is type(None) or bare is str or unstructured(returns) or unstructured(bare)):
+        if structured and not (
+            bare is None or bare is type(None) or bare is str or unstructured(returns) or unstructured(bare)
+        ):
             output_node = Compiler().compile(returns, f"return annotation of {name}")
             out_ctx = SchemaContext()
             if output_node.is_object:

@@ -11,7 +11,7 @@ import argparse
 import json
 import secrets
 import sys
-from typing import Any, Final, Literal
+from typing import Final, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import attrs
@@ -87,18 +87,6 @@ class _Probe:
 
     async def post(self, body: bytes, **headers: str) -> tuple[ClientResponse, bytes]:
         return await self.send("POST", headers={"Accept": _ACCEPT, **headers}, body=body)
-
-
-def _first_json(body: bytes) -> Any:
-    """The JSON-RPC message in a JSON body or in the first ``data:`` lines of an SSE body."""
-    text = body.decode("utf-8", "replace").strip()
-    if text.startswith("{"):
-        return json.loads(text)
-    data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
-    for item in data:
-        if item.startswith("{"):
-            return json.loads(item)
-    return None
 
 
 #: How to let an event stream through a proxy: what nginx and HAProxy need (docs/deployment.md says why).

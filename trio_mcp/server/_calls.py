@@ -20,7 +20,6 @@ __all__ = [
     "is_async_callable",
     "is_context",
     "refuse_unannotated_context",
-    "returns_content",
 ]
 
 #: Names people give the context parameter; unannotated, such a parameter is almost surely a forgotten ``: Context``.
@@ -138,8 +137,3 @@ def refuse_unannotated_context(fn: Callable[..., Any], what: str) -> None:
                 f"{what}: parameter {param.name!r} has no annotation, so clients would have to send it; write "
                 f"`{param.name}: Context` to receive the request context (or annotate the argument's type)"
             )
-
-
-def returns_content(annotation: Any) -> bool:
-    """For resources and prompts: what the handler returns is content, never a structured output schema."""
-    return True

@@ -70,7 +70,7 @@ __all__ = ["ServerConnection"]
 class _Listener:
     """One open ``subscriptions/listen`` request and the filter the server honours for it."""
 
-    __slots__ = ("request_id", "filter", "resources", "task_ids", "meta", "ended")
+    __slots__ = ("request_id", "filter", "resources", "task_ids", "meta")
 
     def __init__(self, request_id: RequestId, honoured: SubscriptionFilter) -> None:
         self.request_id = request_id
@@ -78,7 +78,6 @@ class _Listener:
         self.resources = frozenset(honoured.resource_subscriptions or ())
         self.task_ids = frozenset(honoured.task_ids or ())
         self.meta = {META_SUBSCRIPTION_ID: request_id}
-        self.ended = trio.Event()
 
     def wants_list(self, kind: str) -> bool:
         honoured = self.filter
@@ -506,7 +505,8 @@ class ServerConnection:
         return self.server.discover_result()
 
     async def _listen(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
-        """``subscriptions/listen``: acknowledge the honoured part of the filter, then stream until ended."""
+        """``subscriptions/listen``: acknowledge the honoured part of the filter, then stream until the client
+        cancels it (or the connection ends)."""
         wanted = params_from_wire(request.params, SubscriptionsListenRequestParams).notifications
         server = self.server
         honoured = SubscriptionFilter(
@@ -524,10 +524,9 @@ class ServerConnection:
         )
         self.listeners[request.id] = listener
         try:
-            await listener.ended.wait()  # the client ends it by cancelling; the server by end_listeners()
+            await trio.sleep_forever()
         finally:
             del self.listeners[request.id]
-        return {"_meta": listener.meta}
 
     def task_changed(self, task_id: str, params: dict[str, Any]) -> None:
         """Queue ``notifications/tasks`` for the listen streams that follow ``task_id`` (tasks extension)."""
@@ -535,11 +534,6 @@ class ServerConnection:
             if task_id in listener.task_ids:
                 notice = {**params, "_meta": listener.meta}
                 self._enqueue("notifications/tasks", notice, listener.request_id, needs_initialized=False)
-
-    def end_listeners(self) -> None:
-        """End every listen stream on this connection gracefully (each gets its final result)."""
-        for listener in self.listeners.values():
-            listener.ended.set()
 
     async def _set_level(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
         params = params_from_wire(request.params, SetLevelRequestParams)

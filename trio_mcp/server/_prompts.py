@@ -12,7 +12,7 @@ from .._wire.convert import WireFormatError, from_wire, to_wire
 from .._wire.features import content_for_revision, project
 from ..types import GetPromptResult, Icon, PromptMessage, TextContent
 from ._blocking import Watch
-from ._calls import coerce_strings, invoke, is_async_callable, is_context, refuse_unannotated_context, returns_content
+from ._calls import coerce_strings, invoke, is_async_callable, is_context, refuse_unannotated_context
 from ._tools import CONTENT_TYPES
 
 __all__ = ["PromptDefinition", "make_prompt"]
@@ -125,7 +125,7 @@ def make_prompt(
     """Build a prompt from a function; its parameters (all strings on the wire) become the arguments."""
     name = name or fn.__name__
     refuse_unannotated_context(fn, f"prompt {name!r}")
-    schema = describe_function(fn, skip=is_context, unstructured=returns_content)
+    schema = describe_function(fn, skip=is_context, structured=False)
     return PromptDefinition(
         name=name,
         fn=fn,

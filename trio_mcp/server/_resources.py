@@ -15,7 +15,7 @@ from .._wire.convert import to_wire
 from .._wire.features import project
 from ..types import Annotations, BlobResourceContents, Icon, TextResourceContents
 from ._blocking import Watch
-from ._calls import coerce_strings, invoke, is_async_callable, is_context, refuse_unannotated_context, returns_content
+from ._calls import coerce_strings, invoke, is_async_callable, is_context, refuse_unannotated_context
 
 __all__ = ["ResourceDefinition", "make_resource", "contents_to_wire"]
 
@@ -102,7 +102,7 @@ def make_resource(
     """
     refuse_unannotated_context(fn, f"resource {uri!r}")
     template = UriTemplate(uri) if "{" in uri else None
-    schema = describe_function(fn, skip=is_context, unstructured=returns_content)
+    schema = describe_function(fn, skip=is_context, structured=False)
     parameters = set(schema.input_schema.get("properties") or ())
     required = set(schema.input_schema.get("required") or ())
     variables = set(template.variables) if template is not None else set()

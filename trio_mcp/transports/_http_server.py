@@ -392,16 +392,16 @@ def _framing_refusal(headers: Headers) -> str | None:
     return None
 
 
-def must_propagate(exc: BaseException, *, scope: trio.CancelScope | None = None) -> bool:
-    """Whether a failure of one request or connection must go on up: Ctrl-C, or a cancellation of a scope we
-    are in (``scope``, or one around the caller).
+def must_propagate(exc: BaseException) -> bool:
+    """Whether a failure of one request or connection must go on up: Ctrl-C, or a cancellation of a scope
+    around the caller.
 
     Anything else, a ``SystemExit`` or a ``trio.Cancelled`` that escaped a handler's own cancel scope
     included, fails that request or connection only."""
     leaves = _leaves(exc)
     if any(isinstance(leaf, KeyboardInterrupt) for leaf in leaves):
         return True
-    cancelled = (scope is not None and scope.cancel_called) or trio.current_effective_deadline() == -math.inf
+    cancelled = trio.current_effective_deadline() == -math.inf
     return cancelled and any(isinstance(leaf, trio.Cancelled) for leaf in leaves)
 
 
