@@ -197,6 +197,21 @@ async def test_mounted_skills_are_served_by_the_parent(tmp_path: Path) -> None:
         assert (await client.request("skills/get", {"uri": entry["uri"]}))["skill"] == entry
 
 
+def test_a_symlink_loop_or_an_oversized_folder_ends_the_scan(tmp_path: Path) -> None:
+    root = make_skill_folder(tmp_path)
+    os.symlink(root, root / "references" / "loop")  # inside the folder, back to its top
+    server = trio_mcp.Server("skills")
+    server.add_skill_folder(root)
+    assert "skill://pdf-processing/references/loop/SKILL.md" not in server.resources  # read once, at its place
+    big = tmp_path / "big"
+    big.mkdir()
+    (big / "SKILL.md").write_text("---\nname: big\ndescription: d\n---\n", encoding="utf-8")
+    for index in range(513):
+        (big / f"{index}.md").write_text("x", encoding="utf-8")
+    with pytest.raises(ValueError, match="exceeds 512 files"):
+        server.add_skill_folder(big)
+
+
 def test_registration_refuses_what_is_not_a_skill(tmp_path: Path) -> None:
     server = trio_mcp.Server("bad")
     with pytest.raises(ValueError, match="has no SKILL.md"):

@@ -205,14 +205,17 @@ class _RelayedSkill(SkillSource):
 
 def _scan(root: Path, warn: bool = False) -> tuple[_Signature, dict[str, int]]:
     """Every file under ``root`` (``SKILL.md`` first, then sorted), each as (path, size, mtime, inode); a
-    symlink is followed only while it stays inside ``root``, and anything else under it is skipped (logged
-    when ``warn``)."""
+    symlink is followed only while it stays inside ``root`` (and a folder reached twice is read once, so a
+    symlink loop ends), and anything else under it is skipped (logged when ``warn``)."""
     found: list[tuple[str, int, int, int]] = []
+    seen: set[Path] = set()
     for directory, subdirectories, names in os.walk(root, followlinks=True):
         here = Path(directory)
-        if not here.resolve().is_relative_to(root):
+        real = here.resolve()
+        if not real.is_relative_to(root) or real in seen:
             subdirectories.clear()
             continue
+        seen.add(real)
         subdirectories[:] = [name for name in subdirectories if (here / name).resolve().is_relative_to(root)]
         for name in names:
             full = here / name
@@ -225,11 +228,10 @@ def _scan(root: Path, warn: bool = False) -> tuple[_Signature, dict[str, int]]:
             except OSError:
                 continue
             if stat.S_ISREG(info.st_mode):
-                relative = full.relative_to(root).as_posix()
-                found.append((relative, info.st_size, info.st_mtime_ns, info.st_ino))
+                found.append((full.relative_to(root).as_posix(), info.st_size, info.st_mtime_ns, info.st_ino))
+        if len(found) > MAX_FILES or sum(item[1] for item in found) > MAX_TOTAL_BYTES:
+            raise ValueError(f"the skill in {root} exceeds {MAX_FILES} files or {MAX_TOTAL_BYTES} bytes")
     found.sort(key=lambda item: (item[0] != SKILL_FILE, item[0]))
-    if len(found) > MAX_FILES or sum(item[1] for item in found) > MAX_TOTAL_BYTES:
-        raise ValueError(f"the skill in {root} exceeds {MAX_FILES} files or {MAX_TOTAL_BYTES} bytes")
     return tuple(found), {item[0]: item[1] for item in found}
 
 
