@@ -95,7 +95,7 @@ async def test_every_write_is_a_compare_and_set_with_leases(kind: str, request: 
             await other.request(running.task_id, {"kind": "cancel"})
             assert await runner.renew("two", [running.task_id]) == {}  # not the holder: nothing, no renewal
             assert await runner.renew("one", [running.task_id]) == {running.task_id: [{"kind": "cancel"}]}
-            assert await runner.renew("one", [running.task_id]) == {}  # once
+            assert await runner.renew("one", [running.task_id]) == {running.task_id: []}  # once
             await trio.sleep(0.6)
             await runner.renew("one", [running.task_id])  # renewed: still live past the first lease
             await trio.sleep(0.6)
@@ -103,6 +103,7 @@ async def test_every_write_is_a_compare_and_set_with_leases(kind: str, request: 
             assert not await other.save(failed, lapsed_only=True)
             await trio.sleep(1.2)  # no renewal for more than a lease: lapsed
             assert await other.lapsed() == [running.task_id]
+            assert await runner.renew("one", [running.task_id]) == {}  # a lapsed lease is not renewed
             assert await other.save(failed, lapsed_only=True)
             assert await other.lapsed() == []
             late = attrs.evolve(running, status="completed")

@@ -144,3 +144,42 @@ def test_retry_on_loss_needs_a_task_tool_and_a_count() -> None:
             server.tool(name="t", task_support="optional", retry_on_loss=bad)(lambda: None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="retry_on_loss needs task_support"):
         server.tool(name="t", retry_on_loss=1)(lambda: None)
+
+
+class PartedStore(CountingStore):
+    """A store some task managers cannot reach for a while (as a process loses Redis): their renewals and writes
+    fail; the liveness rule's writes, by the others, go through."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parted: set[str] = set()
+
+    async def renew(self, instance: str, task_ids: Any) -> dict[str, list[Any]]:
+        if instance in self.parted:
+            raise OSError("the store cannot be reached")
+        return await super().renew(instance, task_ids)
+
+    async def save(self, record: TaskRecord, *, lapsed_only: bool = False) -> bool:
+        if record.instance in self.parted and not lapsed_only:
+            raise OSError("the store cannot be reached")
+        return await super().save(record, lapsed_only=lapsed_only)
+
+
+async def test_a_process_cut_off_past_its_lease_loses_its_task(clock: trio.testing.MockClock) -> None:
+    """While a's renewals fail, b finalizes a's task failed once its lease lapsed; when a reaches the store again
+    its write is refused: it stops the work and answers from the store, so both say the one final status."""
+    store = PartedStore()
+    (a, seen_a), (b, _) = (make_server(TaskManager(store=store)) for _ in range(2))
+    with trio.fail_after(120):
+        async with a.running(), b.running(), connect(a, MODERN) as on_a, connect(b, MODERN) as on_b:
+            task_id = (await _modern(on_a, "tools/call", {"name": "slow", "arguments": {"seconds": 500}}))["taskId"]
+            await seen_a["started"].wait()
+            store.parted.add(a.tasks.instance)
+            while (state := await _modern(on_b, "tasks/get", {"taskId": task_id}))["status"] == "working":
+                await trio.sleep(0.5)
+            assert state["status"] == "failed" and seen_a["cancelled"] == 0
+            store.parted.clear()
+            await trio.sleep(store.lease)  # a's next renewal
+            assert seen_a["cancelled"] == 1
+            assert await _modern(on_a, "tasks/get", {"taskId": task_id}) == state
+    assert store.finals == {task_id: ["failed"]}

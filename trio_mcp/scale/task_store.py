@@ -71,18 +71,18 @@ end
 return 1
 """
 
-# KEYS: the leases, then the queues, of the tasks. ARGV: instance, lease ms.
+# KEYS: the leases, then the queues, of the tasks. ARGV: instance, lease ms. Per task: 0 if not held, else its
+# messages.
 _RENEW: Final = """
 local count = #KEYS / 2
 local drained = {}
 for i = 1, count do
-  local items = {}
+  drained[i] = 0
   if redis.call('GET', KEYS[i]) == ARGV[1] then
     redis.call('PEXPIRE', KEYS[i], ARGV[2])
-    items = redis.call('LRANGE', KEYS[count + i], 0, -1)
-    if #items > 0 then redis.call('DEL', KEYS[count + i]) end
+    drained[i] = redis.call('LRANGE', KEYS[count + i], 0, -1)
+    if #drained[i] > 0 then redis.call('DEL', KEYS[count + i]) end
   end
-  drained[i] = items
 end
 return drained
 """
@@ -194,9 +194,8 @@ class RedisTaskStore:
         replies = await self.redis.execute("EVAL", _RENEW, len(keys), *keys, instance, self._lease_ms)
         messages: dict[str, list[Any]] = {}
         for task_id, items in zip(task_ids, replies):
-            parsed = [_message(item) for item in items]
-            if parsed:
-                messages[task_id] = [item for item in parsed if item is not None]
+            if isinstance(items, list):  # 0: not held
+                messages[task_id] = [message for message in map(_message, items) if message is not None]
         return messages
 
     async def lapsed(self) -> list[str]:

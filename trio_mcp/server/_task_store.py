@@ -58,8 +58,9 @@ class TaskStore(Protocol):
         """The ids of records whose TTL had run out at wall-clock time ``now``."""
 
     async def renew(self, instance: str, task_ids: Sequence[str]) -> dict[str, list[Any]]:
-        """``instance`` still runs these tasks: those it holds the lease of are leased for another ``lease``
-        seconds, and the messages queued for them (``request``) are returned, each once."""
+        """``instance`` still runs these tasks: those it holds the live lease of are leased for another ``lease``
+        seconds and returned with the messages queued for them (``request``, each once; often none). A task left
+        out is no longer held: its lease lapsed, or another process took the task."""
 
     async def lapsed(self) -> list[str]:
         """The ids of unfinished tasks whose lease lapsed."""
@@ -112,9 +113,7 @@ class _Local:
             if self._leases.get(task_id, ("", 0.0))[0] != instance or self._lapsed(task_id):
                 continue
             self._leases[task_id] = (instance, trio.current_time() + self._lease)
-            queued = self._queues.pop(task_id, None)
-            if queued:
-                messages[task_id] = queued
+            messages[task_id] = self._queues.pop(task_id, [])
         return messages
 
     async def lapsed(self) -> list[str]:

@@ -148,8 +148,10 @@ class LiveTask:
         #: Core form: ids of the ``tasks/result`` requests waiting on this task; questions travel with them.
         self.result_waiters: list[Any] = []
         self.save_lock = trio.Lock()
-        #: Expired and deleted, or finalized by another process (its lease lapsed): nothing may write its record.
+        #: Expired and deleted, or lost: nothing may write its record.
         self.purged = False
+        #: Finalized or taken over by another process (its lease lapsed): the store tells what became of it.
+        self.lost = False
 
 
 class TaskManager:
@@ -396,13 +398,13 @@ class TaskManager:
                         if result is not None
                         else (None, McpError(INTERNAL_ERROR, "Internal error: the tool call was cancelled"))
                     )
-                self._live.pop(live.record.task_id, None)
+                self._forget(live)
                 live.decided.set()
             else:
                 with trio.CancelScope(shield=True) as shield:
                     shield.deadline = trio.current_time() + self.stop_timeout
                     await self._finish(live, event, result=result, error=error, message=message)
-                self._live.pop(live.record.task_id, None)
+                self._forget(live)
             live.done.set()
 
     # -- status changes ---------------------------------------------------------------------------
@@ -625,11 +627,14 @@ class TaskManager:
             if isinstance(found, LiveTask):
                 found.result_waiters.append(request_id)
                 try:
-                    while not found.record.terminal:
+                    while not (found.record.terminal or found.lost):
                         await found.changed.wait()
                 finally:
                     found.result_waiters.remove(request_id)
-                return found.record
+                if not found.lost:
+                    return found.record
+                found = await self.find(connection, modern, found.record.task_id)
+                continue
             if found.terminal:
                 return found
             await self._nudge_or_poll(found.task_id)
@@ -682,9 +687,19 @@ class TaskManager:
             event.set()
         if task_id in self._live:  # a message waits for it: take it now rather than at the next renewal
             try:
-                await self._deliver(await self.store.renew(self.instance, [task_id]))
+                await self._renew([task_id])
             except Exception as exc:
                 logger.warning("task %s: its messages wait for the next renewal: %s", task_id[:8], exc)
+
+    async def _renew(self, task_ids: Sequence[str]) -> None:
+        """Renew these tasks' leases and act on their messages; a task whose lease is not held any more is
+        written again, which leases it anew unless another process finalized or took it (then it is lost)."""
+        held = await self.store.renew(self.instance, task_ids)
+        for task_id in task_ids:
+            live = self._live.get(task_id)
+            if task_id not in held and live is not None and not live.purged:
+                await self.save(live, notify=False)
+        await self._deliver(held)
 
     async def _deliver(self, messages: dict[str, list[Any]]) -> None:
         for task_id, items in messages.items():
@@ -708,7 +723,7 @@ class TaskManager:
             await trio.sleep(self.store.lease / 3)
             rounds += 1
             try:
-                await self._deliver(await self.store.renew(self.instance, self._running_ids()))
+                await self._renew(self._running_ids())
                 if rounds % 3 == 0:
                     for task_id in await self.store.lapsed():
                         record = None if task_id in self._live else await self.store.load(task_id)
@@ -727,13 +742,20 @@ class TaskManager:
         assert self._nursery is not None  # a rerun is only offered while serving
         self._nursery.start_soon(self._run, live, tool, work)
 
+    def _forget(self, live: LiveTask) -> None:
+        """No work of this task runs here any more (another may run it again here later: it stays)."""
+        if self._live.get(live.record.task_id) is live:
+            del self._live[live.record.task_id]
+
     def _running_ids(self) -> Sequence[str]:
         return [task_id for task_id, live in self._live.items() if live.created and not live.purged]
 
     async def _lost(self, live: LiveTask) -> None:
         """The store refused a write: another process finalized the task (its lease lapsed while this process
-        could not renew it). Its record here becomes the stored one, and its work stops."""
-        live.purged = True
+        could not renew it). Its record here becomes the stored one, its work stops, and requests here about it
+        read the store from now on."""
+        live.purged = live.lost = True
+        self._forget(live)
         stored = await self.store.load(live.record.task_id)
         logger.warning("task %s was finalized by another process; its work here stops", live.record.task_id)
         if stored is not None:
