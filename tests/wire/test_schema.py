@@ -3,6 +3,7 @@
 import datetime
 import enum
 import functools
+import importlib
 import importlib.util
 import json
 import math
@@ -247,16 +248,16 @@ def test_schema_typeddict_totality() -> None:
     assert partial["additionalProperties"] is False
 
 
-@pytest.mark.skipif(not hasattr(typing, "NotRequired"), reason="typing.NotRequired needs Python 3.11")
 def test_schema_typeddict_required_and_not_required() -> None:
-    NotRequired = typing.NotRequired  # type: ignore[attr-defined]
-    Required = typing.Required  # type: ignore[attr-defined]
-    TD = TypedDict("TD", {"a": int, "b": NotRequired[Annotated[str, Field(description="bee")]]})  # type: ignore[misc]
+    # Python 3.10's typing has no Required/NotRequired: its users take typing_extensions', TypedDict included.
+    forms: Any = typing if sys.version_info >= (3, 11) else importlib.import_module("typing_extensions")
+    NotRequired, Required = forms.NotRequired, forms.Required
+    TD = forms.TypedDict("TD", {"a": int, "b": NotRequired[Annotated[str, Field(description="bee")]]})
     schema = schema_of(TD)
     assert schema["required"] == ["a"]
     assert schema["properties"]["b"] == {"type": "string", "description": "bee"}
     assert bind1(TD, {"a": 1}) == {"a": 1}
-    Loose = TypedDict("Loose", {"a": Annotated[Required[int], Field(minimum=1)], "b": str}, total=False)  # type: ignore[misc]
+    Loose = forms.TypedDict("Loose", {"a": Annotated[Required[int], Field(minimum=1)], "b": str}, total=False)
     schema = schema_of(Loose)
     assert schema["required"] == ["a"]
     assert schema["properties"]["a"] == {"type": "integer", "minimum": 1}

@@ -45,8 +45,6 @@ from ._pydantic import PydanticNode, is_pydantic_model
 
 __all__ = ["Compiler", "json_schema_for", "resolve_hints", "type_name"]
 
-_NotRequired: Any = getattr(typing, "NotRequired", None)
-_Required: Any = getattr(typing, "Required", None)
 _UNION_TYPES: tuple[Any, ...] = (Union, types.UnionType)
 _SUPPORTED = (
     "str, int, float, bool, None, Any, Literal[...], Enum subclasses, list[T], tuple[...], set[T], frozenset[T], "
@@ -70,6 +68,25 @@ def resolve_hints(owner: Any, where: str) -> dict[str, Any]:
         raise TypeError(f"{where}: cannot resolve type hints ({type(exc).__name__}: {exc})") from None
 
 
+def _qualifier(origin: Any) -> bool | None:
+    """True for ``Required``, False for ``NotRequired``, else None: typing's, or on Python 3.10 (whose typing has
+    neither) typing_extensions', which is loaded whenever an annotation uses them."""
+    if origin is None:
+        return None
+    for module in (typing, sys.modules.get("typing_extensions")):
+        if origin is getattr(module, "Required", None):
+            return True
+        if origin is getattr(module, "NotRequired", None):
+            return False
+    return None
+
+
+def _is_typeddict(tp: Any) -> bool:
+    """A TypedDict of typing's, or of typing_extensions' (which Python 3.10's typing does not recognize)."""
+    extensions = sys.modules.get("typing_extensions")
+    return typing.is_typeddict(tp) or (extensions is not None and bool(extensions.is_typeddict(tp)))
+
+
 def strip_qualifiers(tp: Any) -> tuple[Any, bool | None]:
     """Remove ``Required``/``NotRequired`` (also inside ``Annotated``); returns (type, required-or-None)."""
     required: bool | None = None
@@ -79,8 +96,8 @@ def strip_qualifiers(tp: Any) -> tuple[Any, bool | None]:
         if origin is typing.Annotated:
             metadata.extend(tp.__metadata__)
             tp = typing.get_args(tp)[0]
-        elif origin is not None and origin in (_Required, _NotRequired):
-            required = origin is _Required
+        elif _qualifier(origin) is not None:
+            required = _qualifier(origin)
             tp = typing.get_args(tp)[0]
         else:
             break
@@ -127,7 +144,7 @@ class Compiler:
             return UnionNode([self.compile(arg, where) for arg in args])
         if origin is Literal:
             return self._literal(args, where)
-        if origin in (_Required, _NotRequired) and origin is not None:
+        if _qualifier(origin) is not None:
             raise TypeError(f"{where}: {type_name(tp)} is only meaningful on a TypedDict item")
         if isinstance(tp, type) and issubclass(tp, enum.Enum):
             return EnumNode(tp, where)
@@ -137,7 +154,7 @@ class Compiler:
             return self._object(tp, where, is_class=True)
         if isinstance(tp, type) and dataclasses.is_dataclass(tp):
             return self._object(tp, where, is_class=True)
-        if typing.is_typeddict(tp):
+        if _is_typeddict(tp):
             return self._object(tp, where, is_class=False)
         decimals = sys.modules.get("decimal")  # an annotation cannot be Decimal before decimal is imported
         if decimals is not None and tp is decimals.Decimal:
