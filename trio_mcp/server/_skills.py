@@ -395,7 +395,7 @@ class SkillSet:
         uri = (params or {}).get("uri")
         if not isinstance(uri, str):
             raise McpError(INVALID_PARAMS, "Invalid params: resources/directory/read needs the uri of a directory")
-        children = self._children(uri.rstrip("/") if uri.endswith("/") and "://" in uri[:-1] else uri)
+        children = self._children(uri.rstrip("/"))  # written without a trailing slash; tolerated with one
         if children is None:
             raise McpError(INVALID_PARAMS, f"Invalid params: {uri} is not a directory resource", {"uri": uri})
         return self._page("resources", children, params, "resources/directory/read")
@@ -407,8 +407,9 @@ class SkillSet:
         files: dict[str, dict[str, Any]] = {}
         directories: set[str] = set()
         is_directory = False
+        roots = tuple(self.roots())
         for uri, definition in self.server.resources.items():
-            if not uri.startswith(below) or not self._is_skill_file(uri):
+            if not uri.startswith(below) or not uri.startswith(roots):
                 continue
             is_directory = True
             rest = uri[len(below) :]
@@ -421,9 +422,6 @@ class SkillSet:
             return None
         listed = [{"uri": below + name, "name": name, "mimeType": DIRECTORY_MIME_TYPE} for name in sorted(directories)]
         return listed + [files[uri] for uri in sorted(files)]
-
-    def _is_skill_file(self, uri: str) -> bool:
-        return any(uri.startswith(root) for root in self.roots())
 
     def roots(self) -> list[str]:
         """The root directory of every skill served, with a trailing ``/``."""
