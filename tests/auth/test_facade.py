@@ -5,69 +5,17 @@ facade refuses before any redirect or token."""
 from __future__ import annotations
 
 import json
-import secrets
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 import trio
-from facade_helpers import UserAgent, serve_with_facade
+from facade_helpers import REDIRECT, GitHubShaped, UserAgent, serve_with_facade
 
 import trio_mcp
 from trio_mcp.auth.facade import AuthorizationFacade, MemoryFacadeStore, Upstream, entra_id, github, google, oidc
 from trio_mcp.client._oauth import OAuthClientProvider, code_challenge
 from trio_mcp.transports._http_client import HttpClient
-from trio_mcp.transports.http import HttpTransportOptions
-
-REDIRECT = "http://127.0.0.1:9/callback"
-
-
-class GitHubShaped:
-    """GitHub's OAuth app endpoints, as they behave: authorize (the user already approved the app, so it
-    redirects at once), a token endpoint answering JSON to ``Accept: application/json``, and ``/api/v3/user``."""
-
-    def __init__(self) -> None:
-        self.codes: dict[str, str] = {}
-        self.tokens: dict[str, dict[str, Any]] = {}
-        self.token_requests: list[dict[str, list[str]]] = []
-        self.url = ""
-
-    async def authorize(self, request: Any, response: Any) -> None:
-        query = {name: values[0] for name, values in request.query_params.items()}
-        assert query["client_id"] == "gh-app" and "resource" not in query
-        code = secrets.token_hex(10)
-        self.codes[code] = query["code_challenge"]
-        target = f"{query['redirect_uri']}?{urlencode({'code': code, 'state': query['state']})}"
-        await response.send(302, [("location", target)])
-
-    async def token(self, request: Any, response: Any) -> None:
-        form = parse_qs((await request.read_body()).decode())
-        self.token_requests.append(form)
-        challenge = self.codes.pop(form["code"][0], None)
-        if form.get("client_secret") != ["gh-secret"] or challenge != code_challenge(form["code_verifier"][0]):
-            await response.send(200, [("content-type", "application/json")], b'{"error": "bad_verification_code"}')
-            return
-        token = "gho_" + secrets.token_hex(16)
-        self.tokens[token] = {"id": 583231, "login": "octocat", "name": "The Octocat"}
-        body = {"access_token": token, "token_type": "bearer", "scope": "read:user"}
-        await response.send(200, [("content-type", "application/json")], json.dumps(body).encode())
-
-    async def user(self, request: Any, response: Any) -> None:
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        user = self.tokens.get(token) if scheme.lower() == "bearer" else None
-        if user is None:
-            await response.send(401, [("content-type", "application/json")], b'{"message": "Bad credentials"}')
-            return
-        await response.send(200, [("content-type", "application/json")], json.dumps(user).encode())
-
-    async def start(self, nursery: trio.Nursery) -> None:
-        routes = {"/login/oauth/authorize": self.authorize, "/login/oauth/access_token": self.token}
-        routes["/api/v3/user"] = self.user
-        options = HttpTransportOptions(routes=routes)
-        port = await nursery.start(
-            lambda task_status: trio_mcp.Server("github").serve_http(port=0, options=options, task_status=task_status)
-        )
-        self.url = f"http://127.0.0.1:{port}"
 
 
 async def started(nursery: trio.Nursery, **options: Any) -> tuple[GitHubShaped, AuthorizationFacade]:

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 import trio
-from facade_helpers import UserAgent, serve_with_facade, settable_clock
+from facade_helpers import REDIRECT, UserAgent, serve_with_facade, settable_clock
 from paths import ROOT
 
 import trio_mcp
@@ -25,7 +25,6 @@ pytestmark = pytest.mark.interop  # oidc-provider: a peer nobody here wrote
 
 SERVER_JS = ROOT / "tests" / "auth_server" / "oidc_upstream.mjs"
 PATHS = ROOT / ".interop" / "paths.json"
-REDIRECT = "http://127.0.0.1:9/callback"  # never reached: the user agent stops at it
 
 
 @pytest.fixture(scope="module")
@@ -171,6 +170,16 @@ async def authorize(http: HttpClient, facade: AuthorizationFacade, client_id: st
     return answer["code"][0]
 
 
+async def signed_in(http: HttpClient, facade: AuthorizationFacade, verifier: str) -> tuple[dict[str, Any], Any]:
+    """A client registered, authorized by the user, and its tokens."""
+    client = await register(http, facade)
+    code = await authorize(http, facade, client["client_id"], verifier)
+    grant = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT, "code_verifier": verifier}
+    status, tokens = await token_request(http, facade, grant, client)
+    assert status == 200, tokens
+    return client, tokens
+
+
 async def test_a_code_is_redeemed_once_and_by_its_own_client_only(upstream_issuer: str) -> None:
     verifier = "v" * 64
     with trio.fail_after(60):
@@ -206,15 +215,7 @@ async def test_revoking_a_refresh_token_ends_the_grant(upstream_issuer: str) -> 
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery, HttpClient() as http:
             facade = await serve_with_facade(nursery, upstream(upstream_issuer), expose_upstream_token=True)
-            client = await register(http, facade)
-            code = await authorize(http, facade, client["client_id"], verifier)
-            grant = {
-                "grant_type": "authorization_code",
-                "code": code,
-                "redirect_uri": REDIRECT,
-                "code_verifier": verifier,
-            }
-            _, tokens = await token_request(http, facade, grant, client)
+            client, tokens = await signed_in(http, facade, verifier)
             principal = await facade.verify(tokens["access_token"])
             assert principal.claims["upstream_access_token"]  # exposed when asked for, to handlers only
 
@@ -226,4 +227,31 @@ async def test_revoking_a_refresh_token_ends_the_grant(upstream_issuer: str) -> 
                 http, facade, {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"]}, client
             )
             assert (status, body["error"]) == (400, "invalid_grant")
+            nursery.cancel_scope.cancel()
+
+
+async def test_the_upstream_token_handlers_see_is_refreshed_when_it_expires(upstream_issuer: str) -> None:
+    clock, advance = settable_clock(1_000_000.0)
+    offline = oidc(
+        upstream_issuer,
+        client_id="facade",
+        client_secret="facade-secret",
+        scopes=("openid", "email", "offline_access"),
+        authorize_params={"prompt": "consent"},  # oidc-provider grants offline_access only with it
+    )
+    verifier = "u" * 64
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            facade = await serve_with_facade(nursery, offline, expose_upstream_token=True, clock=clock)
+            client, tokens = await signed_in(http, facade, verifier)
+            before = (await facade.verify(tokens["access_token"])).claims["upstream_access_token"]
+            assert (await facade.verify(tokens["access_token"])).claims["upstream_access_token"] == before
+            advance(590)  # the provider's token (600 s) is about to expire; the facade's (900 s) is not
+            after = (await facade.verify(tokens["access_token"])).claims["upstream_access_token"]
+            assert after != before
+            response = await http.request(
+                "GET", upstream_issuer + "/me", headers=[("authorization", f"Bearer {after}")]
+            )  # the provider accepts the refreshed token
+            async with response:
+                assert response.status == 200, await response.read()
             nursery.cancel_scope.cancel()

@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+import trio
+
 from ...transports._http_client import HttpClient
 from ...transports._http_server import ClientDisconnected, RequestBodyError
 from ...transports.http.exchange import Request, Response
@@ -148,6 +150,8 @@ class AuthorizationFacade:
         self._http = http if http is not None else HttpClient()
         self._upstream = UpstreamClient(upstream, self._http)
         self._clock = clock
+        #: One refresh of a grant's upstream token at a time (in this process).
+        self._refreshing: dict[str, trio.Lock] = {}
         self._routes = {
             "/.well-known/oauth-authorization-server": self._metadata,
             "/authorize": self._authorize,
@@ -234,7 +238,7 @@ class AuthorizationFacade:
             "upstream": grant["identity"],
         }
         if self.expose_upstream_token:
-            claims["upstream_access_token"] = grant["upstream"].get("access_token")
+            claims["upstream_access_token"] = await self._upstream_access_token(record["grant"], grant)
         return Principal(
             grant["sub"],
             client_id=record["client_id"],
@@ -244,6 +248,38 @@ class AuthorizationFacade:
             audience=(self.resource,),
             claims=claims,
         )
+
+    async def _upstream_access_token(self, grant_id: str, grant: Record) -> str | None:
+        """The provider's access token of a grant, refreshed first when it expires within a minute and the
+        provider gave a refresh token (a failed refresh is logged, and the old token returned)."""
+        upstream = grant["upstream"]
+        expires_at, refresh_token = upstream.get("expires_at"), upstream.get("refresh_token")
+        if expires_at is None or refresh_token is None or expires_at - 60 > self._clock():
+            return upstream.get("access_token")  # type: ignore[no-any-return]
+        async with self._refreshing.setdefault(grant_id, trio.Lock()):
+            current = await self.store.get("grant:" + grant_id)
+            if current is not None and current["upstream"].get("refresh_token") != refresh_token:
+                return current["upstream"].get("access_token")  # type: ignore[no-any-return]  # refreshed meanwhile
+            try:
+                tokens = await self._upstream.refresh(refresh_token)
+            except UpstreamError as exc:
+                logger.warning("could not refresh %s's token for %s: %s", self.upstream.name, grant["sub"], exc)
+                return upstream.get("access_token")  # type: ignore[no-any-return]
+            finally:
+                self._refreshing.pop(grant_id, None)
+            grant["upstream"] = self._upstream_record({**upstream, **tokens})
+            await self.store.put("grant:" + grant_id, grant, self.refresh_token_lifetime)
+            return grant["upstream"]["access_token"]  # type: ignore[no-any-return]
+
+    def _upstream_record(self, tokens: Mapping[str, Any]) -> dict[str, Any]:
+        """What is kept of the provider's token response: the tokens, and when the access token expires."""
+        record = {name: tokens.get(name) for name in ("access_token", "refresh_token", "scope")}
+        lifetime = tokens.get("expires_in")
+        if isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool):
+            record["expires_at"] = self._clock() + lifetime
+        else:
+            record["expires_at"] = tokens.get("expires_at")
+        return record
 
     # -- metadata and registration ----------------------------------------------------------------------
 
@@ -419,7 +455,7 @@ class AuthorizationFacade:
             await _redirect(response, _with_params(pending["redirect_uri"], {"error": "server_error", **back}))
             return
         grant_id = secrets.token_urlsafe(18)
-        upstream = {name: tokens.get(name) for name in ("access_token", "refresh_token", "expires_in", "scope")}
+        upstream = self._upstream_record(tokens)
         grant = {"sub": identity["sub"], "client_id": pending["client_id"], "identity": identity, "upstream": upstream}
         await self.store.put("grant:" + grant_id, grant, self.refresh_token_lifetime)
         code = secrets.token_urlsafe(32)
