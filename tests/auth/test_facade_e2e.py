@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -255,3 +256,60 @@ async def test_the_upstream_token_handlers_see_is_refreshed_when_it_expires(upst
             async with response:
                 assert response.status == 200, await response.read()
             nursery.cancel_scope.cancel()
+
+
+def mcp_python() -> str:
+    python = json.loads(PATHS.read_text()).get("mcp_python")
+    if not python or not Path(python).exists():
+        pytest.skip("the official Python SDK is not installed: run tests/interop/setup.sh")
+    return str(python)
+
+
+@pytest.mark.parametrize(("mode", "protocol"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+async def test_the_official_sdk_client_registers_and_authorizes_at_the_facade(
+    upstream_issuer: str, mode: str, protocol: str
+) -> None:
+    """The official SDK's OAuth client: discovery, dynamic registration, the user's consent and sign-in (driven
+    here, as the browser), then a tool call in the era ``mode`` picks."""
+    script = ROOT / "tests" / "interop" / "official_oauth_facade_client.py"
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            facade = await serve_with_facade(nursery, upstream(upstream_issuer))
+            process = await trio.lowlevel.open_process(
+                [mcp_python(), str(script), "--url", facade.resource, "--mode", mode],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+            assert process.stdin is not None and process.stdout is not None
+            lines = LineReader(process.stdout)
+            try:
+                first = json.loads(await lines.next())
+                assert "authorize" in first, first
+                redirect_uri = parse_qs(urlsplit(first["authorize"]).query)["redirect_uri"][0]
+                landed = await UserAgent(http, login="carol").authorize(http, first["authorize"], redirect_uri)
+                await process.stdin.send_all(landed.encode() + b"\n")
+                out = json.loads(await lines.next())
+            finally:
+                process.kill()
+                await process.wait()
+            assert out.get("tools") == ["whoami"], out
+            assert out["texts"] == ["carol carol@example.test mcp:read mcp:write"] and not out["is_error"], out
+            assert out["protocol"] == protocol
+            nursery.cancel_scope.cancel()
+
+
+class LineReader:
+    """Lines from a process's stdout."""
+
+    def __init__(self, stream: trio.abc.ReceiveStream) -> None:
+        self.stream = stream
+        self.buffer = b""
+
+    async def next(self) -> str:
+        while b"\n" not in self.buffer:
+            chunk = await self.stream.receive_some(65536)
+            if not chunk:
+                raise AssertionError(f"the process ended without a line: {self.buffer!r}")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return line.decode()
