@@ -4,6 +4,7 @@ refills and TTLs on trio's clock, truncation of oversized tool results, and the 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -219,3 +220,14 @@ async def test_a_request_cancelled_while_queued_leaves_the_line(autojump_clock: 
         await trio.sleep(1)
         gates["third"].set()
         await done.wait()
+
+
+async def test_each_request_and_response_size_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="trio_mcp.middleware.size")
+    server, _ = tool_server(SizeLimit(4096))
+    async with open_in_memory(server) as client:
+        await client.call_tool("work", {"gate": ""})
+    (line,) = [
+        r.getMessage() for r in caplog.records if r.name == "trio_mcp.middleware.size" and "work" in r.getMessage()
+    ]
+    assert re.fullmatch(r"tools/call work: request \d+ bytes, response \d+ bytes", line), line
