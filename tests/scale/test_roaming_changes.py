@@ -4,6 +4,7 @@ resuming on another process with ``Last-Event-ID`` gets each change exactly once
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -14,7 +15,9 @@ import pytest
 import trio
 from scale_peers import RedisServer, supervisor
 
+from trio_mcp import HttpTransportOptions, Server
 from trio_mcp._core.sse import SSEDecoder
+from trio_mcp.scale import RedisClient, RedisEventStore, RedisFanout, RedisSessionDirectory
 from trio_mcp.transports._http_client import ClientResponse, HttpClient
 
 VERSION = "2025-11-25"
@@ -123,3 +126,66 @@ async def test_changes_reach_a_client_whose_get_stream_holder_was_killed_once_ea
                 raise AssertionError(f"an extra event: {extra}")
             ids = [event_id for event_id, _ in first + replayed + live]
             assert len(set(ids)) == 4 and all(ids), ids
+
+
+class Reordering(RedisSessionDirectory):
+    """Routes the GET stream's second event after its third, as pub/sub from two processes may."""
+
+    def __init__(self, redis: RedisClient) -> None:
+        super().__init__(redis)
+        self.routed = 0
+        self.held: Any = None
+
+    async def publish(self, session_id: str, message: Any) -> None:
+        if message.get("kind") == "event" and message.get("stream") == "0":
+            self.routed += 1
+            if self.routed == 2:
+                self.held = message
+                return
+            await super().publish(session_id, message)
+            if self.held is not None:
+                await super().publish(session_id, self.held)
+                self.held = None
+            return
+        await super().publish(session_id, message)
+
+
+async def test_changes_routed_out_of_order_reach_the_get_stream_in_the_order_stored(
+    redis_server: RedisServer,
+) -> None:
+    """In one test process, two servers share a real Redis; a's changes reach the GET stream held by b through
+    routing that swaps two of them: the client still gets each once, in the order the store keeps (the order
+    a resumption elsewhere would replay)."""
+    with trio.fail_after(30):
+        async with (
+            RedisClient(redis_server.url, retries=0) as redis,
+            HttpClient() as http,
+            trio.open_nursery() as nursery,
+        ):
+            urls = []
+            servers = [Server(name) for name in "ab"]
+            for server in servers:
+                server.resource("note://{name}")(lambda name: name)
+                options = HttpTransportOptions(event_store=RedisEventStore(redis), session_directory=Reordering(redis))
+                port = await nursery.start(functools.partial(server.serve_http, "127.0.0.1", 0, options=options))
+                urls.append(f"http://127.0.0.1:{port}/mcp")
+            a, b = urls
+            fanout = RedisFanout(servers[0], redis)
+            await nursery.start(fanout.run)
+            client = Session(http)
+            params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+            await client.post(a, "initialize", params)
+            await client.post(a, "notifications/initialized", {}, notification=True)
+            for n in range(4):
+                await client.post(a, "resources/subscribe", {"uri": f"note://{n}"})
+            stream, decoder = await client.listen(b), SSEDecoder()
+            told: list[tuple[str, Any]] = []
+            for n in range(4):
+                await fanout.resource_updated(f"note://{n}")
+                if n != 1:  # the second is held back until the third is routed
+                    told += await events(stream, decoder, 1 if n != 2 else 2)
+            assert updated(told) == ["note://0", "note://1", "note://2", "note://3"]
+            with trio.move_on_after(0.5):  # nothing doubled follows
+                extra = await events(stream, decoder, 1)
+                raise AssertionError(f"an extra event: {extra}")
+            nursery.cancel_scope.cancel()

@@ -108,6 +108,7 @@ class _Stream:
         "origin",
         "pending",
         "replayed",
+        "told",
         "watch",
         "writer",
     )
@@ -134,6 +135,8 @@ class _Stream:
         self.origin = origin
         #: Ids of the events a resumed stream replayed from the store (the same events may also be routed).
         self.replayed: set[str] = set()
+        #: The id of the last event the attached reader got (None before the first one with an id).
+        self.told: str | None = None
 
     def answered(self, message: Any) -> bool:
         """Count the answers in ``message`` off ``pending``; True when none is left."""
@@ -355,7 +358,7 @@ class HttpSession:
             data = event_data(message)
             event_id = await self._record(stream, data) if self._store is not None else None
             writer = stream.writer
-            if writer is not None and await writer.data_event(data, event_id, last=last):
+            if writer is not None and await self._tell(stream, writer, data, event_id, last=last):
                 return
             if stream.writer is writer:
                 stream.writer = None
@@ -392,28 +395,54 @@ class HttpSession:
         Events emitted while the backlog is replayed wait on the stream's lock, so none is skipped or doubled.
         """
         async with stream.lock:
+            told = last_event_id
             if last_event_id is not None and self._store is not None:
                 stream.backlog = None  # a resuming client gets the stored events instead
                 replay = await self._store.replay(self.id, last_event_id)
-                if stream.origin is None:
-                    stream.replayed = set()
                 for event_id, data in replay[1] if replay is not None else ():
                     if stream.origin is not None:
                         if not await self._follow(stream, writer, event_id, stored_message(data)):
                             return False
                         if stream.complete.is_set():
                             break
-                        continue
-                    stream.replayed.add(event_id)  # it may be routed here too, once this replay is done
-                    if not await writer.data_event(data, event_id):
+                    elif not await writer.data_event(data, event_id):
                         return False
+                    told = event_id
             while stream.backlog:
                 kept_id, kept = stream.backlog[0]
                 if not await writer.event(kept, kept_id):
                     return False
                 stream.backlog.popleft()
+                told = kept_id or told
+            stream.told = told
             stream.writer = writer
             return True
+
+    async def _tell(
+        self, stream: _Stream, writer: SseWriter, data: str, event_id: str | None, *, last: bool = False
+    ) -> bool:
+        """Write one event to the reader of ``stream`` (its lock held); False when the client is gone.
+
+        The GET stream of a session several processes serve goes in the order the event store keeps: whatever it
+        holds past the last event this reader got, this one included. Each process writes what it recorded and
+        gets what the others recorded routed, in whatever order pub/sub brings it; so the reader gets each event
+        once, in the order a resumption elsewhere would replay it."""
+        if stream is self.standalone and self.directory is not None and stream.told is not None and event_id:
+            assert self._store is not None  # event ids come from it
+            try:
+                replay = await self._store.replay(self.id, stream.told)
+            except Exception as exc:  # a networked store in an outage: this event goes as it is
+                logger.warning("cannot read the stored events of session %s: %s", self.id[:8], type(exc).__name__)
+                replay = None
+            if replay is not None:
+                for stored_id, stored in replay[1]:
+                    if not await writer.data_event(stored, stored_id):
+                        return False
+                    stream.told = stored_id
+                return True
+        if event_id:
+            stream.told = event_id
+        return await writer.data_event(data, event_id, last=last)
 
     async def routed_event(self, stream_id: str, event_id: str | None, message: Any, *, last: bool) -> None:
         """Write an event another process emitted on a stream whose reader is attached here."""
@@ -426,7 +455,7 @@ class HttpSession:
                 return
             if stream.origin is not None:
                 await self._follow(stream, writer, event_id, message, last=last)
-            elif event_id not in stream.replayed and not await writer.event(message, event_id):
+            elif not await self._tell(stream, writer, event_data(message), event_id, last=last):
                 stream.writer = None
 
     async def catch_up(self, stream: _Stream) -> None:
