@@ -1,8 +1,9 @@
 """What becomes of an exception that escapes a handler (a tool, a resource, a callback).
 
-The rule: it is that request's failure alone. It is logged with its traceback under a short correlation id and
-answered with an error that names the id but not the exception's text (``expose`` adds the details, for
-development). Only two things escape a handler unanswered: Ctrl-C (``KeyboardInterrupt``), which stops the
+The rule: it is that request's failure alone (``fate_of`` applies it in the handler's task, ``must_propagate``
+in the HTTP and WebSocket servers' to a request or connection that failed). It is logged with its traceback
+under a short correlation id and answered with an error that names the id but not the exception's text
+(``expose`` adds the details, for development). Only two things escape a handler unanswered: Ctrl-C (``KeyboardInterrupt``), which stops the
 program, and the cancellation trio delivers because a scope around the handler was cancelled (the peer
 cancelled the request, or the server is stopping).
 """
@@ -26,7 +27,17 @@ from ._util import first_leaf
 if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
 
-__all__ = ["Fate", "fate_of", "report_failure", "failure_text", "error_id_of", "error_id_in", "shaping", "shaped"]
+__all__ = [
+    "Fate",
+    "fate_of",
+    "must_propagate",
+    "report_failure",
+    "failure_text",
+    "error_id_of",
+    "error_id_in",
+    "shaping",
+    "shaped",
+]
 
 #: The exception mapping in effect for the request being served (``trio_mcp.middleware.ErrorShaping`` sets it, so
 #: that a tool's failure, which never leaves the tool's handler as an exception, is mapped too).
@@ -65,6 +76,15 @@ def fate_of(exc: BaseException) -> Fate:
     if trio.current_effective_deadline() == -math.inf:
         return Fate.PROPAGATE if _only_cancelled(exc) else Fate.DROP
     return Fate.ANSWER
+
+
+def must_propagate(exc: BaseException) -> bool:
+    """Whether a failure of one HTTP request or connection must go on up: Ctrl-C, or a cancellation of a scope
+    around the caller. Anything else, a ``SystemExit`` or a ``trio.Cancelled`` that escaped a handler's own
+    cancel scope included, fails that request or connection only."""
+    if first_leaf(exc, KeyboardInterrupt) is not None:
+        return True
+    return trio.current_effective_deadline() == -math.inf and first_leaf(exc, trio.Cancelled) is not None
 
 
 def report_failure(logger: logging.Logger, what: str, exc: BaseException) -> str:

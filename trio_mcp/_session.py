@@ -623,11 +623,10 @@ class Session:
             if fate is Fate.PROPAGATE:
                 raise
             what = f"the handler for {request.method} (request id {request.id!r})"
-            error_id = report_failure(logger, what, exc)
             if fate is Fate.DROP:
+                report_failure(logger, what, exc)
                 return  # the request is being cancelled from outside: nobody is waiting for an answer
-            message = "Internal error: " + failure_text(what, exc, error_id, expose=self._expose_errors)
-            response = error_message(request.id, INTERNAL_ERROR, message)
+            response = self._internal_error(request.id, what, exc)
         finally:
             self._in_flight.pop(request.id, None)
             if request.cancel_requested.is_set():
@@ -660,10 +659,7 @@ class Session:
             self._shutdown(exc)
             logger.debug("could not answer request %r: connection closed", related)
         except UnencodableMessage as exc:
-            what = f"the answer to request {related!r}"
-            error_id = report_failure(logger, what, exc)
-            message = "Internal error: " + failure_text(what, exc, error_id, expose=self._expose_errors)
-            self._answer_later(error_message(related, INTERNAL_ERROR, message), related)
+            self._answer_later(self._internal_error(related, f"the answer to request {related!r}", exc), related)
 
     async def _reply(
         self,
@@ -687,10 +683,7 @@ class Session:
             logger.debug("could not answer request %r: connection closed", related)
         except UnencodableMessage as exc:
             # The handler's result holds what JSON cannot carry: its request fails, the session goes on.
-            what = f"the answer to request {related!r}"
-            error_id = report_failure(logger, what, exc)
-            message = "Internal error: " + failure_text(what, exc, error_id, expose=self._expose_errors)
-            await self._reply(error_message(related, INTERNAL_ERROR, message), related, None)
+            await self._reply(self._internal_error(related, f"the answer to request {related!r}", exc), related, None)
 
     async def _batch_member_done(self, batch: _Batch, related: RequestId | None) -> None:
         batch.remaining -= 1
@@ -712,11 +705,15 @@ class Session:
         try:
             encode(response)
         except UnencodableMessage as exc:
-            what = f"the answer to request {response.get('id')!r}"
-            error_id = report_failure(logger, what, exc)
-            message = "Internal error: " + failure_text(what, exc, error_id, expose=self._expose_errors)
-            return error_message(response.get("id"), INTERNAL_ERROR, message)
+            return self._internal_error(response.get("id"), f"the answer to request {response.get('id')!r}", exc)
         return response
+
+    def _internal_error(self, request_id: RequestId | None, what: str, exc: BaseException) -> dict[str, Any]:
+        """The -32603 answer for ``what`` that failed with ``exc``, logged under the error id it names (see
+        ``_failures``): the one way the engine turns a failure into an error on the wire."""
+        error_id = report_failure(logger, what, exc)
+        message = "Internal error: " + failure_text(what, exc, error_id, expose=self._expose_errors)
+        return error_message(request_id, INTERNAL_ERROR, message)
 
     async def _receive_notification(self, event: Notification) -> None:
         if self._flush is not None:  # answers queued for later never wait for a handler that blocks

@@ -43,6 +43,7 @@ import h11
 import trio
 
 from .._core.hosts import parse_host
+from .._failures import must_propagate
 from .._in_task import run_noting_waits
 from ._http_types import (
     ClientDisconnected,
@@ -72,7 +73,6 @@ __all__ = [
     "HttpRequest",
     "HttpResponse",
     "MalformedRequestBody",
-    "must_propagate",
     "RequestBodyError",
     "RequestBodyTimeout",
     "RequestBodyTooLarge",
@@ -390,19 +390,6 @@ def _framing_refusal(headers: Headers) -> str | None:
     if len(headers.get_all("host")) > 1:
         return "more than one Host header"
     return None
-
-
-def must_propagate(exc: BaseException) -> bool:
-    """Whether a failure of one request or connection must go on up: Ctrl-C, or a cancellation of a scope
-    around the caller.
-
-    Anything else, a ``SystemExit`` or a ``trio.Cancelled`` that escaped a handler's own cancel scope
-    included, fails that request or connection only."""
-    leaves = _leaves(exc)
-    if any(isinstance(leaf, KeyboardInterrupt) for leaf in leaves):
-        return True
-    cancelled = trio.current_effective_deadline() == -math.inf
-    return cancelled and any(isinstance(leaf, trio.Cancelled) for leaf in leaves)
 
 
 def _declared_length(headers: Headers) -> int | None:

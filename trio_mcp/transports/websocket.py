@@ -43,8 +43,8 @@ import trio_websocket
 from trio_websocket import CloseReason, WebSocketConnection, WebSocketRequest
 
 from .._core.jsonrpc import RequestId, decode, encode
+from .._failures import must_propagate
 from ..errors import ConnectionClosed
-from ._http_server import must_propagate
 from ._http_types import Headers
 from .http.guard import Guard
 
