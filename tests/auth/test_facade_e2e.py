@@ -6,6 +6,7 @@ Document, calling a protected tool in both eras."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -313,3 +314,44 @@ class LineReader:
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
         return line.decode()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_the_conformance_suite_authorization_mode(upstream_issuer: str, tmp_path: Path) -> None:
+    """Every scenario of the conformance suite's checks of an authorization server (its metadata, then the
+    authorization code grant, which reads that metadata); the user's consent and sign-in driven here."""
+    paths = json.loads(PATHS.read_text())
+    port = free_port()
+    callback = f"http://127.0.0.1:{port}/callback"
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            facade = await serve_with_facade(nursery, upstream(upstream_issuer))
+            client = await register(http, facade, redirect_uris=[callback], client_name="conformance suite")
+            command = [paths["node"], paths["conformance_0_2"], "authorization", "--url", facade.issuer]
+            command += ["--client-id", client["client_id"], "--resource", facade.resource]
+            command += ["--port", str(port), "--output-dir", str(tmp_path), "--verbose"]
+            process = await trio.lowlevel.open_process(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            assert process.stdout is not None
+            lines = LineReader(process.stdout)
+            output: list[str] = []
+            landed = None
+            try:
+                while not output or not output[-1].startswith("Total:"):
+                    output.append(await lines.next())
+                    if output[-1].startswith(facade.issuer + "/authorize?"):
+                        landed = await UserAgent(http).authorize(http, output[-1], callback)
+                    if landed is not None and any(line.startswith("Callback server started") for line in output):
+                        response = await http.request("GET", landed)  # to the suite's callback server
+                        async with response:
+                            await response.read()
+                        landed = None
+                await process.wait()
+            finally:
+                process.kill()
+            assert process.returncode == 0 and output[-1] == "Total: 3 passed, 0 failed", "\n".join(output)
+            nursery.cancel_scope.cancel()
