@@ -55,7 +55,7 @@ TRANSFORM = Transform(
         ),
         "delete": None,
     },
-    keep=lambda tool: "admin" not in (tool.meta or {}).get("tags", []),
+    exclude_tags={"admin"},
 )
 
 
@@ -135,3 +135,35 @@ async def test_transforms_compose_through_two_mounts() -> None:
         assert list(tools["all_lookup"].input_schema["properties"]) == ["terms"]
         assert text_of(await client.call_tool("all_lookup", {"terms": "owls"})) == "3 records for owls"
         assert calls == [{"query": "owls", "limit": 3}]
+
+
+async def test_tools_are_filtered_by_tags_and_by_a_test() -> None:
+    child = trio_mcp.Server("mixed")
+
+    @child.tool(meta={"tags": ["beta", "search"]})
+    async def ours() -> str:
+        """Tagged the trio_mcp way."""
+        return ""
+
+    @child.tool(meta={"_fastmcp": {"tags": ["beta"]}})
+    async def theirs() -> str:
+        """Tagged as FastMCP sends them."""
+        return ""
+
+    @child.tool(annotations=ToolAnnotations(destructive_hint=True))
+    async def untagged() -> str:
+        """No tags."""
+        return ""
+
+    parent = trio_mcp.Server("front")
+    parent.mount("beta", child, transform=Transform(include_tags={"beta"}, exclude_tags={"search"}))
+    parent.mount(
+        "safe",
+        child,
+        transform=Transform(keep=lambda tool: not (tool.annotations and tool.annotations.destructive_hint)),
+    )
+    async with connect(parent, "memory") as client:
+        names = sorted([tool.name async for tool in client.iter_tools()])
+    assert names == ["beta_theirs", "safe_ours", "safe_theirs"]
+    with pytest.raises(TypeError, match="collections of tags"):
+        Transform(include_tags="beta")

@@ -51,22 +51,37 @@ class ToolChange:
     arguments: Mapping[str, ArgumentChange] = attrs.field(factory=dict)
 
 
+def _tag_set(tags: Any) -> frozenset[str]:
+    if isinstance(tags, str) or not all(isinstance(tag, str) for tag in tags):
+        raise TypeError(f"include_tags and exclude_tags are collections of tags (strings), not {tags!r}")
+    return frozenset(tags)
+
+
 @attrs.frozen(kw_only=True)
 class Transform:
     """What a mount does to the tools it mounts.
 
-    ``tools``: tool name (the mounted server's) -> a ``ToolChange``, or None to hide that tool. ``keep``: a
-    test each tool must pass to be mounted at all (given its ``Tool``, so it may look at annotations or at tags
-    in ``meta``). A tool neither named nor filtered out is mounted as it is.
+    ``tools``: tool name (the mounted server's) -> a ``ToolChange``, or None to hide that tool.
+    ``include_tags``: only tools with one of these tags are mounted; ``exclude_tags``: tools with one of these
+    are not. A tool's tags are the list in its ``_meta``: ``tags`` (``@server.tool(meta={"tags": [...]})``), or
+    where FastMCP puts them (``fastmcp.tags``, ``_fastmcp.tags``), so proxied FastMCP servers filter alike.
+    ``keep``: a test each tool must pass (given its ``Tool``). A tool neither named nor filtered out is mounted as
+    it is.
     """
 
     tools: Mapping[str, ToolChange | None] = attrs.field(factory=dict)
+    include_tags: frozenset[str] | None = attrs.field(default=None, converter=attrs.converters.optional(_tag_set))
+    exclude_tags: frozenset[str] = attrs.field(default=frozenset(), converter=_tag_set)
     keep: Callable[[Tool], bool] | None = None
 
     def hides(self, definition: ToolDefinition) -> bool:
-        """True when the tool is not to be mounted: hidden by name, or failing ``keep``."""
+        """True when the tool is not to be mounted: hidden by name, by its tags, or failing ``keep``."""
         if definition.name in self.tools and self.tools[definition.name] is None:
             return True
+        if self.include_tags is not None or self.exclude_tags:
+            tags = _tags_of(definition.meta)
+            if (self.include_tags is not None and not tags & self.include_tags) or tags & self.exclude_tags:
+                return True
         return self.keep is not None and not self.keep(from_wire(definition.wire(LATEST_VERSION), Tool))
 
     def apply(self, definition: ToolDefinition, name: str, change: ToolChange | None) -> ToolDefinition:
@@ -82,6 +97,16 @@ class Transform:
         base = definition.input_schema if isinstance(definition, TransformedTool) else definition.schema.input_schema
         shown = _schema(base, change)
         return TransformedTool(**fields, arguments=dict(change.arguments), input_schema=shown, original=definition)
+
+
+def _tags_of(meta: Mapping[str, Any] | None) -> frozenset[str]:
+    """A tool's tags, from its ``_meta``: ``tags``, or FastMCP's ``fastmcp.tags`` / ``_fastmcp.tags``."""
+    found: set[str] = set()
+    for holder in (meta or {}, (meta or {}).get("fastmcp"), (meta or {}).get("_fastmcp")):
+        tags = holder.get("tags") if isinstance(holder, Mapping) else None
+        if isinstance(tags, (list, tuple)):
+            found.update(tag for tag in tags if isinstance(tag, str))
+    return frozenset(found)
 
 
 def _schema(schema: dict[str, Any], change: ToolChange) -> dict[str, Any]:
