@@ -4,6 +4,7 @@ facade refuses before any redirect or token."""
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -16,6 +17,7 @@ import trio_mcp
 from trio_mcp.auth.facade import AuthorizationFacade, MemoryFacadeStore, Upstream, entra_id, github, google, oidc
 from trio_mcp.client._oauth import OAuthClientProvider, code_challenge
 from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports.http import HttpTransportOptions
 
 
 async def started(nursery: trio.Nursery, **options: Any) -> tuple[GitHubShaped, AuthorizationFacade]:
@@ -190,3 +192,71 @@ def test_presets_are_data() -> None:
         AuthorizationFacade(hub, resource="not a url")
     with pytest.raises(ValueError, match="access_token_lifetime"):
         AuthorizationFacade(hub, resource="http://127.0.0.1:1/mcp", access_token_lifetime=0)
+
+
+class EntraShaped:
+    """Entra ID's multi-tenant v2 endpoints as they answer: discovery names an issuer template
+    (``.../{tenantid}/v2.0``), the ID token names the user's tenant, and ``resource`` is refused."""
+
+    def __init__(self) -> None:
+        self.url = ""
+
+    async def discovery(self, request: Any, response: Any) -> None:
+        document = {
+            "issuer": self.url + "/{tenantid}/v2.0",
+            "authorization_endpoint": self.url + "/organizations/oauth2/v2.0/authorize",
+            "token_endpoint": self.url + "/organizations/oauth2/v2.0/token",
+        }
+        await response.send(200, [("content-type", "application/json")], json.dumps(document).encode())
+
+    async def authorize(self, request: Any, response: Any) -> None:
+        query = {name: values[0] for name, values in request.query_params.items()}
+        if "resource" in query:  # AADSTS901002
+            await response.send(
+                400, [("content-type", "text/plain")], b"the 'resource' request parameter is not supported"
+            )
+            return
+        target = f"{query['redirect_uri']}?{urlencode({'code': 'entra-code', 'state': query['state']})}"
+        await response.send(302, [("location", target)])
+
+    async def token(self, request: Any, response: Any) -> None:
+        tenant = "9188040d-6c67-4c5b-b112-36a304b66dad"
+        claims = {"iss": f"{self.url}/{tenant}/v2.0", "tid": tenant, "aud": "entra-app", "sub": "AAAAentra"}
+        claims |= {"exp": 4102444800, "preferred_username": "dana@contoso.example"}
+        encoded = [
+            base64.urlsafe_b64encode(json.dumps(part).encode()).rstrip(b"=").decode()
+            for part in ({"alg": "RS256"}, claims)
+        ]
+        body = {
+            "access_token": "opaque",
+            "token_type": "Bearer",
+            "expires_in": 3600,
+            "id_token": ".".join([*encoded, "sig"]),
+        }
+        await response.send(200, [("content-type", "application/json")], json.dumps(body).encode())
+
+    async def start(self, nursery: trio.Nursery) -> None:
+        routes = {
+            "/organizations/v2.0/.well-known/openid-configuration": self.discovery,
+            "/organizations/oauth2/v2.0/authorize": self.authorize,
+            "/organizations/oauth2/v2.0/token": self.token,
+        }
+        options = HttpTransportOptions(routes=routes)
+        port = await nursery.start(
+            lambda task_status: trio_mcp.Server("entra").serve_http(port=0, options=options, task_status=task_status)
+        )
+        self.url = f"http://127.0.0.1:{port}"
+
+
+async def test_an_entra_multi_tenant_sign_in() -> None:
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            entra = EntraShaped()
+            await entra.start(nursery)
+            upstream = oidc(entra.url + "/organizations/v2.0", client_id="entra-app", client_secret="s", name="Entra")
+            facade = await serve_with_facade(nursery, upstream)
+            provider = OAuthClientProvider(redirect_uri=REDIRECT, authorization_handler=UserAgent(http).authorize)
+            async with trio_mcp.open_http_client(facade.resource, auth=provider) as client:
+                result = await client.call_tool("whoami", {})
+            assert result.content[0].text.startswith("AAAAentra ")
+            nursery.cancel_scope.cancel()

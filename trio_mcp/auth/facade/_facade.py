@@ -50,7 +50,7 @@ logger = logging.getLogger("trio_mcp.auth.facade")
 
 _JSON: Final = (("content-type", "application/json"), ("cache-control", "no-store"), ("pragma", "no-cache"))
 _CORS: Final = (("access-control-allow-origin", "*"),)
-_COOKIE: Final = "trio_mcp_consent"
+_COOKIE: Final = "trio_mcp_consent_"
 
 
 def _digest(token: str) -> str:
@@ -373,7 +373,9 @@ class AuthorizationFacade:
             csrf=csrf,
             action="/consent",
         )
-        cookie = f"{_COOKIE}={csrf}; Path=/consent; HttpOnly; SameSite=Lax; Max-Age={int(self.authorization_lifetime)}"
+        # One cookie per authorization (named after it), so that two started in one browser do not clash.
+        name = _COOKIE + _digest(transaction)[:16]
+        cookie = f"{name}={csrf}; Path=/consent; HttpOnly; SameSite=Lax; Max-Age={int(self.authorization_lifetime)}"
         if urlsplit(self.issuer).scheme == "https":
             cookie += "; Secure"
         await response.send(200, (*HTML_HEADERS, ("set-cookie", cookie)), page)
@@ -397,7 +399,7 @@ class AuthorizationFacade:
             return
         form = await _form(request)
         pending = await self.store.take("pending:" + form.get("transaction", ""))
-        cookie = _cookie(request.headers.get("cookie", ""), _COOKIE)
+        cookie = _cookie(request.headers.get("cookie", ""), _COOKIE + _digest(form.get("transaction", ""))[:16])
         if pending is None:
             await _refuse_page(response, "This authorization has expired or was already answered; start again.")
             return
@@ -559,9 +561,7 @@ class AuthorizationFacade:
                 await self.store.delete(f"{kind}:{digest}")
                 if kind == "refresh":
                     await self.store.delete("grant:" + record["grant"])
-                logger.info(
-                    "client %s revoked a%s token", client["client_id"], "n access" if kind == "access" else " refresh"
-                )
+                logger.info("client %s revoked one of its %s tokens", client["client_id"], kind)
                 break
         await response.send(200, (("cache-control", "no-store"), *_CORS))
 

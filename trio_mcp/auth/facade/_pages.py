@@ -10,14 +10,15 @@ from urllib.parse import urlsplit
 
 __all__ = ["HTML_HEADERS", "consent_page", "error_page"]
 
-#: A page may not be framed (clickjacking), cached, or run scripts.
+#: A page may not be framed (clickjacking), cached, or run scripts. (No ``form-action``: browsers apply it to the
+#: redirect to the provider that answers the consent form too.)
 HTML_HEADERS: Final = (
     ("content-type", "text/html; charset=utf-8"),
     ("cache-control", "no-store"),
     ("x-frame-options", "DENY"),
     (
         "content-security-policy",
-        "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'",
+        "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
     ),
     ("referrer-policy", "no-referrer"),
 )

@@ -22,6 +22,8 @@ __all__ = ["UpstreamClient", "UpstreamError"]
 
 logger = logging.getLogger("trio_mcp.auth.facade")
 
+_TENANT = "{tenantid}"
+
 
 class UpstreamError(Exception):
     """The provider could not be used (discovery, the code exchange, the identity); the message says why,
@@ -74,7 +76,10 @@ class UpstreamClient:
                 failures.append(str(exc))
                 continue
             if status == 200 and isinstance(document, dict):
-                if str(document.get("issuer", "")).rstrip("/") != issuer.rstrip("/"):
+                named = str(document.get("issuer", ""))
+                # Entra ID's multi-tenant endpoints (common, organizations) name a template: each ID token's
+                # issuer is it with the user's tenant, checked in identity().
+                if named.rstrip("/") != issuer.rstrip("/") and _TENANT not in named:
                     raise UpstreamError(f"the discovery document at {url} names another issuer")
                 return document
             failures.append(f"{url}: HTTP {status}")
@@ -139,7 +144,10 @@ class UpstreamClient:
             claims = _id_token_claims(id_token)
             audience = claims.get("aud")
             audiences = [audience] if isinstance(audience, str) else audience if isinstance(audience, list) else []
-            if provider.issuer is not None and claims.get("iss") != provider.issuer:
+            expected = provider.issuer
+            if expected is not None and _TENANT in expected:
+                expected = expected.replace(_TENANT, str(claims.get("tid", "")))
+            if expected is not None and claims.get("iss") != expected:
                 raise UpstreamError("the provider's ID token names another issuer")
             if provider.client_id not in audiences:
                 raise UpstreamError("the provider's ID token was issued to another client")
