@@ -3,10 +3,12 @@ through a real redis-server, from one option; without a shared store, one warnin
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 
 import trio
-from cli_helpers import CLI_SERVER, REPO, Running, start
+from cli_helpers import CLI_SERVER, REPO, Running, cli_env, start
 from scale_peers import RedisServer
 
 import trio_mcp
@@ -88,3 +90,16 @@ async def test_a_change_announced_on_any_worker_reaches_a_subscriber_once(redis_
                 await trio.sleep(0.5)
                 assert updates == ["note://a"] * len(workers)  # each change told once
             await stop(running)
+
+
+async def test_run_workers_without_a_shared_store_says_so_once() -> None:
+    """The Python entry point warns as the command does (here its workers fail to import, a crash loop)."""
+    code = (
+        "import sys; from trio_mcp.scale import run_workers; "
+        "sys.exit(run_workers('worker_app:nope', workers=2, port=0, max_restarts=1))"
+    )
+    environment = {**cli_env(), "PYTHONPATH": os.pathsep.join((str(REPO), str(REPO / "tests" / "servers")))}
+    with trio.fail_after(30):
+        done = await trio.run_process([sys.executable, "-c", code], env=environment, check=False, capture_stderr=True)
+    assert done.returncode == 1
+    assert done.stderr.decode().count("lose their sessions when a request reaches another worker; add --redis") == 1

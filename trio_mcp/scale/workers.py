@@ -29,6 +29,7 @@ from typing import Final
 import attrs
 import trio
 
+from .._console_log import serving_console
 from .._keys import MIN_SECRET_KEY_LENGTH, SECRET_KEY_ENV
 from .._tls import server_tls_context
 
@@ -295,4 +296,7 @@ def run_workers(server: str, **settings: object) -> int:
     exit status (0 after a graceful stop, 1 after a crash loop). Keyword arguments are ``WorkerSettings``
     fields (``workers``, ``host``, ``port``, ``options``, ``drain_timeout``, ``max_restarts``, ...)."""
     config = WorkerSettings(server=server, **settings)  # type: ignore[arg-type]
-    return trio.run(supervise_workers, config)
+    with serving_console():
+        if config.unshared is not None:
+            logger.warning(config.unshared)
+        return trio.run(supervise_workers, config)
