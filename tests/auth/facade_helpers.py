@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 import trio
 
 import trio_mcp
-from trio_mcp.auth.facade import AuthorizationFacade, Upstream
+from trio_mcp.auth.facade import AuthorizationFacade, Upstream, oidc
 from trio_mcp.client._oauth import code_challenge
 from trio_mcp.transports._http_client import HttpClient
 from trio_mcp.transports.http import HttpTransportOptions, RouteHandler
@@ -91,6 +91,11 @@ class UserAgent:
             name, _, rest = cookie.partition("=")
             jar[name.strip()] = rest.split(";", 1)[0]
         return response.status, response.headers, raw.decode("utf-8", "replace")
+
+
+def upstream(issuer: str) -> Upstream:
+    """The facade's client at the upstream oidc-provider (tests/auth_server/oidc_upstream.mjs)."""
+    return oidc(issuer, client_id="facade", client_secret="facade-secret", name="Test OIDC")
 
 
 def protected_server() -> trio_mcp.Server:

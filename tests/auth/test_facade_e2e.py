@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 import trio
-from facade_helpers import REDIRECT, UserAgent, serve_with_facade, settable_clock
+from facade_helpers import REDIRECT, UserAgent, serve_with_facade, settable_clock, upstream
 from paths import ROOT
 
 import trio_mcp
@@ -25,28 +24,7 @@ from trio_mcp.transports._http_client import HttpClient
 
 pytestmark = pytest.mark.interop  # oidc-provider: a peer nobody here wrote
 
-SERVER_JS = ROOT / "tests" / "auth_server" / "oidc_upstream.mjs"
 PATHS = ROOT / ".interop" / "paths.json"
-
-
-@pytest.fixture(scope="module")
-def upstream_issuer() -> Iterator[str]:
-    if not PATHS.exists() or not (SERVER_JS.parent / "node_modules" / "oidc-provider").exists():
-        pytest.skip("oidc-provider is not installed: run tests/interop/setup.sh and tests/auth_server/setup.sh")
-    node = json.loads(PATHS.read_text())["node"]
-    process = subprocess.Popen(
-        [node, str(SERVER_JS)], cwd=SERVER_JS.parent, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    )
-    try:
-        assert process.stdout is not None
-        yield json.loads(process.stdout.readline())["issuer"]
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-def upstream(issuer: str) -> Any:
-    return oidc(issuer, client_id="facade", client_secret="facade-secret", name="Test OIDC")
 
 
 async def call_whoami(url: str, provider: OAuthClientProvider, version: str) -> str:
