@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -21,10 +22,13 @@ import trio_mcp
 from trio_mcp.auth.facade import AuthorizationFacade, oidc
 from trio_mcp.client._oauth import OAuthClientProvider, code_challenge
 from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports.http import HttpTransportOptions
 
 pytestmark = pytest.mark.interop  # oidc-provider: a peer nobody here wrote
 
 PATHS = ROOT / ".interop" / "paths.json"
+#: The redirect URI of tests/interop/official_oauth_facade_client.py.
+SDK_REDIRECT = "http://127.0.0.1:3999/callback"
 
 
 async def call_whoami(url: str, provider: OAuthClientProvider, version: str) -> str:
@@ -244,36 +248,83 @@ def mcp_python() -> str:
     return str(python)
 
 
-@pytest.mark.parametrize(("mode", "protocol"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+ERAS = [("auto", "2026-07-28"), ("legacy", "2025-11-25")]
+
+
+async def official_client(http: HttpClient, facade: AuthorizationFacade, mode: str, *extra: str) -> dict[str, Any]:
+    """Run the official SDK's OAuth client against the facade, as its browser; its one-line report."""
+    script = ROOT / "tests" / "interop" / "official_oauth_facade_client.py"
+    process = await trio.lowlevel.open_process(
+        [mcp_python(), str(script), "--url", facade.resource, "--mode", mode, *extra],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    lines = LineReader(process.stdout)
+    try:
+        first = json.loads(await lines.next())
+        assert "authorize" in first, first
+        redirect_uri = parse_qs(urlsplit(first["authorize"]).query)["redirect_uri"][0]
+        landed = await UserAgent(http, login="carol").authorize(http, first["authorize"], redirect_uri)
+        await process.stdin.send_all(landed.encode() + b"\n")
+        return json.loads(await lines.next())  # type: ignore[no-any-return]
+    finally:
+        process.kill()
+        await process.wait()
+
+
+@pytest.mark.parametrize(("mode", "protocol"), ERAS)
 async def test_the_official_sdk_client_registers_and_authorizes_at_the_facade(
     upstream_issuer: str, mode: str, protocol: str
 ) -> None:
     """The official SDK's OAuth client: discovery, dynamic registration, the user's consent and sign-in (driven
     here, as the browser), then a tool call in the era ``mode`` picks."""
-    script = ROOT / "tests" / "interop" / "official_oauth_facade_client.py"
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery, HttpClient() as http:
             facade = await serve_with_facade(nursery, upstream(upstream_issuer))
-            process = await trio.lowlevel.open_process(
-                [mcp_python(), str(script), "--url", facade.resource, "--mode", mode],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-            )
-            assert process.stdin is not None and process.stdout is not None
-            lines = LineReader(process.stdout)
-            try:
-                first = json.loads(await lines.next())
-                assert "authorize" in first, first
-                redirect_uri = parse_qs(urlsplit(first["authorize"]).query)["redirect_uri"][0]
-                landed = await UserAgent(http, login="carol").authorize(http, first["authorize"], redirect_uri)
-                await process.stdin.send_all(landed.encode() + b"\n")
-                out = json.loads(await lines.next())
-            finally:
-                process.kill()
-                await process.wait()
+            out = await official_client(http, facade, mode)
             assert out.get("tools") == ["whoami"], out
             assert out["texts"] == ["carol carol@example.test mcp:read mcp:write"] and not out["is_error"], out
             assert out["protocol"] == protocol
+            nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize(("mode", "protocol"), ERAS)
+async def test_the_official_sdk_client_named_by_its_metadata_document(
+    upstream_issuer: str, mode: str, protocol: str, self_signed_cert: tuple[str, str]
+) -> None:
+    """The official SDK's client identified by an https Client ID Metadata Document, which the facade fetches
+    (trusting the test's certificate) instead of a registration."""
+    cert, key = self_signed_cert
+    serving = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    serving.load_cert_chain(cert, key)
+    documents: dict[str, bytes] = {}
+
+    async def document(request: Any, response: Any) -> None:
+        await response.send(200, [("content-type", "application/json")], documents["client"])
+
+    options = HttpTransportOptions(routes={"/client.json": document})
+    with trio.fail_after(60):
+        async with (
+            trio.open_nursery() as nursery,
+            HttpClient() as http,
+            HttpClient(ssl_context=ssl.create_default_context(cafile=cert)) as trusting,
+        ):
+            port = await nursery.start(
+                lambda task_status: trio_mcp.Server("documents").serve_http(
+                    port=0, options=options, ssl_context=serving, task_status=task_status
+                )
+            )
+            client_id = f"https://127.0.0.1:{port}/client.json"
+            documents["client"] = json.dumps(
+                {"client_id": client_id, "client_name": "official sdk by document", "redirect_uris": [SDK_REDIRECT]}
+            ).encode()
+            facade = await serve_with_facade(nursery, upstream(upstream_issuer), http=trusting)
+            out = await official_client(http, facade, mode, "--client-metadata-url", client_id)
+            assert out.get("texts") == ["carol carol@example.test mcp:read mcp:write"], out
+            assert out["protocol"] == protocol
+            registered = await facade.store.get("client:" + client_id)
+            assert registered is not None and registered["client_name"] == "official sdk by document"
             nursery.cancel_scope.cancel()
 
 
