@@ -260,3 +260,46 @@ async def test_an_entra_multi_tenant_sign_in() -> None:
                 result = await client.call_tool("whoami", {})
             assert result.content[0].text.startswith("AAAAentra ")
             nursery.cancel_scope.cancel()
+
+
+async def test_the_facade_beside_an_asgi_app() -> None:
+    """The same facade under an ASGI server (Hypercorn), on a socket bound first so its URL is known."""
+    import socket
+    from functools import partial
+
+    from hypercorn.config import Config
+    from hypercorn.trio import serve
+
+    from trio_mcp.asgi import McpAsgiApp
+
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    listening.listen()
+    port = listening.getsockname()[1]
+    descriptor = listening.detach()  # Hypercorn serves it, and closes it
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            upstream = GitHubShaped()
+            await upstream.start(nursery)
+            facade = AuthorizationFacade(
+                github(client_id="gh-app", client_secret="gh-secret", base_url=upstream.url),
+                resource=f"http://127.0.0.1:{port}/mcp",
+                scopes=["mcp:read"],
+            )
+            server = trio_mcp.Server("asgi")
+
+            @server.tool(scopes=["mcp:read"])
+            def whoami(ctx: trio_mcp.Context) -> str:
+                """Who signed in."""
+                return str(ctx.principal.claims["upstream"]["login"])
+
+            config = Config()
+            config.bind = [f"fd://{descriptor}"]
+            config.accesslog = None
+            app = McpAsgiApp(server, options=HttpTransportOptions(auth=facade.resource_server()))
+            await nursery.start(partial(serve, app, config, shutdown_trigger=trio.sleep_forever))
+            provider = OAuthClientProvider(redirect_uri=REDIRECT, authorization_handler=UserAgent(http).authorize)
+            async with trio_mcp.open_http_client(facade.resource, auth=provider) as client:
+                result = await client.call_tool("whoami", {})
+            assert result.content[0].text == "octocat"
+            nursery.cancel_scope.cancel()
