@@ -210,6 +210,14 @@ async def test_a_worker_whose_event_loop_is_blocked_is_replaced() -> None:
             assert await worker_pid(url) != first
 
 
+async def test_a_worker_slower_to_import_than_its_timeout_is_not_taken_for_blocked() -> None:
+    async with supervisor("slow_import_app:server", "--workers", "1", "--worker-timeout", "1") as (url, _):
+        with trio.fail_after(30):
+            first = await worker_pid(url)
+            await trio.sleep(1.5)  # heartbeats flow once it runs
+            assert await worker_pid(url) == first
+
+
 async def test_run_workers_returns_the_exit_status() -> None:
     code = (
         "import sys; from trio_mcp.scale import run_workers; sys.exit(run_workers('worker_app:nope', workers=1, "

@@ -44,6 +44,8 @@ _MAX_BACKOFF: Final = 5.0
 #: Extra time after ``drain_timeout`` for a worker to exit on its own before it is killed.
 _EXIT_MARGIN: Final = 1.0
 _HEARTBEATS_PER_TIMEOUT: Final = 5
+#: How much longer than ``worker_timeout`` a starting worker has for its first heartbeat (importing the server).
+_STARTING: Final = 10.0
 _READ_SIZE: Final = 4096
 #: How the supervisor hands ``redis`` to its workers: in their environment, so a password stays off ``ps``.
 REDIS_URL_ENV: Final = "TRIO_MCP_WORKERS_REDIS_URL"
@@ -230,21 +232,24 @@ class _Supervisor:
                 await self.stopping.wait()
 
     async def _watch(self, index: int, process: trio.Process, heartbeats: trio.lowlevel.FdStream) -> None:
-        """Kill the worker if its heartbeats stop for ``worker_timeout`` seconds (its pipe closing is its exit)."""
+        """Kill the worker if its heartbeats stop for ``worker_timeout`` seconds (its pipe closing is its exit); the
+        first one may take ``_STARTING`` seconds more, as the worker imports the server first."""
+        silence = self.settings.worker_timeout + _STARTING
         while True:
-            with trio.move_on_after(self.settings.worker_timeout) as timer:
+            with trio.move_on_after(silence) as timer:
                 beat = await heartbeats.receive_some(_READ_SIZE)
             if timer.cancelled_caught:
                 logger.error(
                     "worker %d (pid %d) sent no heartbeat for %g s (its event loop is blocked); killing it",
                     index,
                     process.pid,
-                    self.settings.worker_timeout,
+                    silence,
                 )
                 process.kill()
                 return
             if not beat:
                 return
+            silence = self.settings.worker_timeout
 
     async def stop_on_signal(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
