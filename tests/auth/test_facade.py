@@ -303,3 +303,15 @@ async def test_the_facade_beside_an_asgi_app() -> None:
                 result = await client.call_tool("whoami", {})
             assert result.content[0].text == "octocat"
             nursery.cancel_scope.cancel()
+
+
+async def test_a_full_store_answers_503_and_the_server_stays_up() -> None:
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            _, facade = await started(nursery, store=MemoryFacadeStore(max_records=2))
+            assert [(await register(http, facade))[0] for _ in range(2)] == [201, 201]
+            status, answer = await register(http, facade)
+            assert (status, answer["error"]) == (503, "temporarily_unavailable")
+            status, _, _ = await get(http, facade.issuer + "/.well-known/oauth-authorization-server")
+            assert status == 200
+            nursery.cancel_scope.cancel()

@@ -3,6 +3,7 @@ revocation seen, by another; a refresh token raced for by two workers is redeeme
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlencode
 
 import pytest
@@ -11,7 +12,7 @@ from facade_helpers import REDIRECT, GitHubShaped, UserAgent, serve_with_facade
 from scale_peers import RedisServer
 
 import trio_mcp
-from trio_mcp.auth import InvalidToken
+from trio_mcp.auth import InvalidToken, VerifierUnavailable
 from trio_mcp.auth.facade import AuthorizationFacade, RedisFacadeStore, github
 from trio_mcp.client._oauth import OAuthClientProvider
 from trio_mcp.scale import RedisClient
@@ -84,3 +85,30 @@ async def test_records_expire_in_redis(redis_server: RedisServer) -> None:
             assert await store.get("code:x") == {"client_id": "a"}
             await store.delete("code:x")
             assert await store.get("code:x") is None
+
+
+async def test_while_redis_is_down_the_facade_and_the_endpoint_answer_503(redis_server: RedisServer) -> None:
+    with trio.fail_after(30):
+        async with (
+            RedisClient(redis_server.url, retries=0, connect_timeout=1) as redis,
+            trio.open_nursery() as nursery,
+            HttpClient() as http,
+        ):
+            preset = github(client_id="gh-app", client_secret="gh-secret", base_url="http://127.0.0.1:9")
+            facade = await serve_with_facade(nursery, preset, store=RedisFacadeStore(redis))
+            redis_server.stop()
+            response = await http.request(
+                "POST", facade.issuer + "/register", headers=[("content-type", "application/json")],
+                body=json.dumps({"redirect_uris": [REDIRECT]}).encode(),
+            )  # fmt: skip
+            async with response:
+                assert (response.status, json.loads(await response.read())["error"]) == (503, "temporarily_unavailable")
+            with pytest.raises(VerifierUnavailable):
+                await facade.verify("some-token")
+            response = await http.request(
+                "POST", facade.resource, headers=[("authorization", "Bearer some-token"),
+                ("content-type", "application/json"), ("accept", "application/json, text/event-stream")], body=b"{}",
+            )  # fmt: skip
+            async with response:
+                assert response.status == 503
+            nursery.cancel_scope.cancel()

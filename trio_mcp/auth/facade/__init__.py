@@ -15,7 +15,7 @@ from ..._lazy import lazy_attributes
 if TYPE_CHECKING:
     from ._facade import AuthorizationFacade
     from ._providers import Upstream, auth0, entra_id, github, google, keycloak, oidc, okta
-    from ._state import FacadeStore, MemoryFacadeStore, RedisFacadeStore
+    from ._state import FacadeStore, MemoryFacadeStore, RedisFacadeStore, StoreUnavailable
 
 _LAZY = {
     "AuthorizationFacade": "._facade",
@@ -30,6 +30,7 @@ _LAZY = {
     "FacadeStore": "._state",
     "MemoryFacadeStore": "._state",
     "RedisFacadeStore": "._state",
+    "StoreUnavailable": "._state",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)
@@ -39,6 +40,7 @@ __all__ = [
     "FacadeStore",
     "MemoryFacadeStore",
     "RedisFacadeStore",
+    "StoreUnavailable",
     "Upstream",
     "auth0",
     "entra_id",

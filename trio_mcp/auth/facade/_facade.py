@@ -30,7 +30,7 @@ from ...transports._http_server import ClientDisconnected, RequestBodyError
 from ...transports.http.exchange import Request, Response
 from .._metadata import origin_of
 from .._resource_server import ResourceServerAuth
-from .._tokens import InvalidToken, Principal
+from .._tokens import InvalidToken, Principal, VerifierUnavailable
 from ._clients import (
     AUTH_METHODS,
     ClientError,
@@ -41,7 +41,7 @@ from ._clients import (
 )
 from ._pages import HTML_HEADERS, consent_page, error_page
 from ._providers import Upstream
-from ._state import FacadeStore, MemoryFacadeStore, Record
+from ._state import FacadeStore, MemoryFacadeStore, Record, StoreUnavailable
 from ._upstream import UpstreamClient, UpstreamError
 
 __all__ = ["AuthorizationFacade"]
@@ -188,8 +188,13 @@ class AuthorizationFacade:
         )
 
     async def handle(self, request: Request, response: Response) -> None:
-        """Answer a request to one of ``paths``."""
-        await self._routes[request.path](request, response)
+        """Answer a request to one of ``paths`` (503 while the state cannot be used)."""
+        try:
+            await self._routes[request.path](request, response)
+        except StoreUnavailable as exc:
+            logger.error("answered %s %s with 503: %s", request.method, request.path, exc)
+            if not response.started:
+                await _oauth_error(response, "temporarily_unavailable", "try again shortly", 503)
 
     def metadata(self) -> dict[str, Any]:
         """The RFC 8414 authorization server metadata."""
@@ -219,7 +224,14 @@ class AuthorizationFacade:
     # -- the TokenVerifier of the MCP endpoint ----------------------------------------------------------
 
     async def verify(self, token: str) -> Principal:
-        """The principal of an access token this facade issued (``InvalidToken`` otherwise)."""
+        """The principal of an access token this facade issued (``InvalidToken`` otherwise;
+        ``VerifierUnavailable`` while the state cannot be read)."""
+        try:
+            return await self._verify(token)
+        except StoreUnavailable as exc:
+            raise VerifierUnavailable(str(exc)) from exc
+
+    async def _verify(self, token: str) -> Principal:
         record = await self.store.get("access:" + _digest(token))
         if record is None:
             raise InvalidToken("the token is unknown, revoked or expired")

@@ -10,19 +10,26 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
+
+from ...errors import TrioMcpError
 
 if TYPE_CHECKING:
     from ...scale.redis import RedisClient
 
-__all__ = ["FacadeStore", "MemoryFacadeStore", "RedisFacadeStore"]
+__all__ = ["FacadeStore", "MemoryFacadeStore", "RedisFacadeStore", "StoreUnavailable"]
 
 Record = dict[str, Any]
 
 
+class StoreUnavailable(TrioMcpError):
+    """The state cannot be read or written now (Redis cannot be reached, or the memory store is full): the
+    facade answers 503 and the MCP endpoint 503, and both recover by themselves."""
+
+
 class FacadeStore(Protocol):
-    """Expiring JSON records by key."""
+    """Expiring JSON records by key; a store that cannot serve a call raises ``StoreUnavailable``."""
 
     async def put(self, key: str, record: Record, ttl: float) -> None: ...
 
@@ -36,10 +43,16 @@ class FacadeStore(Protocol):
 
 
 class MemoryFacadeStore:
-    """The state of one process (the default). Expired records are dropped as they are met, and swept every
-    ``sweep_every`` writes."""
+    """The state of one process (the default), at most ``max_records`` records (registrations cost one each,
+    so a flood of them cannot exhaust memory). Expired records are dropped as they are met, and swept every
+    ``sweep_every`` writes and whenever the store is full."""
 
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic, sweep_every: int = 256) -> None:
+    def __init__(
+        self, *, max_records: int = 100_000, clock: Callable[[], float] = time.monotonic, sweep_every: int = 256
+    ) -> None:
+        if isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 1:
+            raise ValueError(f"max_records must be a whole number, 1 or more, not {max_records!r}")
+        self.max_records = max_records
         self._clock = clock
         self._records: dict[str, tuple[float, str]] = {}
         self._writes = 0
@@ -47,9 +60,11 @@ class MemoryFacadeStore:
 
     async def put(self, key: str, record: Record, ttl: float) -> None:
         self._writes += 1
-        if self._writes % self._sweep_every == 0:
+        if self._writes % self._sweep_every == 0 or len(self._records) >= self.max_records:
             now = self._clock()
             self._records = {k: v for k, v in self._records.items() if v[0] > now}
+        if key not in self._records and len(self._records) >= self.max_records:
+            raise StoreUnavailable(f"the authorization state is full ({self.max_records} records)")
         self._records[key] = (self._clock() + ttl, json.dumps(record))
 
     async def get(self, key: str) -> Record | None:
@@ -80,17 +95,27 @@ class RedisFacadeStore:
 
     async def put(self, key: str, record: Record, ttl: float) -> None:
         milliseconds = max(1, int(ttl * 1000))
-        await self._redis.execute("SET", self._prefix + key, json.dumps(record), "PX", milliseconds)
+        await _redis(self._redis.execute("SET", self._prefix + key, json.dumps(record), "PX", milliseconds))
 
     async def get(self, key: str) -> Record | None:
-        return _loaded(await self._redis.execute("GET", self._prefix + key))
+        return _loaded(await _redis(self._redis.execute("GET", self._prefix + key)))
 
     async def take(self, key: str) -> Record | None:
         # Not idempotent: a GETDEL retried after a lost reply would find nothing and refuse a valid code.
-        return _loaded(await self._redis.execute("GETDEL", self._prefix + key, idempotent=False))
+        return _loaded(await _redis(self._redis.execute("GETDEL", self._prefix + key, idempotent=False)))
 
     async def delete(self, key: str) -> None:
-        await self._redis.execute("DEL", self._prefix + key)
+        await _redis(self._redis.execute("DEL", self._prefix + key))
+
+
+async def _redis(command: Awaitable[Any]) -> Any:
+    """A Redis command's reply; its failure as ``StoreUnavailable``, naming the cause."""
+    from ...scale.redis import RedisError
+
+    try:
+        return await command
+    except RedisError as exc:
+        raise StoreUnavailable(f"the authorization state in Redis cannot be used: {exc}") from exc
 
 
 def _loaded(raw: Any) -> Record | None:
