@@ -315,3 +315,15 @@ async def test_a_full_store_answers_503_and_the_server_stays_up() -> None:
             status, _, _ = await get(http, facade.issuer + "/.well-known/oauth-authorization-server")
             assert status == 200
             nursery.cancel_scope.cancel()
+
+
+async def test_offline_access_may_be_asked_for() -> None:
+    """Hosts that always ask for ``offline_access`` are not refused: the facade issues refresh tokens anyway."""
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            _, facade = await started(nursery)
+            _, client = await register(http, facade)
+            url = authorize_url(facade, client["client_id"], scope="mcp:read offline_access")
+            status, _, page = await get(http, url)
+            assert status == 200 and b"offline_access" in page  # the consent page lists it
+            nursery.cancel_scope.cancel()

@@ -401,7 +401,7 @@ class AuthorizationFacade:
         resource = query.get("resource")
         if resource is not None and resource.rstrip("/") != self.resource.rstrip("/"):
             return "invalid_target", f"this server issues tokens for {self.resource} only"
-        unknown = set(query.get("scope", "").split()) - set(self.scopes)
+        unknown = set(query.get("scope", "").split()) - set(self.scopes) - {"offline_access"}  # refresh: always
         if unknown:
             return "invalid_scope", f"unknown scope {' '.join(sorted(unknown))}"
         return None
