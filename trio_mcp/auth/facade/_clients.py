@@ -11,7 +11,7 @@ import secrets
 import time
 from collections.abc import Mapping
 from typing import Any, Final
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote_plus, urlsplit
 
 from ...transports._http_client import HttpClient
 from .._http import HttpFailure, fetch_json
@@ -160,7 +160,7 @@ def presented_credentials(authorization: str, form: Mapping[str, str]) -> tuple[
         except ValueError:
             raise ClientError("invalid_client", "malformed Basic credentials", 401) from None
         name, _, secret = decoded.partition(":")
-        return unquote(name), unquote(secret), "client_secret_basic"
+        return unquote_plus(name), unquote_plus(secret), "client_secret_basic"  # RFC 6749 §2.3.1
     if "client_secret" in form:
         return form.get("client_id"), form["client_secret"], "client_secret_post"
     return form.get("client_id"), None, "none"
