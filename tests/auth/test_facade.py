@@ -183,6 +183,7 @@ def test_presets_are_data() -> None:
     assert entra.discovery == "https://login.microsoftonline.com/contoso/v2.0" and entra.send_resource is False
     assert "offline_access" in entra.scopes
     assert google(client_id="g").authorize_params["access_type"] == "offline"
+    assert google(client_id="g").issuer_aliases == ("accounts.google.com",)
     hub = github(client_id="gh")
     assert hub.identity_endpoint == "https://api.github.com/user" and hub.subject_field == "id"
     assert "hidden" not in repr(oidc("https://idp.example", client_id="c", client_secret="hidden"))

@@ -21,7 +21,7 @@ TokenAuth = Literal["client_secret_basic", "client_secret_post"]
 
 def _strings(value: Sequence[str]) -> tuple[str, ...]:
     if isinstance(value, str):
-        raise TypeError("scopes must be a sequence of strings, not one string")
+        raise TypeError(f"expected a sequence of strings, not one string: {value!r}")
     return tuple(value)
 
 
@@ -50,6 +50,8 @@ class Upstream:
     subject_field: str = "sub"
     #: The issuer ID tokens must name (taken from discovery when not given).
     issuer: str | None = None
+    #: Other spellings of the issuer an ID token may carry (Google's ``accounts.google.com``).
+    issuer_aliases: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     #: How the facade authenticates at the token endpoint.
     token_auth: TokenAuth = "client_secret_basic"
     #: Whether to forward the RFC 8707 ``resource`` parameter (Entra ID's v2 endpoints refuse it).
@@ -101,6 +103,7 @@ def entra_id(tenant: str, *, client_id: str, client_secret: str | None = None, *
 def google(*, client_id: str, client_secret: str | None = None, **options: Any) -> Upstream:
     """Google accounts (OpenID Connect); ``access_type=offline`` asks for a refresh token."""
     options.setdefault("authorize_params", {"access_type": "offline", "prompt": "consent"})
+    options.setdefault("issuer_aliases", ("accounts.google.com",))  # Google's ID tokens use either spelling
     return oidc(
         "https://accounts.google.com",
         client_id=client_id,

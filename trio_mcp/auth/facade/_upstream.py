@@ -147,7 +147,7 @@ class UpstreamClient:
             expected = provider.issuer
             if expected is not None and _TENANT in expected:
                 expected = expected.replace(_TENANT, str(claims.get("tid", "")))
-            if expected is not None and claims.get("iss") != expected:
+            if expected is not None and claims.get("iss") not in (expected, *provider.issuer_aliases):
                 raise UpstreamError("the provider's ID token names another issuer")
             if provider.client_id not in audiences:
                 raise UpstreamError("the provider's ID token was issued to another client")
