@@ -134,9 +134,10 @@ class InCaller:
     Owner: that task, the HTTP request's. Cancel scope: a stateless request has none, its task being its scope
     (the client closing the response cancels it); a session's request (``tasks``, the session's ``TaskSet``) has
     its own, entered around the handler and held by the set, so that the peer's ``notifications/cancelled`` and
-    the end of the session cancel it. ``on_wait`` is called the first time the handler waits, so that what the
-    task would have done meanwhile (keeping the POST's stream alive) is done by another. Ends: when the handler
-    returns and the answer is written; the task then goes on with the HTTP request.
+    the end of the session cancel it, and it runs in a context copied for it, as in a task of its own. ``on_wait``
+    is called the first time the handler waits, so that what the task would have done meanwhile (keeping the
+    POST's stream alive) is done by another. Ends: when the handler returns and the answer is written; the task
+    then goes on with the HTTP request.
     """
 
     __slots__ = ("_on_wait", "_tasks")
@@ -150,21 +151,22 @@ class InCaller:
 
     async def run(self, serve: Serve, request: Request, reader: Reader | None) -> None:
         tasks = self._tasks
+        on_wait = self._on_wait
+
+        def waited() -> bool:
+            if on_wait is not None:
+                on_wait()
+            return True
+
+        # In a context copied for it, as a task of its own would have: the HTTP request's task serves the
+        # connection's next requests too, and none of them sees what this one's handler set.
+        context = contextvars.copy_context()
         if tasks is None:
-            await serve(request, None, None)
+            await run_noting_waits(serve(request, None, None), waited, context)
             return
         scope = request.cancel_scope
         tasks.hold(scope)
         try:
-            on_wait = self._on_wait
-            if on_wait is None:
-                await serve(request, scope, None)
-            else:
-
-                def waited() -> bool:
-                    on_wait()
-                    return True
-
-                await run_noting_waits(serve(request, scope, None), waited)
+            await run_noting_waits(serve(request, scope, None), waited, context)
         finally:
             tasks.release(scope)

@@ -4,6 +4,7 @@ what the event store kept (real sockets)."""
 
 from __future__ import annotations
 
+import contextvars
 import gc
 import json
 import tracemalloc
@@ -11,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
+import pytest
 import trio
 import trio.testing
 
@@ -18,6 +20,7 @@ import trio_mcp
 from trio_mcp import Context, Server
 from trio_mcp.transports._http_client import ClientResponse, HttpClient
 from trio_mcp.transports.http import HttpTransportOptions
+from trio_mcp.types import TextContent
 
 from test_http_resumption import read_events  # isort: skip
 
@@ -307,3 +310,28 @@ async def test_changes_made_while_the_get_stream_is_away_are_resumed_once_in_ord
             live, _ = await read_events(resumed, 1)
             assert updated(live) == ["note://a"]
             nursery.cancel_scope.cancel()
+
+
+MARK: contextvars.ContextVar[str] = contextvars.ContextVar("mark", default="unset")
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+async def test_a_call_does_not_see_what_an_earlier_call_set_in_its_context(version: str) -> None:
+    """Calls on one keep-alive connection, in a session or stateless, each start from the connection's context: a
+    context variable one handler sets is not seen by the next."""
+    server = Server("marks")
+
+    @server.tool()
+    async def mark(value: str) -> str:
+        before = MARK.get()
+        MARK.set(value)
+        return before
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(server.serve_http, "127.0.0.1", 0)
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with trio_mcp.open_http_client(url, protocol_version=version) as client:
+                seen = [(await client.call_tool("mark", {"value": value})).content[0] for value in ("a", "b")]
+            nursery.cancel_scope.cancel()
+    assert [content.text for content in seen if isinstance(content, TextContent)] == ["unset", "unset"]
