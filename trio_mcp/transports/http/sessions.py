@@ -638,10 +638,10 @@ class SessionEndpoint:
                     session.end()
                 await refuse(response, _unavailable(_single_id(message)))
                 return
+            if response.disconnected.is_set() or session.closed.is_set():
+                return
             if self.options.json_response:
                 answers = session.collected_answers(stream)
-                if response.disconnected.is_set() or session.closed.is_set():
-                    return
                 if not answers:  # every request was cancelled: nothing to answer
                     await response.send(202, headers)
                     return
