@@ -251,7 +251,7 @@ async def test_websocket_client_to_a_closed_port_raises_connection_closed() -> N
 
 
 async def test_websocket_upgrade_refused_raises_connection_closed(nursery: trio.Nursery) -> None:
-    port = await nursery.start(make_server().serve_websocket)
+    port = await nursery.start(make_server().serve_websocket, "127.0.0.1", 0)
     with trio.fail_after(10):
         with pytest.raises(trio_mcp.ConnectionClosed):
             async with open_websocket_client(f"ws://127.0.0.1:{port}/", origin="http://evil.example"):

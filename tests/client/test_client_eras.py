@@ -254,7 +254,7 @@ async def test_a_log_callback_receives_logs_over_http_in_both_eras(version: str)
 
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
-            port = await nursery.start(make_server().serve_http)
+            port = await nursery.start(make_server().serve_http, "127.0.0.1", 0)
             async with trio_mcp.open_http_client(
                 f"http://127.0.0.1:{port}/mcp", protocol_version=version, on_log=on_log
             ) as client:
@@ -405,7 +405,7 @@ async def test_list_changed_drops_the_cached_listing_over_http() -> None:
     server = make_cached_server(ttl_ms=600_000)
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
-            port = await nursery.start(server.serve_http)
+            port = await nursery.start(server.serve_http, "127.0.0.1", 0)
             async with trio_mcp.open_http_client(
                 f"http://127.0.0.1:{port}/mcp", protocol_version="2026-07-28"
             ) as client:

@@ -54,7 +54,7 @@ async def end_session(url: str, client: trio_mcp.Client) -> str:
 async def served() -> AsyncIterator[tuple[Server, str]]:
     server = make_server()
     async with trio.open_nursery() as nursery:
-        port = await nursery.start(server.serve_http)
+        port = await nursery.start(server.serve_http, "127.0.0.1", 0)
         yield server, f"http://127.0.0.1:{port}/mcp"
         nursery.cancel_scope.cancel()
 
