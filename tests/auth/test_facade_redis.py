@@ -13,9 +13,9 @@ from scale_peers import RedisServer
 
 import trio_mcp
 from trio_mcp.auth import InvalidToken, VerifierUnavailable
-from trio_mcp.auth.facade import AuthorizationFacade, RedisFacadeStore, github
+from trio_mcp.auth.facade import AuthorizationFacade, github
 from trio_mcp.client._oauth import OAuthClientProvider
-from trio_mcp.scale import RedisClient
+from trio_mcp.scale import RedisClient, RedisFacadeStore
 from trio_mcp.transports._http_client import HttpClient
 
 PREFIX = "trio-mcp:oauth:"

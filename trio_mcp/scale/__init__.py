@@ -8,6 +8,7 @@ from .workers import WorkerSettings, run_workers, supervise_workers
 
 if TYPE_CHECKING:
     from .event_store import RedisEventStore
+    from .facade_store import RedisFacadeStore
     from .fanout import RedisFanout
     from .redis import RedisClient, RedisCommandError, RedisError, RedisUnavailable
     from .sessions import RedisSessionDirectory
@@ -19,6 +20,7 @@ _REDIS = {
     "RedisUnavailable": ".redis",
     "RedisCommandError": ".redis",
     "RedisEventStore": ".event_store",
+    "RedisFacadeStore": ".facade_store",
     "RedisFanout": ".fanout",
     "RedisSessionDirectory": ".sessions",
     "RedisTaskStore": ".task_store",
@@ -38,6 +40,7 @@ __all__ = [
     "RedisUnavailable",
     "RedisCommandError",
     "RedisEventStore",
+    "RedisFacadeStore",
     "RedisFanout",
     "RedisSessionDirectory",
     "RedisTaskStore",

@@ -1,7 +1,7 @@
 """An OAuth authorization server for MCP clients in front of an identity provider that lets no client register
 itself: ``AuthorizationFacade`` with an ``Upstream`` (``entra_id``, ``google``, ``github``, ``okta``,
 ``auth0``, ``keycloak``, or any OpenID Connect provider through ``oidc``), its state in a ``FacadeStore``
-(``MemoryFacadeStore``, ``RedisFacadeStore`` for workers). See docs/protecting-with-an-identity-provider.md.
+(``MemoryFacadeStore``; ``trio_mcp.scale.RedisFacadeStore`` for workers). See docs/protecting-with-an-identity-provider.md.
 
 Names load on first use.
 """
@@ -15,7 +15,7 @@ from ..._lazy import lazy_attributes
 if TYPE_CHECKING:
     from ._facade import AuthorizationFacade
     from ._providers import Upstream, auth0, entra_id, github, google, keycloak, oidc, okta
-    from ._state import FacadeStore, MemoryFacadeStore, RedisFacadeStore, StoreUnavailable
+    from ._state import FacadeStore, MemoryFacadeStore, StoreUnavailable
 
 _LAZY = {
     "AuthorizationFacade": "._facade",
@@ -29,7 +29,6 @@ _LAZY = {
     "okta": "._providers",
     "FacadeStore": "._state",
     "MemoryFacadeStore": "._state",
-    "RedisFacadeStore": "._state",
     "StoreUnavailable": "._state",
 }
 
@@ -39,7 +38,6 @@ __all__ = [
     "AuthorizationFacade",
     "FacadeStore",
     "MemoryFacadeStore",
-    "RedisFacadeStore",
     "StoreUnavailable",
     "Upstream",
     "auth0",

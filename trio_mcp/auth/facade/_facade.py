@@ -86,7 +86,7 @@ class AuthorizationFacade:
             token the facade issues. The facade's own endpoints are served at its origin, which is the issuer.
         scopes: the scopes MCP clients may ask for (the MCP server's, not the provider's); a client asking
             for none is granted them all.
-        store: where the state lives (``MemoryFacadeStore()`` by default: one process; ``RedisFacadeStore`` for
+        store: where the state lives (``MemoryFacadeStore()`` by default: one process; ``trio_mcp.scale.RedisFacadeStore`` for
             workers).
         access_token_lifetime / refresh_token_lifetime: seconds; refresh tokens rotate on every use.
         registration_lifetime: seconds a dynamically registered client stays registered.
