@@ -34,7 +34,9 @@ REDIRECT_URI = "http://127.0.0.1:3999/callback"
 
 
 class MemoryStorage(TokenStorage):
-    def __init__(self, client: OAuthClientInformationFull) -> None:
+    """Tokens and the client's registration in memory (also used by official_oauth_facade_client.py)."""
+
+    def __init__(self, client: OAuthClientInformationFull | None = None) -> None:
         self.tokens: OAuthToken | None = None
         self.client: OAuthClientInformationFull | None = client
 

@@ -23,31 +23,14 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import mcp_types as types
 from mcp import Client
-from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+from official_oauth_client import MemoryStorage
 
 warnings.simplefilter("ignore")
 REDIRECT_URI = "http://127.0.0.1:3999/callback"
-
-
-class MemoryStorage(TokenStorage):
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
 
 
 async def run(url: str, mode: str, document: str | None) -> dict[str, Any]:
