@@ -1,579 +1,50 @@
-"""The session era of Streamable HTTP (2025-03-26 .. 2025-11-25): sessions, their SSE streams, resumption.
+"""The session era of Streamable HTTP (2025-03-26 .. 2025-11-25): opening, finding and ending sessions.
 
 ``initialize`` opens a session (``Mcp-Session-Id`` from ``secrets``); later POSTs carry the id, GET opens the
 standalone SSE stream, DELETE ends the session. Server messages go on the stream of the request they relate
-to, others on the GET stream, each on one stream only. Every event goes through its stream's lock: it is
-recorded in the ``EventStore`` and then written, so a resuming client (GET with ``Last-Event-ID``) gets every
-event exactly once and in order, however often its connection drops, even during a replay. On 2025-11-25 each
-stream opens with a priming event and a ``retry`` hint. A dropped stream is not a cancellation in this era.
-Idle sessions are reaped and their number is capped. With a session directory (``roaming.py``) any process
-sharing it serves any request of a session: it takes the session over from its record, and messages whose
-reader is elsewhere travel through the directory.
+to, others on the GET stream, each on one stream only (``session.py``: one session and its streams). On
+2025-11-25 each stream opens with a priming event and a ``retry`` hint. A dropped stream is not a cancellation
+in this era. Idle sessions are reaped and their number is capped. With a session directory (``roaming.py``) any
+process sharing it serves any request of a session: it takes the session over from its record.
 """
 
 from __future__ import annotations
 
-import collections
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 import trio
 
 from ..._core.inbound import Refusal, Rejection, Route
-from ..._core.jsonrpc import RequestId, decode, encode, error_message, is_request_id
-from ..._core.sse import encode_comment, encode_event
+from ..._core.jsonrpc import RequestId, encode
+from ..._core.sse import encode_comment
 from ..._identity import caller_key
-from ..._runner import InCaller, RequestRunner
-from ..._task_set import TaskSet
+from ..._runner import InCaller
 from ..._wire.features import Feature, has
-from ..._wire.versions import DEFAULT_NEGOTIATED_VERSION
-from ...errors import INTERNAL_ERROR, ConnectionClosed
-from .._base import notified_change
-from .._quick_lock import QuickLock
 from ._common import (
     JSON_HEADERS,
     SSE_HEADERS,
     ConnectFunction,
     SseWriter,
-    event_data,
     refuse,
     request_principal,
 )
 from .exchange import Request as HttpRequest  # the h11 server's, or the ASGI adapter's
 from .exchange import Response as HttpResponse
 from .options import HttpTransportOptions
+from .session import HttpSession, SessionStream, unavailable
 
 __all__ = ["HttpSession", "SessionEndpoint"]
 
 logger = logging.getLogger("trio_mcp.http")
-
-#: Notifications of a change the server's processes all hear; with a directory only the GET stream's holder sends them.
-_CHANGES = frozenset(
-    {
-        "notifications/tools/list_changed",
-        "notifications/prompts/list_changed",
-        "notifications/resources/list_changed",
-        "notifications/resources/updated",
-    }
-)
-
-#: The most events a stream keeps for a client that is not reading it (its GET stream, say).
-_BACKLOG = 256
 
 #: The requests whose answer says the session's record changed (``StreamControl.remember``).
 _RECORDING = frozenset({"initialize", "resources/subscribe", "resources/unsubscribe", "logging/setLevel"})
 
 #: How long a POST's SSE head waits for the first event to go with it (a quick answer then costs one write).
 _HEAD_HOLD = 0.05
-
-#: The most unanswered server requests a session remembers sending (with a session directory).
-_MAX_SENT = 4096
-
-#: The mark a stream's start (its priming event) and a handler's stream close leave in the event store: an
-#: event without data.
-_MARK = ""
-
-
-#: How soon a client refused during a session directory's outage may try again (our client does, by itself).
-_RETRY_AFTER = "1"
-
-
-def _unavailable(request_id: RequestId | None = None) -> Rejection:
-    """The answer to a request that needs the session directory or the event store while it cannot be reached."""
-    return Rejection(
-        Refusal.DIRECTORY_UNAVAILABLE,
-        "Sessions are unavailable; try again later",
-        request_id,
-        headers=(("retry-after", _RETRY_AFTER),),
-    )
-
-
-def stored_message(data: str) -> Any:
-    """The message an event store kept as ``event_data`` (its stream-start mark as ``{}``)."""
-    return decode(data) if data else {}
-
-
-class _Stream:
-    """One logical SSE stream of a session: the GET stream, or the answers to one POST."""
-
-    __slots__ = (
-        "backlog",
-        "collect",
-        "complete",
-        "id",
-        "last_id",
-        "lock",
-        "origin",
-        "pending",
-        "replayed",
-        "told",
-        "watch",
-        "writer",
-    )
-
-    def __init__(self, stream_id: str, pending: set[RequestId], *, origin: str | None = None) -> None:
-        self.id = stream_id
-        #: Request ids whose responses have not been sent yet (POST streams).
-        self.pending = pending
-        #: The response currently carrying this stream, if a client is attached.
-        self.writer: SseWriter | None = None
-        #: Events kept here: those of the GET stream while no client reads it, every event of a stream
-        #: without an event store, and the answers of a JSON-response POST (bounded).
-        #: Made with the first event kept (most streams keep none).
-        self.backlog: collections.deque[tuple[str | None, Any]] | None = None
-        self.complete = trio.Event()
-        #: The scope holding the HTTP response open; cancelled to end it early (SEP-1699 polling).
-        self.watch: trio.CancelScope | None = None
-        #: Held while an event is recorded and written, and while a resuming client catches up.
-        self.lock = QuickLock()
-        self.last_id: str | None = None
-        #: Keep the answers for one JSON body (``json_response``) instead of streaming them.
-        self.collect = False
-        #: The process serving the requests of a stream resumed here from another one (None: this process).
-        self.origin = origin
-        #: Ids of the events a resumed stream replayed from the store (the same events may also be routed).
-        self.replayed: set[str] = set()
-        #: The id of the last event the attached reader got (None before the first one with an id).
-        self.told: str | None = None
-
-    def answered(self, message: Any) -> bool:
-        """Count the answers in ``message`` off ``pending``; True when none is left."""
-        for item in message if type(message) is list else (message,):
-            if type(item) is dict and "method" not in item:
-                self.pending.discard(item.get("id"))
-        return not self.pending
-
-
-class HttpSession:
-    """A session-era session: its id, its streams, and the ``MessageStream`` its connection runs over."""
-
-    def __init__(
-        self,
-        session_id: str,
-        options: HttpTransportOptions,
-        nursery: trio.Nursery,
-        *,
-        sse_only: bool,
-        principal: Any,
-        on_end: Callable[[HttpSession], None],
-        restored: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.id = session_id
-        self.principal = principal
-        #: Who the session belongs to (``caller_key``): the same for every token of that caller, in every process.
-        self.caller = caller_key(principal)
-        self.sse_only = sse_only
-        self._store = None if sse_only else options.event_store
-        self.directory = None if sse_only else options.session_directory
-        self._restored = restored
-        #: Whether the directory holds a record of this session (taken over from one, or ``remember`` ran).
-        self.recorded = restored is not None
-        #: How often the directory could not keep the session's record (the request that changed it is then
-        #: refused with 503).
-        self.unrecorded = 0
-        #: Ids of the requests this process sent the client and has no answer for yet (with a directory; the
-        #: oldest are forgotten past ``_MAX_SENT``, as the requests themselves time out).
-        self.sent: dict[RequestId, None] = {}
-        #: Takes the session's state when another process serving it changed it (set by the connection).
-        self.apply_state: Callable[[Mapping[str, Any]], None] | None = None
-        #: Handles a client message in the task that read it (the connection's, given by ``on_inbound``).
-        self._take: Callable[[Any, RequestRunner | None], Awaitable[None]] | None = None
-        self._json_response = options.json_response
-        self._retry_ms = options.retry_ms
-        self._on_end = on_end
-        self.version = restored["protocolVersion"] if restored is not None else DEFAULT_NEGOTIATED_VERSION
-        self.last_activity = trio.current_time()
-        #: What the connection runs (its requests, notifications, tasks), in the endpoint's nursery: an idle
-        #: session holds no task. Cancelled when the session ends.
-        self.tasks = TaskSet(nursery, on_failure=self._failed)
-        self.closed = trio.Event()
-        self.standalone = _Stream("0", set())
-        self.streams: dict[str, _Stream] = {"0": self.standalone}
-        self.owner: dict[RequestId, _Stream] = {}
-        self._next_stream = 1
-
-    # MessageStream, as the connection sees it --------------------------------------------------------------
-
-    async def receive(self) -> Any:
-        """Nothing arrives here: each client message goes to the connection in the task that read it
-        (``deliver``). Waits for the session's end."""
-        await self.closed.wait()
-        raise ConnectionClosed("HTTP session ended")
-
-    async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
-        if self.closed.is_set():
-            raise ConnectionClosed("HTTP session ended")
-        if self.directory is not None and type(message) is dict and "method" in message and "id" in message:
-            self.sent[message["id"]] = None
-            if len(self.sent) > _MAX_SENT:
-                del self.sent[next(iter(self.sent))]
-        stream = self.standalone
-        owner = self.owner.get(related_request_id) if related_request_id is not None and not self.sse_only else None
-        if owner is not None and (final or not self._json_response):
-            stream = owner
-        if not final or owner is None:
-            await self._emit(stream, message)
-            return
-        # The answer releases its requests before it is written: whatever is sent for them afterwards (a log
-        # record queued during the call, say) goes to the GET stream, never after the end of this one.
-        items = message if type(message) is list else [message]
-        answered = [item["id"] for item in items if type(item) is dict and is_request_id(item.get("id"))]
-        for request_id in answered:
-            if self.owner.get(request_id) is owner:
-                del self.owner[request_id]
-                owner.pending.discard(request_id)
-        await self._emit(owner, message, last=not owner.pending)
-        if not owner.pending:
-            self._complete(owner)
-
-    async def aclose(self) -> None:
-        self.end()
-
-    # StreamControl, as the connection sees it ---------------------------------------------------------------
-
-    def negotiated(self, version: str) -> None:
-        self.version = version
-
-    @property
-    def restored(self) -> Mapping[str, Any] | None:
-        return self._restored
-
-    @property
-    def session_id(self) -> str | None:
-        return self.id if self.directory is not None else None
-
-    @property
-    def request_id_prefix(self) -> str:
-        return f"{self.directory.origin}-" if self.directory is not None else ""
-
-    def on_state(self, apply: Callable[[Mapping[str, Any]], None]) -> None:
-        self.apply_state = apply
-
-    def on_inbound(self, take: Callable[[Any, RequestRunner | None], Awaitable[None]]) -> None:
-        self._take = take
-
-    async def remember(self, state: Mapping[str, Any]) -> None:
-        if self.directory is not None:
-            try:
-                await self.directory.save(self.id, {"principal": self.caller, "state": dict(state)})
-            except Exception:
-                self.unrecorded += 1
-                raise
-            self.recorded = True
-            await self.directory.publish(self.id, {"kind": "state", "state": dict(state)})
-
-    async def close_request_stream(self, request_id: RequestId) -> bool:
-        """End the SSE response carrying ``request_id`` now, keeping the request running (SEP-1699 polling).
-
-        The client reconnects with GET and ``Last-Event-ID`` after the ``retry`` sent here and gets the rest
-        from the event store. False when the stream cannot be resumed (no event store, or no open stream).
-        """
-        stream = self.owner.get(request_id)
-        if stream is None or self._store is None:
-            return False
-        async with stream.lock:
-            writer = stream.writer
-            if writer is None or not writer.open:
-                return False
-            if stream.last_id is None:
-                stream.last_id = await self._record(stream, _MARK)
-            if stream.last_id is None:
-                return False
-            await writer.raw(encode_event("", id=stream.last_id, retry=self._retry_ms), last=True)
-            stream.writer = None
-        if stream.watch is not None:
-            stream.watch.cancel()
-        return True
-
-    def request_ended(self, request_id: RequestId) -> None:
-        """The request ended without an answer (cancelled): its stream waits for it no longer, and ends, as an
-        answered one does, once it waits for nothing else."""
-        owner = self.owner.pop(request_id, None)
-        if owner is None:
-            return
-        owner.pending.discard(request_id)
-        if not owner.pending:
-            self._complete(owner)
-
-    def _complete(self, stream: _Stream) -> None:
-        """Nothing more comes on ``stream``: its response ends, and a client resuming it now gets what the store
-        kept (the session keeps only open streams)."""
-        stream.complete.set()
-        self.streams.pop(stream.id, None)
-
-    # streams -----------------------------------------------------------------------------------------------
-
-    async def open_stream(self, request_ids: set[RequestId]) -> _Stream:
-        """A stream for the answers to ``request_ids``; its id names this process when sessions roam, and the
-        directory learns its requests (to answer them if this process dies while another one resumes it)."""
-        if self.directory is None:
-            stream = _Stream(str(self._next_stream), set(request_ids))
-        else:
-            stream = _Stream(f"{self.directory.origin}.{self._next_stream}", set(request_ids))
-            try:
-                await self.directory.open_stream(self.id, stream.id, sorted(request_ids, key=str))
-            except Exception as exc:  # the directory's own failure: only a resumption after this process dies is lost
-                logger.warning("stream %s of session %s not recorded: %s", stream.id, self.id[:8], type(exc).__name__)
-        self._next_stream += 1
-        self.streams[stream.id] = stream
-        for request_id in request_ids:
-            self.owner[request_id] = stream
-        return stream
-
-    async def priming(self, stream: _Stream) -> bytes | None:
-        """On 2025-11-25 a resumable stream opens with an event id and empty data, plus a ``retry`` hint."""
-        if not has(self.version, Feature.PRIMING_EVENTS) or self._store is None:
-            return None
-        stream.last_id = await self._record(stream, _MARK)
-        if stream.last_id is None:
-            return None
-        return encode_event("", id=stream.last_id, retry=self._retry_ms)
-
-    async def _record(self, stream: _Stream, data: str) -> str | None:
-        """Keep an event (its ``event_data``) in the store; its id, or None when the store failed (a networked
-        store in an outage): the event is still sent, only it cannot be resumed from."""
-        assert self._store is not None
-        try:
-            event_id = await self._store.append(self.id, stream.id, data)
-        except Exception as exc:
-            logger.warning("an event of session %s was not stored: %s", self.id[:8], type(exc).__name__)
-            return None
-        stream.last_id = event_id
-        return event_id
-
-    async def _emit(self, stream: _Stream, message: Any, *, last: bool = False) -> None:
-        if (
-            self.directory is not None
-            and stream is self.standalone
-            and type(message) is dict
-            and message.get("method") in _CHANGES
-            and not await self._first_to_tell(stream)
-        ):
-            return
-        async with stream.lock:
-            # Events get ids only where they can be resumed from: with an event store.
-            # Made into text once: the store keeps the text (nothing for the collector to walk), the writer sends it.
-            data = event_data(message)
-            event_id = await self._record(stream, data) if self._store is not None else None
-            writer = stream.writer
-            if writer is not None and await self._tell(stream, writer, data, event_id, last=last):
-                return
-            if stream.writer is writer:
-                stream.writer = None
-            if self.directory is not None and not stream.collect:
-                # Its reader may be attached to another process: the GET stream, or a stream resumed there.
-                routed = {"kind": "event", "stream": stream.id, "id": event_id, "message": message, "last": last}
-                await self.directory.publish(self.id, routed)
-                return
-            # Nobody is reading this stream now. The GET stream keeps what it missed for the next GET; a POST
-            # stream's events wait in the event store for a resuming GET (or here, without a store).
-            if self._store is None or stream is self.standalone or stream.collect:
-                if stream.backlog is None:
-                    stream.backlog = collections.deque(maxlen=_BACKLOG)
-                stream.backlog.append((event_id, message))
-
-    async def _first_to_tell(self, stream: _Stream) -> bool:
-        """Whether this process tells the client of the change being sent. Every process serving the session
-        hears each change (``RedisFanout``): the first to claim it records it in the event store and writes it, or
-        routes it to the GET stream's reader; so it is told once, and kept for a client resuming its GET stream
-        anywhere, even with the stream's holder gone. A change heard here alone is told if the reader is here."""
-        assert self.directory is not None
-        change = notified_change.get()
-        if change is None:
-            return stream.writer is not None
-        try:
-            return await self.directory.claim(self.id, change)
-        except Exception as exc:  # the directory's own failure: the event could not be stored either
-            logger.warning("a change for session %s not claimed: %s", self.id[:8], type(exc).__name__)
-            return stream.writer is not None
-
-    async def attach(self, stream: _Stream, writer: SseWriter, *, last_event_id: str | None = None) -> bool:
-        """Point ``stream`` at a client's response, first sending what it missed; False if it left meanwhile.
-
-        Events emitted while the backlog is replayed wait on the stream's lock, so none is skipped or doubled.
-        """
-        async with stream.lock:
-            told = last_event_id
-            if last_event_id is not None and self._store is not None:
-                stream.backlog = None  # a resuming client gets the stored events instead
-                replay = await self._store.replay(self.id, last_event_id)
-                for event_id, data in replay[1] if replay is not None else ():
-                    if stream.origin is not None:
-                        if not await self._follow(stream, writer, event_id, stored_message(data)):
-                            return False
-                        if stream.complete.is_set():
-                            break
-                    elif not await writer.data_event(data, event_id):
-                        return False
-                    told = event_id
-            while stream.backlog:
-                kept_id, kept = stream.backlog[0]
-                if not await writer.event(kept, kept_id):
-                    return False
-                stream.backlog.popleft()
-                told = kept_id or told
-            stream.told = told
-            stream.writer = writer
-            return True
-
-    async def _tell(
-        self, stream: _Stream, writer: SseWriter, data: str, event_id: str | None, *, last: bool = False
-    ) -> bool:
-        """Write one event to the reader of ``stream`` (its lock held); False when the client is gone.
-
-        The GET stream of a session several processes serve goes in the order the event store keeps: whatever it
-        holds past the last event this reader got, this one included. Each process writes what it recorded and
-        gets what the others recorded routed, in whatever order pub/sub brings it; so the reader gets each event
-        once, in the order a resumption elsewhere would replay it."""
-        if stream is self.standalone and self.directory is not None and stream.told is not None and event_id:
-            assert self._store is not None  # event ids come from it
-            try:
-                replay = await self._store.replay(self.id, stream.told)
-            except Exception as exc:  # a networked store in an outage: this event goes as it is
-                logger.warning("cannot read the stored events of session %s: %s", self.id[:8], type(exc).__name__)
-                replay = None
-            if replay is not None:
-                for stored_id, stored in replay[1]:
-                    if not await writer.data_event(stored, stored_id):
-                        return False
-                    stream.told = stored_id
-                return True
-        if event_id:
-            stream.told = event_id
-        return await writer.data_event(data, event_id, last=last)
-
-    async def routed_event(self, stream_id: str, event_id: str | None, message: Any, *, last: bool) -> None:
-        """Write an event another process emitted on a stream whose reader is attached here."""
-        stream = self.streams.get(stream_id)
-        if stream is None:
-            return
-        async with stream.lock:
-            writer = stream.writer
-            if writer is None:
-                return
-            if stream.origin is not None:
-                await self._follow(stream, writer, event_id, message, last=last)
-            elif not await self._tell(stream, writer, event_data(message), event_id, last=last):
-                stream.writer = None
-
-    async def catch_up(self, stream: _Stream) -> None:
-        """Write what the store kept for a followed stream past what was written here: an event whose routing
-        was lost (pub/sub is at most once) still reaches the client, in order."""
-        if self._store is None or stream.last_id is None:
-            return
-        async with stream.lock:
-            writer = stream.writer
-            if writer is None:
-                return
-            try:
-                replay = await self._store.replay(self.id, stream.last_id)
-            except Exception as exc:  # a networked store in an outage: try again on the next quiet tick
-                logger.warning("cannot read the stored events of session %s: %s", self.id[:8], type(exc).__name__)
-                return
-            for event_id, data in replay[1] if replay is not None else ():
-                if not await self._follow(stream, writer, event_id, stored_message(data)) or stream.complete.is_set():
-                    return
-
-    async def _follow(
-        self, stream: _Stream, writer: SseWriter, event_id: str | None, message: Any, *, last: bool = False
-    ) -> bool:
-        """Write one event of a stream followed from another process (its lock held): each event once, and the
-        stream complete with its last answer. False when the client is gone."""
-        if event_id is not None:
-            if event_id in stream.replayed:
-                return True
-            stream.replayed.add(event_id)
-            stream.last_id = event_id
-        done = stream.answered(message) or last
-        if not await writer.event(message, event_id, last=done):
-            stream.writer = None
-            return False
-        if done:
-            stream.writer = None
-            stream.complete.set()
-        return True
-
-    async def orphaned(self, stream: _Stream) -> None:
-        """The process serving a resumed stream's requests is gone: answer each with an error, end the stream."""
-        async with stream.lock:
-            writer = stream.writer
-            stream.writer = None
-            stream.complete.set()
-            unanswered = sorted(stream.pending, key=str)
-            stream.pending.clear()
-            for position, request_id in enumerate(unanswered):
-                answer = error_message(
-                    request_id,
-                    INTERNAL_ERROR,
-                    "Internal error: the server process serving this request stopped before answering; "
-                    "it may or may not have taken effect",
-                )
-                if writer is not None and not await writer.event(answer, None, last=position == len(unanswered) - 1):
-                    return
-
-    def collected_answers(self, stream: _Stream) -> list[Any]:
-        """The answers a JSON-response POST stream collected."""
-        kept, stream.backlog = stream.backlog or (), None
-        answers = [message for _, message in kept if type(message) is dict and "method" not in message]
-        return answers
-
-    def touch(self) -> None:
-        self.last_activity = trio.current_time()
-
-    def busy(self) -> bool:
-        return any(stream.writer is not None for stream in self.streams.values())
-
-    def local(self, message: Any) -> tuple[Any, Any]:
-        """Split a client message into what this process serves and what goes to the others (with a directory):
-        answers to requests another process sent go there; notifications go to both (``initialized``, a
-        cancellation or progress for something served elsewhere, roots changes); requests stay here."""
-        if self.directory is None:
-            return message, None
-        here: list[Any] = []
-        there: list[Any] = []
-        for item in message if type(message) is list else (message,):
-            if type(item) is dict and "method" in item:
-                here.append(item)
-                if "id" not in item:
-                    there.append(item)
-            elif type(item) is dict and is_request_id(item.get("id")) and item["id"] in self.sent:
-                del self.sent[item["id"]]
-                here.append(item)
-            else:
-                there.append(item)
-        if type(message) is not list:
-            return (here[0] if here else None), (there[0] if there else None)
-        return (here or None), (there or None)
-
-    async def deliver(self, message: Any, runner: RequestRunner | None = None) -> None:
-        """Hand a client message to the connection, in this task; its requests run in ``tasks``, or by ``runner``
-        (``InCaller``: in this task, before this returns)."""
-        take = self._take
-        if take is None:
-            raise ConnectionClosed("HTTP session ended")
-        try:
-            await take(message, runner)
-        except ConnectionClosed:
-            raise ConnectionClosed("HTTP session ended") from None
-
-    def _failed(self, exc: BaseException) -> None:
-        """Something the connection ran failed outside any request: end this session only."""
-        if not isinstance(exc, ConnectionClosed):
-            logger.error("HTTP session %s failed; ending it", self.id[:8], exc_info=exc)
-        self.end()
-
-    def end(self) -> None:
-        """End the session now: cancel what its connection runs and complete its streams."""
-        if self.closed.is_set():
-            return
-        self.closed.set()
-        self._take = None  # the connection's session: let it go with the connection
-        self.tasks.cancel()
-        for stream in self.streams.values():
-            stream.complete.set()
-        self._on_end(self)
 
 
 class SessionEndpoint:
@@ -636,7 +107,7 @@ class SessionEndpoint:
             if recording and session.unrecorded > unrecorded:
                 if route.opens_session:
                     session.end()
-                await refuse(response, _unavailable(_single_id(message)))
+                await refuse(response, unavailable(_single_id(message)))
                 return
             if response.disconnected.is_set() or session.closed.is_set():
                 return
@@ -681,7 +152,7 @@ class SessionEndpoint:
             await watched.wait()
 
     async def _watch(
-        self, session: HttpSession, stream: _Stream, writer: SseWriter, response: HttpResponse, done: trio.Event
+        self, session: HttpSession, stream: SessionStream, writer: SseWriter, response: HttpResponse, done: trio.Event
     ) -> None:
         """``_stream_until_done`` for a POST whose request waits in the POST's task; ``done`` set at the end."""
         try:
@@ -705,7 +176,7 @@ class SessionEndpoint:
                     resumed = await self._stream_not_open(session, replay[0], last_event_id)
             except Exception as exc:  # a networked store or directory in an outage: this request only
                 logger.warning("cannot resume a stream of session %s: %s", session.id[:8], type(exc).__name__)
-                await refuse(response, _unavailable())
+                await refuse(response, unavailable())
                 return
             if resumed is None:
                 await refuse(
@@ -742,7 +213,7 @@ class SessionEndpoint:
                     await self.options.event_store.forget(session.id)
             except Exception as exc:  # kept in the directory, the session goes on: the client may try again
                 logger.warning("session %s not ended: %s", session.id[:8], type(exc).__name__)
-                await refuse(response, _unavailable())
+                await refuse(response, unavailable())
                 return
             await session.directory.publish(session.id, {"kind": "end"})
         session.end()
@@ -765,7 +236,7 @@ class SessionEndpoint:
                 session = await self._adopt(session_id)
             except Exception as exc:  # the directory's own failure (Redis down, say): this request only
                 logger.warning("session directory unavailable for session %s: %s", session_id[:8], type(exc).__name__)
-                await refuse(response, _unavailable(request_id))
+                await refuse(response, unavailable(request_id))
                 return None
         if session is None:
             await refuse(response, Rejection(Refusal.SESSION_NOT_FOUND, "Session not found", request_id))
@@ -793,19 +264,19 @@ class SessionEndpoint:
             del self._adopting[session_id]
             done.set()
 
-    async def _stream_not_open(self, session: HttpSession, stream_id: str, last_event_id: str) -> _Stream | None:
+    async def _stream_not_open(self, session: HttpSession, stream_id: str, last_event_id: str) -> SessionStream | None:
         """A stored stream this session does not hold open: one answered already, whose stored events are all
         there is to send, or one another process serves, followed here (stored events now, routed ones as they
         come)."""
         directory = session.directory
         if directory is None or stream_id.startswith(f"{directory.origin}."):
-            answered = _Stream(stream_id, set())
+            answered = SessionStream(stream_id, set())
             answered.complete.set()
             return answered
         requests = await directory.stream_requests(session.id, stream_id)
         if requests is None:
             return None
-        stream = _Stream(stream_id, set(requests), origin=stream_id.partition(".")[0])
+        stream = SessionStream(stream_id, set(requests), origin=stream_id.partition(".")[0])
         stream.last_id = last_event_id  # where catching up from the store starts
         session.streams[stream_id] = stream
         return stream
@@ -813,7 +284,7 @@ class SessionEndpoint:
     async def _stream_until_done(
         self,
         session: HttpSession,
-        stream: _Stream,
+        stream: SessionStream,
         writer: SseWriter,
         response: HttpResponse,
         *,
@@ -842,7 +313,7 @@ class SessionEndpoint:
         session.touch()
 
     async def _keep_open(
-        self, session: HttpSession, stream: _Stream, writer: SseWriter, response: HttpResponse
+        self, session: HttpSession, stream: SessionStream, writer: SseWriter, response: HttpResponse
     ) -> None:
         """``_stream_until_done`` for a stream that is still open after its head went: ticks until it ends."""
         with trio.CancelScope() as watch:
