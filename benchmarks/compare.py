@@ -4,9 +4,10 @@
     .venv/bin/python benchmarks/compare.py --quick    # 1 run with tiny counts (a smoke test)
 
 Peers alternate run by run (run r starts with a different peer), every metric is the median of its runs,
-and each is given as a ratio trio_mcp / peer. Prints a table, writes benchmarks/results/latest.json (all
-runs and medians) and, unless --quick, rewrites the generated part of benchmarks/RESULTS.md (text outside
-the generated markers is kept). Needs `bash benchmarks/setup.sh` first for the official SDKs; a peer whose
+and each is given as a ratio trio_mcp / peer. Prints a table and whether each speed target is met
+(benchmarks/targets.py; "nothing else regresses" against the report this run replaces, or --baseline), writes
+benchmarks/results/latest.json (all runs and medians) and, unless --quick, rewrites the generated part of
+benchmarks/RESULTS.md with both tables (text outside the generated markers is kept). Needs `bash benchmarks/setup.sh` first for the official SDKs; a peer whose
 setup is missing is skipped with a note.
 """
 
@@ -26,6 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import loadgen  # noqa: E402
+import targets  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
 BASE = "trio_mcp"
@@ -283,7 +285,14 @@ def notes(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def write_results_md(report: dict[str, Any], path: Path) -> None:
+def print_tables(report: dict[str, Any], baseline: dict[str, Any] | None) -> None:
+    """The figures, then each target met or not."""
+    print(table(report, markdown=False))
+    print("\ntargets")
+    print(targets.table(targets.verdicts(report, baseline), markdown=False))
+
+
+def write_results_md(report: dict[str, Any], path: Path, baseline: dict[str, Any] | None) -> None:
     m = report["machine"]
     peers = report["peers"]
     versions = ", ".join(f"{e['label']} {e['version']}".strip() for e in peers.values())
@@ -309,6 +318,10 @@ def write_results_md(report: dict[str, Any], path: Path) -> None:
         "",
         table(report, markdown=True),
         "",
+        "Targets (benchmarks/targets.py):",
+        "",
+        targets.table(targets.verdicts(report, baseline), markdown=True),
+        "",
         *notes(report),
         END,
     ]
@@ -332,17 +345,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results-md", type=Path, default=BENCH / "RESULTS.md")
     parser.add_argument("--no-results-md", action="store_true", help="do not rewrite RESULTS.md")
     parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="JSON",
+        help="an earlier report to check for regressions against (default: the --out file this run replaces)",
+    )
+    parser.add_argument(
         "--render",
         type=Path,
         metavar="JSON",
         help="run nothing: print the table of a saved report and rewrite RESULTS.md from it",
     )
     args = parser.parse_args(argv)
+    earlier = args.baseline or (None if args.render else args.out)
+    baseline = json.loads(earlier.read_text()) if earlier is not None and earlier.exists() else None
     if args.render:
         report = json.loads(args.render.read_text())
-        print(table(report, markdown=False))
+        print_tables(report, baseline)
         if not args.no_results_md:
-            write_results_md(report, args.results_md)
+            write_results_md(report, args.results_md, baseline)
             print(f"written: {args.results_md}")
         return 0
     names = [n.strip() for n in args.peers.split(",") if n.strip()]
@@ -356,12 +377,12 @@ def main(argv: list[str] | None = None) -> int:
     report = compare(names, runs, counts, groups)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(table(report, markdown=False))
+    print_tables(report, baseline)
     for line in notes(report):
         print(line)
     print(f"\nwritten: {args.out}")
     if not args.quick and not args.no_results_md:
-        write_results_md(report, args.results_md)
+        write_results_md(report, args.results_md, baseline)
         print(f"written: {args.results_md}")
     failed = any(entry["errors"] for entry in report["peers"].values())
     return 1 if failed else 0

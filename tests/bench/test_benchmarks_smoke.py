@@ -5,7 +5,8 @@
   marker file;
 - the load generator's, the hot-path micro-benchmark's, the layer profile's, the observability benchmark's and
   the capacity benchmark's command lines;
-- ``compare.py --quick`` against the official SDKs (marked interop): skipped, with the reason, only when their
+- ``compare.py --quick`` against the official SDKs (marked interop), ending with the targets table (shape, not
+  verdicts): skipped, with the reason, only when their
   set-up (``bash benchmarks/setup.sh``) has not been run.
 """
 
@@ -24,6 +25,7 @@ BENCH = ROOT / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
 import loadgen  # noqa: E402
+import targets  # noqa: E402
 
 pytestmark = pytest.mark.bench
 
@@ -168,3 +170,17 @@ def test_compare_quick_against_the_official_sdks(tmp_path: Path) -> None:
             assert phase["errors"] == 0 and phase["answered"] == phase["sent"], (name, phase_name, phase)
         assert run["cancel_stdio"]["cancelled"] and run["cancel_http_notification"]["cancelled"], name
     assert "trio_mcp / official Python SDK" in done.stdout
+    # the run ends with every target, each met or not with its figures; nothing was missing to judge it on
+    verdicts = done.stdout.split("\ntargets\n", 1)[1].splitlines()[2:8]
+    assert [line.split("  ")[0] for line in verdicts] == [row.target for row in targets.verdicts(report)], verdicts
+    assert all(line.endswith(("  met", "  not met")) for line in verdicts[:5]), verdicts
+    # a quick run is no baseline for a full one; against itself, nothing regressed
+    assert verdicts[5].endswith("  not measured"), verdicts
+    results_md = tmp_path / "RESULTS.md"
+    done = run_script("compare.py", "--render", str(out), "--baseline", str(out), "--results-md", str(results_md))
+    assert done.returncode == 0, done.stderr
+    generated = results_md.read_text().split("Targets (benchmarks/targets.py):", 1)[1]
+    assert generated.strip().startswith("| target | figures | met |"), generated
+    assert "| nothing else regresses (within 10% of the earlier run) | against " in generated
+    rows = [line for line in generated.splitlines() if line.startswith("| ")][1:]
+    assert len(rows) == 6 and all(row.endswith(("| met |", "| not met |")) for row in rows), generated
