@@ -10,7 +10,7 @@ import trio
 
 import trio_mcp
 
-SERVER = [sys.executable, str(Path(__file__).parent / "fault_server.py")]
+SERVER = [sys.executable, str(Path(__file__).parent.parent / "servers" / "fault_server.py")]
 
 
 async def main() -> None:

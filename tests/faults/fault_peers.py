@@ -17,7 +17,7 @@ import trio
 import trio_mcp
 from trio_mcp import Client
 
-FAULT_SERVER = Path(__file__).parent / "fault_server.py"
+FAULT_SERVER = Path(__file__).parent.parent / "servers" / "fault_server.py"
 STDIO_COMMAND = [sys.executable, str(FAULT_SERVER)]
 #: Transports and eras every fault is tried on.
 TRANSPORTS = ["stdio", "http-session", "http-stateless"]

@@ -133,5 +133,5 @@ async def test_a_failing_resource_or_prompt_handler_leaks_nothing_internal(trans
                 with pytest.raises(McpError) as info:
                     await call()
                 assert info.value.code == -32603
-                assert "/srv/private" not in str(info.value.to_error()) and "tok-123" not in str(info.value.to_error())
+                assert "/srv/private" not in str(info.value.to_error()) and "hunter2" not in str(info.value.to_error())
         await assert_still_serving(client)

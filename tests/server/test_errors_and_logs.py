@@ -16,9 +16,9 @@ from trio_mcp.testing import open_in_memory
 from trio_mcp.types import TextContent
 
 sys.path.insert(0, str(TESTS / "servers"))
-import faulty_server  # noqa: E402
+import fault_server  # noqa: E402
 
-FAULTY = [sys.executable, str(TESTS / "servers" / "faulty_server.py")]
+FAULTY = [sys.executable, str(TESTS / "servers" / "fault_server.py")]
 
 
 def text_of(result: Any) -> str:
@@ -28,11 +28,11 @@ def text_of(result: Any) -> str:
 async def test_an_unexpected_failure_is_logged_with_the_id_the_model_sees(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.ERROR, logger="trio_mcp.server")
     with trio.fail_after(5):
-        async with open_in_memory(faulty_server.server) as client:
-            result = await client.call_tool("leak_secret")
+        async with open_in_memory(fault_server.server) as client:
+            result = await client.call_tool("explode", {"kind": "Exception"})
     assert result.is_error is True
     text = text_of(result)
-    assert text.startswith("Tool leak_secret failed (error id ") and "hunter2" not in text
+    assert text.startswith("Tool explode failed (error id ") and "hunter2" not in text
     error_id = text.rsplit(" ", 1)[1].rstrip(")")
     [record] = [r for r in caplog.records if r.name == "trio_mcp.server"]
     assert record.levelno == logging.ERROR
@@ -42,7 +42,7 @@ async def test_an_unexpected_failure_is_logged_with_the_id_the_model_sees(caplog
 
 async def test_deliberate_errors_keep_their_message() -> None:
     with trio.fail_after(5):
-        async with open_in_memory(faulty_server.server) as client:
+        async with open_in_memory(fault_server.server) as client:
             result = await client.call_tool("deliberate")
             assert result.is_error is True
             assert text_of(result) == "the quota is exhausted; try again tomorrow"
@@ -91,10 +91,10 @@ async def test_logs_emitted_by_a_handler_arrive_before_its_result(
         elif transport.startswith("http"):
             if transport == "http-stateless":
                 options["protocol_version"] = "2026-07-28"
-            port = await nursery.start(faulty_server.server.serve_http, "127.0.0.1", 0)
+            port = await nursery.start(fault_server.server.serve_http, "127.0.0.1", 0)
             opener = trio_mcp.open_http_client(f"http://127.0.0.1:{port}/mcp", **options)
         else:
-            opener = open_in_memory(faulty_server.server, **options)
+            opener = open_in_memory(fault_server.server, **options)
         async with opener as client:
             await client.set_logging_level("debug")  # on 2026-07-28 each request then carries the level
             for _ in range(20):

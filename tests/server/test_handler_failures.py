@@ -16,12 +16,17 @@ import trio_mcp
 from trio_mcp.types import TextContent
 
 sys.path.insert(0, str(TESTS / "servers"))
-import faulty_server  # noqa: E402
+import fault_server  # noqa: E402
 
-FAULTY = [sys.executable, str(TESTS / "servers" / "faulty_server.py")]
+FAULTY = [sys.executable, str(TESTS / "servers" / "fault_server.py")]
 ERAS = ["2025-11-25", "2026-07-28"]
 
-CRASHERS = ["raise_custom", "raise_system_exit", "raise_generator_exit", "stray_cancelled", "leak_secret"]
+#: Calls whose handler fails: a BaseException, SystemExit, GeneratorExit, a stray Cancelled, an Exception.
+CRASHERS: list[tuple[str, dict[str, Any]]] = [
+    *(("explode", {"kind": kind}) for kind in ("BaseException", "SystemExit", "GeneratorExit")),
+    ("escape_cancelled", {}),
+    ("explode", {"kind": "Exception"}),
+]
 
 
 def text_of(result: Any) -> str:
@@ -37,28 +42,31 @@ async def open_faulty(request: Any, nursery: trio.Nursery) -> AsyncIterator[Open
     if kind == "stdio":
         yield lambda: trio_mcp.open_stdio_client(FAULTY, protocol_version="2025-11-25", stderr="capture")
         return
-    port = await nursery.start(faulty_server.server.serve_http, "127.0.0.1", 0)
+    port = await nursery.start(fault_server.server.serve_http, "127.0.0.1", 0)
     version = "2025-11-25" if kind == "http-session" else "2026-07-28"
     yield lambda: trio_mcp.open_http_client(f"http://127.0.0.1:{port}/mcp", protocol_version=version)
 
 
-@pytest.mark.parametrize("tool", CRASHERS)
-async def test_a_failing_tool_is_an_error_result_and_the_server_lives_on(open_faulty: Any, tool: str) -> None:
+@pytest.mark.parametrize(("tool", "arguments"), CRASHERS)
+async def test_a_failing_tool_is_an_error_result_and_the_server_lives_on(
+    open_faulty: Any, tool: str, arguments: dict[str, Any]
+) -> None:
     with trio.fail_after(15):
         async with open_faulty() as client:
             slow_result: list[Any] = []
 
             async def slow() -> None:
-                slow_result.append(await client.call_tool("slow", {"seconds": 0.3}))
+                slow_result.append(await client.call_tool("nap", {"seconds": 0.3}))
 
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(slow)
-                await trio.sleep(0.05)
-                result = await client.call_tool(tool)
+                while not slow_result and (await client.call_tool("naps")).structured_content == {"result": 0}:
+                    pass  # until the nap runs in the server (each call is a round trip: no spin)
+                result = await client.call_tool(tool, arguments)
             assert result.is_error is True
             assert f"Tool {tool} failed" in text_of(result)
             assert "hunter2" not in text_of(result)
-            assert text_of(slow_result[0]) == "slow done"  # the concurrent call was not lost
+            assert text_of(slow_result[0]) == "rested"  # the concurrent call was not lost
             assert text_of(await client.call_tool("echo", {"text": "alive"})) == "alive"
         async with open_faulty() as again:  # and the server still takes new clients
             assert text_of(await again.call_tool("echo", {"text": "alive"})) == "alive"
@@ -79,9 +87,9 @@ async def test_resources_and_prompts_fail_with_a_generic_error(open_faulty: Any)
     with trio.fail_after(15):
         async with open_faulty() as client:
             for call in (
-                lambda: client.read_resource("faulty://secret"),
-                lambda: client.read_resource("faulty://custom"),
-                lambda: client.get_prompt("broken_prompt"),
+                lambda: client.read_resource("fault://secret"),
+                lambda: client.read_resource("fault://custom"),
+                lambda: client.get_prompt("secret_prompt"),
             ):
                 with pytest.raises(trio_mcp.McpError) as info:
                     await call()
@@ -98,9 +106,9 @@ async def test_stdio_server_survives_and_reports_on_stderr() -> None:
     lines: list[str] = []
     with trio.fail_after(15):
         async with trio_mcp.open_stdio_client(FAULTY, protocol_version="2025-11-25", stderr=lines.append) as client:
-            for tool in CRASHERS:
-                assert (await client.call_tool(tool)).is_error is True
-            result = await client.call_tool("leak_secret")
+            for tool, arguments in CRASHERS:
+                assert (await client.call_tool(tool, arguments)).is_error is True
+            result = await client.call_tool("explode", {"kind": "Exception"})
             assert text_of(await client.call_tool("echo", {"text": "alive"})) == "alive"
     error_id = text_of(result).rsplit("error id ", 1)[1].strip(").")
     logged = "\n".join(lines)
@@ -157,8 +165,14 @@ def _conversation() -> bytes:
         },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]
-    for index, tool in enumerate(["slow", *CRASHERS, "own_deadline", "log_then_return", "echo"], start=2):
-        arguments = {"slow": {"seconds": 5}, "log_then_return": {"n": 3}, "echo": {"text": "x"}}.get(tool, {})
+    calls = [
+        ("nap", {"seconds": 5}),
+        *CRASHERS,
+        ("own_deadline", {}),
+        ("log_then_return", {"n": 3}),
+        ("echo", {"text": "x"}),
+    ]
+    for index, (tool, arguments) in enumerate(calls, start=2):
         messages.append(
             {"jsonrpc": "2.0", "id": index, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
         )
