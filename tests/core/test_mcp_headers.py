@@ -76,6 +76,8 @@ def test_visible_ascii_stays_plain(value: str) -> None:
         "trailing\t",
         " ",
         "=?base64?aGk=?=",  # text that already looks like the encoded form must not be read as it
+        "us-west1\n",  # a line break at the very end is still a line break (no header injection)
+        "0\r\n",
     ],
 )
 def test_anything_else_takes_the_base64_form_and_comes_back_whole(value: str) -> None:
@@ -230,6 +232,7 @@ def test_a_property_named_like_the_annotation_is_not_one() -> None:
         (schema(a={"type": "string", "x-mcp-header": "Two Words"}), "not an RFC 9110 token"),
         (schema(a={"type": "string", "x-mcp-header": "Colon:"}), "not an RFC 9110 token"),
         (schema(a={"type": "string", "x-mcp-header": "Région"}), "not an RFC 9110 token"),
+        (schema(a={"type": "string", "x-mcp-header": "Region\n"}), "not an RFC 9110 token"),
         (
             schema(a={"type": "string", "x-mcp-header": "Region"}, b={"type": "string", "x-mcp-header": "REGION"}),
             "used twice",

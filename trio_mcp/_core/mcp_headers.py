@@ -27,9 +27,10 @@ __all__ = [
 
 _PREFIX: Final = "=?base64?"
 _SUFFIX: Final = "?="
-_PLAIN: Final = re.compile(r"^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$")
+# Both end in \Z, not $: "$" also matches before a final line break, which would let one into a header.
+_PLAIN: Final = re.compile(r"^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?\Z")
 #: An RFC 9110 token: what an ``x-mcp-header`` name must be.
-TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 #: The 2026-07-28 methods whose ``Mcp-Name`` header mirrors a body param, and which param (``taskId``: the
 #: tasks extension).
 NAMED_METHODS: Final[Mapping[str, str]] = {
