@@ -14,6 +14,7 @@ import trio
 from scale_peers import RedisServer
 
 from trio_mcp import Context, Server
+from trio_mcp._core.session_record import SessionRecord, SessionState
 from trio_mcp._core.sse import SSEDecoder
 from trio_mcp.errors import INTERNAL_ERROR
 from trio_mcp.scale import RedisClient, RedisEventStore, RedisSessionDirectory
@@ -343,3 +344,35 @@ async def test_servers_started_while_redis_is_down_serve_and_roam_once_it_is_bac
                 logged = [event["params"]["data"] for event in events if event.get("method") == "notifications/message"]
                 await trio.sleep(0.05)
             assert logged == ["a debug record"]
+
+
+async def test_the_record_redis_keeps_reads_back_and_one_from_older_code_roams(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A record is one JSON text in Redis, read back as written; a session whose record an older server wrote
+    (no ``version``) is taken over by this one; an unreadable record is a session not found, logged."""
+    with trio.fail_after(30):
+        async with RedisClient(redis_server.url, retries=0, connect_timeout=0.5) as redis:
+            directory = RedisSessionDirectory(redis, prefix="records")
+            record = SessionRecord(caller="k", state=SessionState(protocol_version=VERSION, subscriptions=("a://b",)))
+            await directory.save("s1", record)
+            raw = await redis.execute("GET", "records:{s1}:record")
+            assert SessionRecord.loads(raw) == record == await directory.load("s1")
+
+        async with two_servers(redis_server) as ((a, b), http):
+            session = await initialize(http, a, {"elicitation": {}})
+            async with RedisClient(redis_server.url) as redis:
+                key = f"trio_mcp:sessions:{{{session}}}:record"
+                older = json.loads(await redis.execute("GET", key))
+                del older["version"], older["state"]["logLevel"], older["state"]["subscriptions"]
+                await redis.execute("SET", key, json.dumps(older))
+                _, _, events = await post(
+                    http, b, request(2, "tools/call", {"name": "where", "arguments": {}}), session
+                )
+                assert events[-1]["result"]["content"][0]["text"] == "b roamer True"
+
+                other = await initialize(http, a, {})
+                await redis.execute("SET", f"trio_mcp:sessions:{{{other}}}:record", '{"principal": 3}')
+                status, _, _ = await post(http, b, request(3, "ping", {}), other)
+                assert status == 404
+                assert any("unreadable" in line and other[:8] in line for line in caplog.messages)

@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 import trio
 
 from .._core.jsonrpc import RequestId
+from .._core.session_record import SessionRecord
 from ..transports.http.roaming import Routed
 from .pubsub import follow
 from .redis import RedisClient, RedisUnavailable
@@ -66,15 +67,18 @@ class RedisSessionDirectory:
     def _key(self, session_id: str, part: str) -> str:
         return f"{self.prefix}:{{{session_id}}}:{part}"
 
-    async def save(self, session_id: str, record: Mapping[str, Any]) -> None:
-        await self.redis.execute("SET", self._key(session_id, "record"), _dump(record), "PX", self._ttl_ms)
+    async def save(self, session_id: str, record: SessionRecord) -> None:
+        await self.redis.execute("SET", self._key(session_id, "record"), record.dumps(), "PX", self._ttl_ms)
 
-    async def load(self, session_id: str) -> Mapping[str, Any] | None:
+    async def load(self, session_id: str) -> SessionRecord | None:
         raw = await self.redis.execute("GET", self._key(session_id, "record"))
         if raw is None:
             return None
-        record = json.loads(raw)
-        return record if isinstance(record, dict) and isinstance(record.get("state"), dict) else None
+        try:
+            return SessionRecord.loads(raw)
+        except ValueError as exc:  # a record no process of this server wrote: the session is not found
+            logger.warning("the record of session %s is unreadable: %s", session_id[:8], exc)
+            return None
 
     async def touch(self, session_ids: Sequence[str]) -> None:
         commands: list[list[str | int]] = [

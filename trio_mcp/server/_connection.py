@@ -5,13 +5,14 @@ from __future__ import annotations
 import collections
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import trio
 
 from .._core.jsonrpc import RequestId
 from .._core.lifecycle import HandshakeEvent, Lifecycle, Phase
+from .._core.session_record import SessionState
 from .._custom import custom_result
 from .._failures import Fate, failure_text, fate_of, report_failure, shaped
 from .._middleware import RequestInfo, run_middleware
@@ -219,24 +220,24 @@ class ServerConnection:
         self.lifecycle.phase = Phase.READY
         self._initialized.set()
 
-    def session_state(self) -> dict[str, Any]:
-        """What the session negotiated and what the client set since, as JSON (``StreamControl.remember``)."""
-        return {
-            "protocolVersion": self.version,
-            "clientInfo": to_wire(self.client_info) if self.client_info is not None else None,
-            "capabilities": to_wire(self.client_capabilities),
-            "logLevel": self.log_level,
-            "subscriptions": sorted(self.subscriptions),
-        }
+    def session_state(self) -> SessionState:
+        """What the session negotiated and what the client set since (``StreamControl.remember``)."""
+        return SessionState(
+            protocol_version=self.version,
+            client_info=to_wire(self.client_info) if self.client_info is not None else None,
+            capabilities=to_wire(self.client_capabilities),
+            log_level=self.log_level,
+            subscriptions=tuple(sorted(self.subscriptions)),
+        )
 
-    def _apply_state(self, state: Mapping[str, Any]) -> None:
+    def _apply_state(self, state: SessionState) -> None:
         """Take what another process serving this session recorded (``session_state``) as this session's own."""
-        self.protocol_version = state["protocolVersion"]
-        info = state.get("clientInfo")
+        self.protocol_version = state.protocol_version
+        info = state.client_info
         self.client_info = from_wire(info, Implementation) if info is not None else None
-        self.client_capabilities = from_wire(state.get("capabilities") or {}, ClientCapabilities)
-        self.log_level = state.get("logLevel") or self.log_level
-        self.subscriptions = set(state.get("subscriptions") or ())
+        self.client_capabilities = from_wire(state.capabilities, ClientCapabilities)
+        self.log_level = state.log_level or self.log_level
+        self.subscriptions = set(state.subscriptions)
         self.session.accept_batches = has(self.version, Feature.BATCHES)
 
     async def _remember(self) -> None:

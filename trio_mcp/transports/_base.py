@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any, Final, Protocol
 
 import trio
 
 from .._core.jsonrpc import InvalidMessage, RequestId, decode, encode, error_message
+from .._core.session_record import SessionState
 from .._runner import RequestRunner
 from ..errors import CONNECTION_CLOSED, ConnectionClosed, McpError
 
@@ -91,7 +92,7 @@ class StreamControl(Protocol):
         ``send(..., final=True)`` of its answer."""
 
     @property
-    def restored(self) -> Mapping[str, Any] | None:
+    def restored(self) -> SessionState | None:
         """The state of a session another process opened (what it last gave ``remember``), for a connection
         that takes it over without a handshake; None for a session that starts here."""
 
@@ -104,7 +105,7 @@ class StreamControl(Protocol):
         """The session's id when other processes may serve it too (a session directory): what its tasks belong
         to, and the session outlives this process's copy of it. None when the session ends with this copy."""
 
-    def on_state(self, apply: Callable[[Mapping[str, Any]], None]) -> None:
+    def on_state(self, apply: Callable[[SessionState], None]) -> None:
         """Have ``apply`` called with the session's state whenever another process serving it changes it."""
 
     def on_inbound(self, take: Callable[[Any, RequestRunner | None], Awaitable[None]]) -> None:
@@ -112,7 +113,7 @@ class StreamControl(Protocol):
         each client message to ``take`` in the task that read it, with the runner of its request (None: the
         session's, ``Spawn``; ``InCaller``: that task); ``receive()`` is not used."""
 
-    async def remember(self, state: Mapping[str, Any]) -> None:
+    async def remember(self, state: SessionState) -> None:
         """The session's state changed (``initialize``, ``logging/setLevel``, subscriptions): keep it where
         other processes serving the session read it. Returns once it is kept, before the change is answered."""
 

@@ -12,7 +12,9 @@ it takes it over, and every process serving a session hears the others through `
 
 Each process has an ``origin`` (random, unique): the ids of the streams it opens and of the requests it sends
 start with it, so ids never clash, and a stream resumed on another process can tell whether the process that
-serves it is still alive (``alive``). ``trio_mcp.scale.RedisSessionDirectory`` implements it on Redis.
+serves it is still alive (``alive``). ``trio_mcp.scale.RedisSessionDirectory`` implements it on Redis;
+``LocalSessionDirectory``, the one a server without it uses, is one process alone: its own sessions are all there
+is, so it records, routes and claims nothing, at no cost per call.
 """
 
 from __future__ import annotations
@@ -23,11 +25,15 @@ from typing import Any, NoReturn, Protocol
 import trio
 
 from ..._core.jsonrpc import RequestId
+from ..._core.session_record import SessionRecord
 
-__all__ = ["Routed", "SessionDirectory"]
+__all__ = ["LocalSessionDirectory", "Routed", "SessionDirectory"]
 
 #: Receives what another process published for a session this process may be serving.
 Routed = Callable[[str, Mapping[str, Any]], Awaitable[None]]
+#: Called once this process hears the others (again): what they published meanwhile is lost.
+Joined = Callable[[], Awaitable[None]]
+Started = trio.TaskStatus[None]
 
 
 class SessionDirectory(Protocol):
@@ -35,13 +41,14 @@ class SessionDirectory(Protocol):
 
     @property
     def origin(self) -> str:
-        """This process's id among those sharing the directory (letters and digits only)."""
+        """This process's id among those sharing the directory (letters and digits only); empty for a directory
+        no other process shares (``LocalSessionDirectory``): ids then need no mark of their process."""
 
-    async def save(self, session_id: str, record: Mapping[str, Any]) -> None:
-        """Keep a session's record (JSON), replacing the previous one; it expires when the session idles out."""
+    async def save(self, session_id: str, record: SessionRecord) -> None:
+        """Keep a session's record, replacing the previous one; it expires when the session idles out."""
 
-    async def load(self, session_id: str) -> Mapping[str, Any] | None:
-        """A session's record, or None if there is none (never opened, ended, or expired)."""
+    async def load(self, session_id: str) -> SessionRecord | None:
+        """A session's record, or None if there is none (never opened, ended, expired, or unreadable: logged)."""
 
     async def touch(self, session_ids: Sequence[str]) -> None:
         """These sessions were used: their records live another ``ttl`` (the directory's own setting)."""
@@ -74,3 +81,43 @@ class SessionDirectory(Protocol):
         subscription, the first included: what was published while this process was not subscribed is lost, so
         it reloads the records of the sessions it holds. An outage, even at the start, is waited out (and
         logged), never raised."""
+
+
+class LocalSessionDirectory:
+    """The ``SessionDirectory`` of one process alone (``origin`` empty): the sessions it serves are all there
+    are, held by the endpoint itself; nothing needs recording for, routing to or claiming from another process."""
+
+    @property
+    def origin(self) -> str:
+        return ""
+
+    async def save(self, session_id: str, record: SessionRecord) -> None:
+        pass
+
+    async def load(self, session_id: str) -> SessionRecord | None:
+        return None  # a session this process does not hold is no session
+
+    async def touch(self, session_ids: Sequence[str]) -> None:
+        pass
+
+    async def forget(self, session_id: str) -> None:
+        pass
+
+    async def open_stream(self, session_id: str, stream_id: str, request_ids: Sequence[RequestId]) -> None:
+        pass
+
+    async def stream_requests(self, session_id: str, stream_id: str) -> list[RequestId] | None:
+        return None
+
+    async def claim(self, session_id: str, change: str) -> bool:
+        return True
+
+    async def publish(self, session_id: str, message: Mapping[str, Any]) -> None:
+        pass
+
+    async def alive(self, origin: str) -> bool:
+        return True
+
+    async def run(self, routed: Routed, joined: Joined, *, task_status: Started = trio.TASK_STATUS_IGNORED) -> NoReturn:
+        task_status.started()
+        await trio.sleep_forever()

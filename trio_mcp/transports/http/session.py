@@ -2,21 +2,22 @@
 
 Every event goes through its stream's lock: it is recorded in the ``EventStore`` and then written, so a resuming
 client (GET with ``Last-Event-ID``) gets every event exactly once and in order, however often its connection
-drops, even during a replay. With a session directory, messages whose reader is another process travel through
-the directory. ``sessions.py`` opens, finds and ends sessions.
+drops, even during a replay. When sessions roam (a session directory other processes share), messages whose
+reader is another process travel through the directory. ``sessions.py`` opens, finds and ends sessions.
 """
 
 from __future__ import annotations
 
 import collections
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import trio
 
 from ..._core.inbound import Refusal, Rejection
 from ..._core.jsonrpc import RequestId, decode, error_message, is_request_id
+from ..._core.session_record import SessionRecord, SessionState
 from ..._core.sse import encode_event
 from ..._identity import caller_key
 from ..._runner import RequestRunner
@@ -31,12 +32,13 @@ from ._common import (
     event_data,
 )
 from .options import HttpTransportOptions
+from .roaming import SessionDirectory
 
-__all__ = ["HttpSession", "SessionStream", "stored_message", "unavailable"]
+__all__ = ["HttpSession", "SessionStream", "origin_of", "stored_message", "stream_id", "unavailable"]
 
 logger = logging.getLogger("trio_mcp.http")
 
-#: Notifications of a change the server's processes all hear; with a directory only the GET stream's holder sends them.
+#: Notifications of a change the server's processes all hear; when sessions roam, one process claims each.
 _CHANGES = frozenset(
     {
         "notifications/tools/list_changed",
@@ -49,7 +51,7 @@ _CHANGES = frozenset(
 #: The most events a stream keeps for a client that is not reading it (its GET stream, say).
 _BACKLOG = 256
 
-#: The most unanswered server requests a session remembers sending (with a session directory).
+#: The most unanswered server requests a session remembers sending (when sessions roam).
 _MAX_SENT = 4096
 
 #: The mark a stream's start (its priming event) and a handler's stream close leave in the event store: an
@@ -69,6 +71,16 @@ def unavailable(request_id: RequestId | None = None) -> Rejection:
         request_id,
         headers=(("retry-after", _RETRY_AFTER),),
     )
+
+
+def stream_id(origin: str, number: int) -> str:
+    """The id of a session's ``number``th stream opened by the process ``origin`` (``origin_of`` reads it back)."""
+    return f"{origin}.{number}" if origin else str(number)
+
+
+def origin_of(stream_id: str) -> str:
+    """The process that opened a stream (``stream_id``): empty for one of a directory no other process shares."""
+    return stream_id.rpartition(".")[0]
 
 
 def stored_message(data: str) -> Any:
@@ -135,11 +147,12 @@ class HttpSession:
         session_id: str,
         options: HttpTransportOptions,
         nursery: trio.Nursery,
+        directory: SessionDirectory,
         *,
         sse_only: bool,
         principal: Any,
         on_end: Callable[[HttpSession], None],
-        restored: Mapping[str, Any] | None = None,
+        restored: SessionState | None = None,
     ) -> None:
         self.id = session_id
         self.principal = principal
@@ -147,24 +160,26 @@ class HttpSession:
         self.caller = caller_key(principal)
         self.sse_only = sse_only
         self._store = None if sse_only else options.event_store
-        self.directory = None if sse_only else options.session_directory
+        self.directory = directory
+        #: Whether other processes may serve this session too (a shared directory); its ids then name this one.
+        self.roams = bool(directory.origin)
         self._restored = restored
         #: Whether the directory holds a record of this session (taken over from one, or ``remember`` ran).
         self.recorded = restored is not None
         #: How often the directory could not keep the session's record (the request that changed it is then
         #: refused with 503).
         self.unrecorded = 0
-        #: Ids of the requests this process sent the client and has no answer for yet (with a directory; the
-        #: oldest are forgotten past ``_MAX_SENT``, as the requests themselves time out).
+        #: Ids of the requests this process sent the client and has no answer for yet (when the session roams;
+        #: the oldest are forgotten past ``_MAX_SENT``, as the requests themselves time out).
         self.sent: dict[RequestId, None] = {}
         #: Takes the session's state when another process serving it changed it (set by the connection).
-        self.apply_state: Callable[[Mapping[str, Any]], None] | None = None
+        self.apply_state: Callable[[SessionState], None] | None = None
         #: Handles a client message in the task that read it (the connection's, given by ``on_inbound``).
         self._take: Callable[[Any, RequestRunner | None], Awaitable[None]] | None = None
         self._json_response = options.json_response
         self._retry_ms = options.retry_ms
         self._on_end = on_end
-        self.version = restored["protocolVersion"] if restored is not None else DEFAULT_NEGOTIATED_VERSION
+        self.version = restored.protocol_version if restored is not None else DEFAULT_NEGOTIATED_VERSION
         self.last_activity = trio.current_time()
         #: What the connection runs (its requests, notifications, tasks), in the endpoint's nursery: an idle
         #: session holds no task. Cancelled when the session ends.
@@ -186,7 +201,7 @@ class HttpSession:
     async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
         if self.closed.is_set():
             raise ConnectionClosed("HTTP session ended")
-        if self.directory is not None and type(message) is dict and "method" in message and "id" in message:
+        if self.roams and type(message) is dict and "method" in message and "id" in message:
             self.sent[message["id"]] = None
             if len(self.sent) > _MAX_SENT:
                 del self.sent[next(iter(self.sent))]
@@ -218,32 +233,31 @@ class HttpSession:
         self.version = version
 
     @property
-    def restored(self) -> Mapping[str, Any] | None:
+    def restored(self) -> SessionState | None:
         return self._restored
 
     @property
     def session_id(self) -> str | None:
-        return self.id if self.directory is not None else None
+        return self.id if self.roams else None
 
     @property
     def request_id_prefix(self) -> str:
-        return f"{self.directory.origin}-" if self.directory is not None else ""
+        return f"{self.directory.origin}-" if self.roams else ""
 
-    def on_state(self, apply: Callable[[Mapping[str, Any]], None]) -> None:
+    def on_state(self, apply: Callable[[SessionState], None]) -> None:
         self.apply_state = apply
 
     def on_inbound(self, take: Callable[[Any, RequestRunner | None], Awaitable[None]]) -> None:
         self._take = take
 
-    async def remember(self, state: Mapping[str, Any]) -> None:
-        if self.directory is not None:
-            try:
-                await self.directory.save(self.id, {"principal": self.caller, "state": dict(state)})
-            except Exception:
-                self.unrecorded += 1
-                raise
-            self.recorded = True
-            await self.directory.publish(self.id, {"kind": "state", "state": dict(state)})
+    async def remember(self, state: SessionState) -> None:
+        try:
+            await self.directory.save(self.id, SessionRecord(caller=self.caller, state=state))
+        except Exception:
+            self.unrecorded += 1
+            raise
+        self.recorded = True
+        await self.directory.publish(self.id, {"kind": "state", "state": state.to_json()})
 
     async def close_request_stream(self, request_id: RequestId) -> bool:
         """End the SSE response carrying ``request_id`` now, keeping the request running (SEP-1699 polling).
@@ -289,10 +303,8 @@ class HttpSession:
     async def open_stream(self, request_ids: set[RequestId]) -> SessionStream:
         """A stream for the answers to ``request_ids``; its id names this process when sessions roam, and the
         directory learns its requests (to answer them if this process dies while another one resumes it)."""
-        if self.directory is None:
-            stream = SessionStream(str(self._next_stream), set(request_ids))
-        else:
-            stream = SessionStream(f"{self.directory.origin}.{self._next_stream}", set(request_ids))
+        stream = SessionStream(stream_id(self.directory.origin, self._next_stream), set(request_ids))
+        if self.roams:
             try:
                 await self.directory.open_stream(self.id, stream.id, sorted(request_ids, key=str))
             except Exception as exc:  # the directory's own failure: only a resumption after this process dies is lost
@@ -326,7 +338,7 @@ class HttpSession:
 
     async def _emit(self, stream: SessionStream, message: Any, *, last: bool = False) -> None:
         if (
-            self.directory is not None
+            self.roams
             and stream is self.standalone
             and type(message) is dict
             and message.get("method") in _CHANGES
@@ -343,7 +355,7 @@ class HttpSession:
                 return
             if stream.writer is writer:
                 stream.writer = None
-            if self.directory is not None and not stream.collect:
+            if self.roams and not stream.collect:
                 # Its reader may be attached to another process: the GET stream, or a stream resumed there.
                 routed = {"kind": "event", "stream": stream.id, "id": event_id, "message": message, "last": last}
                 await self.directory.publish(self.id, routed)
@@ -360,7 +372,6 @@ class HttpSession:
         hears each change (``RedisFanout``): the first to claim it records it in the event store and writes it, or
         routes it to the GET stream's reader; so it is told once, and kept for a client resuming its GET stream
         anywhere, even with the stream's holder gone. A change heard here alone is told if the reader is here."""
-        assert self.directory is not None
         change = notified_change.get()
         if change is None:
             return stream.writer is not None
@@ -408,7 +419,7 @@ class HttpSession:
         holds past the last event this reader got, this one included. Each process writes what it recorded and
         gets what the others recorded routed, in whatever order pub/sub brings it; so the reader gets each event
         once, in the order a resumption elsewhere would replay it."""
-        if stream is self.standalone and self.directory is not None and stream.told is not None and event_id:
+        if stream is self.standalone and self.roams and stream.told is not None and event_id:
             assert self._store is not None  # event ids come from it
             try:
                 replay = await self._store.replay(self.id, stream.told)
@@ -507,10 +518,10 @@ class HttpSession:
         return any(stream.writer is not None for stream in self.streams.values())
 
     def local(self, message: Any) -> tuple[Any, Any]:
-        """Split a client message into what this process serves and what goes to the others (with a directory):
-        answers to requests another process sent go there; notifications go to both (``initialized``, a
+        """Split a client message into what this process serves and what goes to the others (when the session
+        roams): answers to requests another process sent go there; notifications go to both (``initialized``, a
         cancellation or progress for something served elsewhere, roots changes); requests stay here."""
-        if self.directory is None:
+        if not self.roams:
             return message, None
         here: list[Any] = []
         there: list[Any] = []

@@ -4,8 +4,9 @@
 standalone SSE stream, DELETE ends the session. Server messages go on the stream of the request they relate
 to, others on the GET stream, each on one stream only (``session.py``: one session and its streams). On
 2025-11-25 each stream opens with a priming event and a ``retry`` hint. A dropped stream is not a cancellation
-in this era. Idle sessions are reaped and their number is capped. With a session directory (``roaming.py``) any
-process sharing it serves any request of a session: it takes the session over from its record.
+in this era. Idle sessions are reaped and their number is capped. Sessions are found through a session directory
+(``roaming.py``): the process's own (``LocalSessionDirectory``), or one shared by several processes, any of which
+serves any request of a session, taking it over from its record.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import trio
 
 from ..._core.inbound import Refusal, Rejection, Route
 from ..._core.jsonrpc import RequestId, encode
+from ..._core.session_record import SessionState
 from ..._core.sse import encode_comment
 from ..._identity import caller_key
 from ..._runner import InCaller
@@ -34,7 +36,8 @@ from ._common import (
 from .exchange import Request as HttpRequest  # the h11 server's, or the ASGI adapter's
 from .exchange import Response as HttpResponse
 from .options import HttpTransportOptions
-from .session import HttpSession, SessionStream, unavailable
+from .roaming import LocalSessionDirectory, SessionDirectory
+from .session import HttpSession, SessionStream, origin_of, unavailable
 
 __all__ = ["HttpSession", "SessionEndpoint"]
 
@@ -55,7 +58,9 @@ class SessionEndpoint:
         self._connect = connect
         self._nursery = nursery
         self.sessions: dict[str, HttpSession] = {}
-        self._directory = options.session_directory
+        self._directory: SessionDirectory = options.session_directory or LocalSessionDirectory()
+        #: The directory of the legacy HTTP+SSE transport's sessions: they never roam.
+        self._local = LocalSessionDirectory()
         #: Sessions being taken over from the directory, so that concurrent requests take one over once.
         self._adopting: dict[str, trio.Event] = {}
 
@@ -84,7 +89,7 @@ class SessionEndpoint:
             return
         session.touch()
         here, there = session.local(message)
-        if there is not None and session.directory is not None:
+        if there is not None:
             await session.directory.publish(session.id, {"kind": "inbound", "message": there})
         if not route.request_ids:
             if here is not None:
@@ -94,9 +99,9 @@ class SessionEndpoint:
         message = here
         stream = await session.open_stream(set(route.request_ids))
         headers: list[tuple[str, str]] = [("mcp-session-id", session.id)]
-        # With a directory, a request that changes the session's record is answered once it is kept: a 503 if it
-        # could not be (the session is not opened, or not changed for good).
-        recording = session.directory is not None and type(message) is dict and message.get("method") in _RECORDING
+        # When sessions roam, a request that changes the session's record is answered once it is kept: a 503 if
+        # it could not be (the session is not opened, or not changed for good).
+        recording = session.roams and type(message) is dict and message.get("method") in _RECORDING
         if self.options.json_response or recording:
             unrecorded = session.unrecorded
             stream.collect = True
@@ -206,7 +211,7 @@ class SessionEndpoint:
         session = await self._session_for(route, response)
         if session is None:
             return
-        if session.directory is not None:  # ended for every process: its record and its events go first
+        if session.roams:  # ended for every process: its record and its events go first
             try:
                 await session.directory.forget(session.id)
                 if self.options.event_store is not None:
@@ -231,7 +236,7 @@ class SessionEndpoint:
         """The caller's session with this id, taken over from the directory if another process opened it;
         None after answering 404 (or 503 when the directory cannot be reached)."""
         session = self.find(session_id)
-        if session is None and self._directory is not None and session_id not in self.sessions:
+        if session is None and session_id not in self.sessions:
             try:
                 session = await self._adopt(session_id)
             except Exception as exc:  # the directory's own failure (Redis down, say): this request only
@@ -244,7 +249,6 @@ class SessionEndpoint:
 
     async def _adopt(self, session_id: str) -> HttpSession | None:
         """Serve here a session another process opened, rebuilt from its record (no handshake again)."""
-        assert self._directory is not None
         adopting = self._adopting.get(session_id)
         if adopting is not None:
             await adopting.wait()
@@ -252,14 +256,14 @@ class SessionEndpoint:
         self._adopting[session_id] = done = trio.Event()
         try:
             record = await self._directory.load(session_id)
-            if record is None or record.get("principal") != caller_key(request_principal.get()):
+            if record is None or record.caller != caller_key(request_principal.get()):
                 return None
             if len(self.sessions) >= self.options.max_sessions:
                 self.reap_idle()
             if len(self.sessions) >= self.options.max_sessions:
                 logger.warning("cannot take over HTTP session %s: max_sessions reached", session_id[:8])
                 return None
-            return await self._start(session_id, sse_only=False, restored=record["state"])
+            return await self._start(session_id, sse_only=False, restored=record.state)
         finally:
             del self._adopting[session_id]
             done.set()
@@ -268,15 +272,15 @@ class SessionEndpoint:
         """A stored stream this session does not hold open: one answered already, whose stored events are all
         there is to send, or one another process serves, followed here (stored events now, routed ones as they
         come)."""
-        directory = session.directory
-        if directory is None or stream_id.startswith(f"{directory.origin}."):
+        origin = origin_of(stream_id)
+        if origin == session.directory.origin:
             answered = SessionStream(stream_id, set())
             answered.complete.set()
             return answered
-        requests = await directory.stream_requests(session.id, stream_id)
+        requests = await session.directory.stream_requests(session.id, stream_id)
         if requests is None:
             return None
-        stream = SessionStream(stream_id, set(requests), origin=stream_id.partition(".")[0])
+        stream = SessionStream(stream_id, set(requests), origin=origin)
         stream.last_id = last_event_id  # where catching up from the store starts
         session.streams[stream_id] = stream
         return stream
@@ -328,7 +332,7 @@ class SessionEndpoint:
                     await stream.complete.wait()
                 if stream.complete.is_set():
                     break
-                if stream.origin is not None and session.directory is not None:
+                if stream.origin is not None:
                     await session.catch_up(stream)
                     if stream.complete.is_set():
                         break
@@ -356,14 +360,13 @@ class SessionEndpoint:
             return None
         return await self._start(secrets.token_urlsafe(32), sse_only=sse_only)
 
-    async def _start(
-        self, session_id: str, *, sse_only: bool, restored: Mapping[str, Any] | None = None
-    ) -> HttpSession:
+    async def _start(self, session_id: str, *, sse_only: bool, restored: SessionState | None = None) -> HttpSession:
         """A session and its connection, which runs in the session's ``tasks`` (no task waits while it idles)."""
         session = HttpSession(
             session_id,
             self.options,
             self._nursery,
+            self._local if sse_only else self._directory,
             sse_only=sse_only,
             principal=request_principal.get(),
             on_end=self._forget,
@@ -390,8 +393,8 @@ class SessionEndpoint:
         if self.sessions.get(session.id) is session:
             del self.sessions[session.id]
         store = self.options.event_store
-        # With a directory another process may still serve the session: its stored events expire on their own.
-        if store is not None and not session.sse_only and session.directory is None:
+        # A roaming session may still be served elsewhere: its stored events expire on their own.
+        if store is not None and not session.sse_only and not session.roams:
             self._nursery.start_soon(store.forget, session.id)
 
     def reap_idle(self) -> None:
@@ -403,23 +406,20 @@ class SessionEndpoint:
                 session.end()
 
     async def maintain(self) -> NoReturn:
-        """Reap idle sessions periodically and, with a directory, hear the other processes (runs for the life
-        of the endpoint)."""
+        """Reap idle sessions periodically and hear the other processes sharing the directory, if any (runs for
+        the life of the endpoint)."""
         async with trio.open_nursery() as nursery:
-            if self._directory is not None:
-                nursery.start_soon(self._directory.run, self._routed, self._joined)  # reaping never waits for it
+            nursery.start_soon(self._directory.run, self._routed, self._joined)  # reaping never waits for it
             interval = max(min(self.options.session_idle_timeout / 4, 60.0), 0.05)
             while True:
                 swept = trio.current_time()
                 await trio.sleep(interval)
                 self.reap_idle()
-                if self._directory is not None:
-                    await self._touch_used(swept)
+                await self._touch_used(swept)
         raise AssertionError("unreachable")
 
     async def _touch_used(self, since: float) -> None:
         """Keep the directory records of the sessions used here since ``since`` (an outage only logs)."""
-        assert self._directory is not None
         used = [session.id for session in self.sessions.values() if session.last_activity >= since]
         try:
             await self._directory.touch(used)
@@ -429,7 +429,6 @@ class SessionEndpoint:
     async def _joined(self) -> None:
         """Routing is (back) on, and what was published before is lost: take each held session's state from its
         record again, and end those that ended elsewhere (their record is gone)."""
-        assert self._directory is not None
         for session in list(self.sessions.values()):
             if not session.recorded:  # no record yet (its initialize is under way): nothing to refresh from
                 continue
@@ -441,7 +440,7 @@ class SessionEndpoint:
             if record is None:
                 session.end()
             elif session.apply_state is not None:
-                session.apply_state(record["state"])
+                session.apply_state(record.state)
 
     async def _routed(self, session_id: str, routed: Mapping[str, Any]) -> None:
         """What another process published for a session: a client message, an event, or the session's end."""
@@ -458,8 +457,13 @@ class SessionEndpoint:
             await session.routed_event(
                 str(routed.get("stream")), routed.get("id"), routed.get("message"), last=bool(routed.get("last"))
             )
-        elif kind == "state" and session.apply_state is not None and isinstance(routed.get("state"), dict):
-            session.apply_state(routed["state"])
+        elif kind == "state" and session.apply_state is not None:
+            try:
+                state = SessionState.from_json(routed.get("state"))
+            except ValueError as exc:
+                logger.warning("ignored an unreadable state routed for session %s: %s", session_id[:8], exc)
+                return
+            session.apply_state(state)
         elif kind == "end":
             session.end()
 
