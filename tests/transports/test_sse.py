@@ -84,6 +84,16 @@ def test_encode_rejects_nul_in_id_and_bad_retry() -> None:
 def test_encode_rejects_lone_surrogates() -> None:
     with pytest.raises(UnicodeEncodeError):
         encode_event("\ud800")
+    with pytest.raises(UnicodeEncodeError):
+        encode_event("\ud800", id="1")
+
+
+def test_encode_an_event_with_an_id_as_a_session_stream_writes_it() -> None:
+    """A message's one-line JSON with its store id, and data of several lines with an id, both read back."""
+    assert encode_event('{"id":1,"result":{}}', id="s.1_2") == b'id: s.1_2\ndata: {"id":1,"result":{}}\n\n'
+    assert decode_all(encode_event("a\nb\rc", id="7")) == [ev("a\nb\nc", id="7")]
+    with pytest.raises(ValueError, match="NUL"):
+        encode_event("x\ny", id="a\0b")
 
 
 def test_encode_unicode() -> None:

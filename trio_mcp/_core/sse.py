@@ -29,6 +29,8 @@ __all__ = [
 DEFAULT_MAX_EVENT_BYTES: Final = 16 * 1024 * 1024
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_BREAK = re.compile(r"[\r\n]")
+_BREAK_OR_NUL = re.compile(r"[\r\n\0]")
 _EOL = re.compile(rb"[\r\n]")
 _BOM: Final = b"\xef\xbb\xbf"
 _CR: Final = 0x0D
@@ -76,6 +78,8 @@ def encode_event(data: str, *, event: str | None = None, id: str | None = None, 
     LF in ``event`` or ``id``, NUL in ``id`` (receivers ignore such ids), a negative ``retry``, or lone
     surrogates anywhere.
     """
+    if data and id and not event and retry is None and not _BREAK_OR_NUL.search(id) and not _BREAK.search(data):
+        return f"id: {id}\ndata: {data}\n\n".encode()  # an event of a stream: its message's one-line JSON
     parts: list[str] = []
     if id is not None:
         if "\0" in _single_line("id", id):

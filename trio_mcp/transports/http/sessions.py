@@ -384,7 +384,7 @@ class SessionEndpoint:
         """The session with this id, if it belongs to this caller (another principal's session is not found)."""
         session = self.sessions.get(session_id)
         principal = request_principal.get()
-        if session is None or session.caller != caller_key(principal):
+        if session is None or (principal is not session.principal and session.caller != caller_key(principal)):
             return None
         session.principal = principal  # the same caller; its latest token (refreshed, stepped up)
         return session
