@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo docs test system-check lint typecheck unit fuzz soak lowest newest interop-setup skills-setup auth-server-setup browser-setup interop conformance bench-setup bench bench-quick scale-setup clean
+.PHONY: demo docs test system-check lint typecheck unit fuzz soak lowest newest interop-setup skills-setup auth-server-setup browser-setup inspector-setup interop conformance bench-setup bench bench-quick scale-setup clean
 
 $(BIN)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,11 @@ scale-setup:
 # Headless Chromium (Debian's package) and the TypeScript SDK's client bundled for a page; see tests/browser/setup.sh.
 browser-setup: interop-setup
 	bash tests/browser/setup.sh
+
+# The MCP Inspector that `trio-mcp dev` runs (npm ci from trio_mcp/cli/inspector/, the locked release users get),
+# into tests/inspector/installed for tests/cli/test_cli_dev.py; see tests/inspector/setup.sh.
+inspector-setup: interop-setup
+	bash tests/inspector/setup.sh
 
 # The programs make test needs from the system (Chromium, Redis, HAProxy, nginx): as root they are installed by the
 # setup scripts; otherwise one line per missing part says how to install it, before anything else runs.
@@ -99,7 +104,7 @@ bench: $(BIN)/.installed bench-setup
 bench-quick: $(BIN)/.installed bench-setup
 	$(BIN)/python benchmarks/compare.py --quick
 
-test: system-check lint typecheck docs interop-setup skills-setup auth-server-setup browser-setup bench-setup scale-setup conformance unit lowest newest
+test: system-check lint typecheck docs interop-setup skills-setup auth-server-setup browser-setup inspector-setup bench-setup scale-setup conformance unit lowest newest
 
 clean:
-	rm -rf $(VENV) .venv-lowest .venv-3.* .interop tests/auth_server/node_modules tests/browser/node_modules tests/browser/dist tests/browser/apps/node_modules tests/browser/apps/dist tests/interop/ts_skills/node_modules tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) .venv-lowest .venv-3.* .interop tests/auth_server/node_modules tests/browser/node_modules tests/browser/dist tests/browser/apps/node_modules tests/browser/apps/dist tests/inspector/installed tests/interop/ts_skills/node_modules tests/conformance/node_modules tests/conformance/.node benchmarks/ts/node_modules benchmarks/results .mypy_cache .pytest_cache .hypothesis *.egg-info

@@ -30,8 +30,10 @@ class Outcome:
     stderr: str
 
 
-async def run_cli(*words: str, timeout: float = 30, stdin: bytes = b"", cwd: Path | None = None) -> Outcome:
-    """Run ``trio-mcp words...`` to completion and return what it printed."""
+async def run_cli(
+    *words: str, timeout: float = 30, stdin: bytes = b"", cwd: Path | None = None, env: dict[str, str] | None = None
+) -> Outcome:
+    """Run ``trio-mcp words...`` to completion (``env`` added to the environment) and return what it printed."""
     with trio.fail_after(timeout):
         done = await trio.run_process(
             [*CLI, *words],
@@ -39,7 +41,7 @@ async def run_cli(*words: str, timeout: float = 30, stdin: bytes = b"", cwd: Pat
             capture_stdout=True,
             capture_stderr=True,
             check=False,
-            env=cli_env(),
+            env={**cli_env(), **(env or {})},
             cwd=cwd,
         )
     return Outcome(done.returncode, done.stdout.decode(), done.stderr.decode())
@@ -76,9 +78,21 @@ class Running:
                 await self._changed.wait()
 
 
-async def start(nursery: trio.Nursery, *words: str, stdin: int = subprocess.DEVNULL) -> Running:
+async def start(
+    nursery: trio.Nursery,
+    *words: str,
+    stdin: int = subprocess.DEVNULL,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> Running:
+    """Start ``trio-mcp words...`` (in ``cwd``, with ``env`` added to the environment), its output collected."""
     process = await trio.lowlevel.open_process(
-        [*CLI, *words], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env()
+        [*CLI, *words],
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**cli_env(), **(env or {})},
+        cwd=cwd,
     )
     running = Running(process)
     nursery.start_soon(running.pump, process.stdout, "stdout")

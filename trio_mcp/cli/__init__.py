@@ -1,6 +1,6 @@
-"""The ``trio-mcp`` command: ``run`` serves a trio_mcp server; ``list``, ``call``, ``read``, ``prompt`` and ``info``
-talk to any MCP server; ``proxy`` serves any MCP server as ours; ``doctor`` checks an HTTP deployment; ``install`` and
-``uninstall`` edit a host's configuration. Also ``python -m trio_mcp``.
+"""The ``trio-mcp`` command: ``run`` serves a trio_mcp server, ``dev`` reloads it under the MCP Inspector; ``list``,
+``call``, ``read``, ``prompt`` and ``info`` talk to any MCP server; ``proxy`` serves any MCP server as ours; ``doctor``
+checks an HTTP deployment; ``install`` and ``uninstall`` edit a host's configuration. Also ``python -m trio_mcp``.
 
 Nothing here is imported by ``import trio_mcp``: the command line costs a library user nothing.
 """
@@ -25,6 +25,10 @@ async def _dispatch(args: argparse.Namespace, argv: list[str]) -> int:
         from ._serve import run_command
 
         return await run_command(args, argv)
+    if args.command == "dev":
+        from ._dev import dev_command
+
+        return await dev_command(args)
     if args.command == "proxy":
         from ._proxy import proxy_command
 

@@ -1,7 +1,8 @@
-"""Exit statuses of the ``trio-mcp`` command, and the error that carries one up to ``main``."""
+"""Exit statuses of the ``trio-mcp`` command, the error that carries one up to ``main``, and its one-line news."""
 
 from __future__ import annotations
 
+import sys
 from typing import Final
 
 OK: Final = 0
@@ -24,3 +25,8 @@ class CliError(Exception):
         super().__init__(message)
         self.message = message
         self.status = status
+
+
+def say(message: str) -> None:
+    """One line of news from the command itself (not from a server), on stderr: ``trio-mcp: serving ...``."""
+    print(f"trio-mcp: {message}", file=sys.stderr, flush=True)

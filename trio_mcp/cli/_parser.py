@@ -26,6 +26,16 @@ command that starts it, after '--' at the end of the line (stdio), e.g.
 or by --config FILE --server NAME: started or reached exactly as a host reads it from that file."""
 
 
+_DEV_DESCRIPTION = """\
+Serve TARGET (what run accepts) on 127.0.0.1 over Streamable HTTP, restart it whenever a .py file under its
+folder (or a file under a --watch PATH) changes, and open the official MCP Inspector on it. The Inspector (one
+pinned release) is installed with npm into a per-user cache on first use; it needs Node.js >= 22.19 (the node on
+PATH, or TRIO_MCP_NODE=/path/to/node). TRIO_MCP_INSPECTOR_DIR installs it elsewhere; CLIENT_PORT and
+MCP_SANDBOX_PORT fix the Inspector's own ports (default: free ones).
+
+If the server fails to import or crashes, its one-line error is shown and the next change starts it again."""
+
+
 def _client_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_argument_group("server")
@@ -159,6 +169,38 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --workers: how long in-flight requests get after SIGTERM or Ctrl-C (default 10)",
     )
 
+    dev = commands.add_parser(
+        "dev",
+        help="develop a server: serve it, restart it when its source changes, and open the MCP Inspector on it",
+        description=_DEV_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    dev.add_argument("target", metavar="TARGET", help="path/to/file.py[:NAME] or module[:NAME], as for run")
+    dev.add_argument(
+        "--transport",
+        "-t",
+        choices=("http", "stdio"),
+        default="http",
+        help="http (default): the server on 127.0.0.1, restarted on changes; stdio: the Inspector starts it "
+        "on each Connect, and nothing is watched",
+    )
+    dev.add_argument("--port", "-p", type=_port, default=None, help="the server's port (default: a free one)")
+    dev.add_argument(
+        "--watch",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="also restart when a file under PATH changes (repeatable; the target's folder is always watched)",
+    )
+    dev.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error", "critical"),
+        default=None,
+        help="show the server's log records at this level and above (as for run)",
+    )
+    dev.add_argument("--no-open", action="store_true", help="print the Inspector's URL without opening a browser")
+    dev.add_argument("--no-inspector", action="store_true", help="serve and reload only, with no Inspector")
+
     listing = client_command("list", "list a server's tools, resources, resource templates or prompts")
     listing.add_argument("what", choices=("tools", "resources", "templates", "prompts"))
 
@@ -228,7 +270,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         args.arguments += extra  # key=value words after an option: `call TOOL --json a=1` (argparse stops at --json)
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    if server_command and args.command in ("run", "doctor", "install", "uninstall"):
+    if server_command and args.command in ("run", "dev", "doctor", "install", "uninstall"):
         parser.error(f"'{args.command}' takes no server command after '--'")
     args.server_command = server_command
     return args

@@ -8,37 +8,26 @@ import errno
 import functools
 import logging
 import os
-import signal
 import socket
-import subprocess
 import sys
 import traceback
 from collections.abc import Iterator
-from pathlib import Path
 
 import trio
 
 from .._tls import server_tls_context
 from .._util import first_leaf
 from ..server import Server
-from ._exit import CONNECTION, OK, USAGE, CliError
-from ._signals import until_interrupted
+from ._exit import CONNECTION, OK, USAGE, CliError, say
+from ._reload import Watcher, run_reloading
+from ._signals import until_interrupted, until_stopped
 from ._target import import_spec, load_server, watched_root
 
 __all__ = ["run_command"]
 
-#: How often ``--reload`` looks at file modification times.
-RELOAD_POLL_SECONDS = 0.5
-#: How long a server being reloaded has to exit after SIGTERM before it is killed.
-RELOAD_GRACE_SECONDS = 5.0
 #: How ``run`` shows the server's log records on stderr (a crashed tool's is an error, with its traceback).
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 _BIND_ERRORS = frozenset({errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL})
-_SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
-
-
-def _say(message: str) -> None:
-    print(f"trio-mcp: {message}", file=sys.stderr, flush=True)
 
 
 def _load(args: argparse.Namespace) -> Server:
@@ -90,7 +79,7 @@ async def _serve(args: argparse.Namespace) -> int:
         if args.transport == "ws":
             with _listening(args):
                 port = await nursery.start(server.serve_websocket, args.host, args.port)
-            _say(f"serving {name} on ws://{_authority(args.host, port)}/ (Ctrl-C to stop)")
+            say(f"serving {name} on ws://{_authority(args.host, port)}/ (Ctrl-C to stop)")
         else:
             tls = server_tls_context(args.certfile, args.keyfile) if args.certfile else None
             serve = functools.partial(server.serve_http, args.host, args.port, ssl_context=tls, options=options)
@@ -98,7 +87,7 @@ async def _serve(args: argparse.Namespace) -> int:
                 port = await nursery.start(serve)
             path = "/sse" if args.transport == "sse" else "/mcp"
             scheme = "https" if tls is not None else "http"
-            _say(f"serving {name} on {scheme}://{_authority(args.host, port)}{path} (Ctrl-C to stop)")
+            say(f"serving {name} on {scheme}://{_authority(args.host, port)}{path} (Ctrl-C to stop)")
     return OK
 
 
@@ -106,55 +95,10 @@ def _authority(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def _python_files(root: Path) -> Iterator[Path]:
-    for folder, subfolders, files in os.walk(root):
-        subfolders[:] = [s for s in subfolders if not s.startswith(".") and s not in _SKIPPED_FOLDERS]
-        for file in files:
-            if file.endswith(".py"):
-                yield Path(folder, file)
-
-
-def _snapshot(root: Path) -> dict[Path, int]:
-    stamps: dict[Path, int] = {}
-    for path in _python_files(root):
-        try:
-            stamps[path] = path.stat().st_mtime_ns
-        except OSError:
-            continue
-    return stamps
-
-
-async def _stop(process: trio.Process) -> None:
-    with trio.CancelScope(shield=True):
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-            with trio.move_on_after(RELOAD_GRACE_SECONDS):
-                await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-
-
 async def _reload_loop(args: argparse.Namespace, argv: list[str]) -> int:
     """Run the server in a child process; restart it whenever a ``.py`` file under the target's folder changes."""
-    root = watched_root(args.target)
     child_argv = [sys.executable, "-m", "trio_mcp", *[arg for arg in argv if arg != "--reload"]]
-    _say(f"watching {root} for changes")
-    while True:
-        stamps = _snapshot(root)
-        process = await trio.lowlevel.open_process(child_argv, stdin=subprocess.DEVNULL)
-        try:
-            while _snapshot(root) == stamps:
-                if process.returncode is not None:
-                    _say(f"server exited with status {process.returncode}; waiting for a change to restart it")
-                    stamps = _snapshot(root)
-                    while _snapshot(root) == stamps:
-                        await trio.sleep(RELOAD_POLL_SECONDS)
-                    break
-                await trio.sleep(RELOAD_POLL_SECONDS)
-        finally:
-            await _stop(process)
-        _say("change detected; restarting")
+    await run_reloading(child_argv, Watcher(watched_root(args.target), say=say), say=say)
 
 
 async def _serve_with_workers(args: argparse.Namespace) -> int:
@@ -177,7 +121,7 @@ async def _serve_with_workers(args: argparse.Namespace) -> int:
         redis=args.redis,
     )
     if settings.unshared is not None:
-        _say(f"warning: {settings.unshared}")
+        say(f"warning: {settings.unshared}")
     status = OK
 
     async def supervise(task_status: trio.TaskStatus[int]) -> None:
@@ -187,7 +131,7 @@ async def _serve_with_workers(args: argparse.Namespace) -> int:
     async with trio.open_nursery() as nursery:
         with _listening(args):
             port = await nursery.start(supervise)
-        _say(
+        say(
             f"serving {server.info.name} {server.info.version} on {settings.scheme}://{_authority(args.host, port)}/mcp "
             f"from {args.workers} workers (Ctrl-C or SIGTERM drains them)"
         )
@@ -232,5 +176,5 @@ async def run_command(args: argparse.Namespace, argv: list[str]) -> int:
                 "client would lose its session on every restart",
                 USAGE,
             )
-        return await until_interrupted(lambda: _reload_loop(args, argv))
+        return await until_stopped(lambda: _reload_loop(args, argv))
     return await until_interrupted(lambda: _serve(args))

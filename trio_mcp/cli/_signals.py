@@ -14,9 +14,9 @@ from contextlib import asynccontextmanager, contextmanager
 
 import trio
 
-from ._exit import INTERRUPTED
+from ._exit import INTERRUPTED, OK
 
-__all__ = ["Interrupts", "watch_interrupts", "until_interrupted"]
+__all__ = ["Interrupts", "watch_interrupts", "until_interrupted", "until_stopped"]
 
 
 class Interrupts:
@@ -70,3 +70,24 @@ async def until_interrupted(command: Callable[[], Awaitable[int]]) -> int:
         with interrupts.cancellable():
             status = await command()
     return INTERRUPTED if interrupts.fired else status
+
+
+async def until_stopped(command: Callable[[], Awaitable[int]]) -> int:
+    """``until_interrupted``, and SIGTERM cancels ``command`` too, with status 0: a supervisor of child processes
+    stops as asked, ending them first rather than leaving them orphaned."""
+    with trio.open_signal_receiver(signal.SIGTERM) as terminations:
+
+        async def run() -> int:
+            status = OK
+            async with trio.open_nursery() as nursery:
+
+                async def stop() -> None:
+                    async for _ in terminations:
+                        nursery.cancel_scope.cancel()
+
+                nursery.start_soon(stop)
+                status = await command()
+                nursery.cancel_scope.cancel()
+            return status
+
+        return await until_interrupted(run)

@@ -16,7 +16,7 @@ from typing import Any
 
 import trio
 
-__all__ = ["group_spawn_options", "stop_group"]
+__all__ = ["end_group", "group_spawn_options", "stop_group"]
 
 #: Longest wait for ``taskkill`` to end a process tree.
 _TASKKILL_TIMEOUT = 5.0
@@ -65,3 +65,17 @@ async def _taskkill_tree(process: trio.Process) -> None:
             return
     if process.returncode is None:
         process.kill()
+
+
+async def end_group(process: trio.Process, *, grace: float) -> None:
+    """End the process and what it started, even when cancelled: asked first, made once ``grace`` seconds pass."""
+    with trio.CancelScope(shield=True):
+        if process.returncode is None:
+            await stop_group(process, force=False)
+            with trio.move_on_after(grace):
+                await process.wait()
+        if process.returncode is None:
+            await stop_group(process, force=True)
+            await process.wait()
+        else:  # the leader is gone; what it started in its group goes too
+            await stop_group(process, force=False)

@@ -27,7 +27,7 @@ import trio
 from .._core.framing import END_OF_STREAM, NEED_DATA, LineFramer, OversizedLine
 from .._core.jsonrpc import InvalidMessage, RequestId, decode, encode
 from ..errors import INVALID_REQUEST, ConnectionClosed
-from ._process_tree import group_spawn_options, stop_group
+from ._process_tree import end_group, group_spawn_options
 from ._thread_io import ThreadReceiveStream, ThreadSendStream
 from ._write_at_once import write_at_once
 
@@ -469,16 +469,7 @@ class StdioProcess:
                 nursery.start_soon(self._stdout.discard_until_closed)
                 with trio.move_on_after(grace):
                     await process.wait()
-                if process.returncode is None:
-                    await stop_group(process, force=False)
-                    with trio.move_on_after(grace):
-                        await process.wait()
-                if process.returncode is None:
-                    await stop_group(process, force=True)
-                    await process.wait()
-                else:
-                    # The leader is gone; make sure nothing it started in its group outlives it.
-                    await stop_group(process, force=False)
+                await end_group(process, grace=grace)
                 nursery.cancel_scope.cancel()
             await self._stdout.pipe.aclose()
             with trio.move_on_after(0.5):

@@ -1,0 +1,210 @@
+"""``trio-mcp dev``: a server from a project folder, restarted on every edit, under the official MCP Inspector, whose
+own CLI mode (``--cli URL --method tools/list``) is the client that checks what the server offers after each edit.
+
+The Inspector comes from ``tests/inspector/setup.sh`` (``make inspector-setup``: the release that
+``trio_mcp/cli/inspector/`` locks, with the Node of ``tests/interop/setup.sh``); the tests point ``trio-mcp dev`` at
+it with ``TRIO_MCP_INSPECTOR_DIR`` and ``TRIO_MCP_NODE``, so nothing is downloaded here. Without it the tests that
+need it are skipped, saying so (a failure under ``TRIO_MCP_STRICT_SKIPS=1``, as in CI).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import trio
+from cli_helpers import Running, run_cli, start
+from paths import ROOT, TESTS
+
+INSTALLED = TESTS / "inspector" / "installed"
+PACKAGE = INSTALLED / "node_modules" / "@modelcontextprotocol" / "inspector"
+PATHS_FILE = ROOT / ".interop" / "paths.json"
+
+FIRST = '''from trio_mcp import Server
+
+server = Server("devtest")
+
+
+@server.tool()
+def hello(name: str) -> str:
+    """Say hello."""
+    return f"hello {name}"
+'''
+SECOND = (
+    FIRST
+    + '''
+
+@server.tool()
+def bye(name: str) -> str:
+    """Say goodbye."""
+    return f"bye {name}"
+'''
+)
+
+
+def _inspector() -> tuple[str, Path] | None:
+    """The Node and the Inspector's launcher the set-up installed, or None."""
+    try:
+        node = json.loads(PATHS_FILE.read_text())["node"]
+        launcher = json.loads((PACKAGE / "package.json").read_text())["bin"]["mcp-inspector"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return node, PACKAGE / launcher
+
+
+INSPECTOR = _inspector()
+needs_inspector = pytest.mark.skipif(
+    INSPECTOR is None,
+    reason="the MCP Inspector is not installed: run `make inspector-setup` (tests/inspector/setup.sh)",
+)
+
+
+def _project(tmp_path: Path) -> Path:
+    source = tmp_path / "app.py"
+    source.write_text(FIRST)
+    return source
+
+
+def _dev_env(tmp_path: Path) -> dict[str, str]:
+    assert INSPECTOR is not None
+    return {
+        "TRIO_MCP_NODE": INSPECTOR[0],
+        "TRIO_MCP_INSPECTOR_DIR": str(INSTALLED),
+        "HOME": str(tmp_path / "home"),  # the Inspector keeps its catalog and settings under the home folder
+        "MCP_INSPECTOR_SECRET_STORE": "memory",
+    }
+
+
+async def _inspector_cli(tmp_path: Path, url: str, *method: str) -> object:
+    """What the Inspector's CLI mode prints (JSON) for one method against ``url``."""
+    assert INSPECTOR is not None
+    node, launcher = INSPECTOR
+    with trio.fail_after(30):
+        done = await trio.run_process(
+            [node, str(launcher), "--cli", url, "--transport", "http", "--method", *method],
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            env={**os.environ, **_dev_env(tmp_path)},
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    return json.loads(done.stdout)
+
+
+async def _tool_names(tmp_path: Path, url: str) -> list[str]:
+    listed = await _inspector_cli(tmp_path, url, "tools/list")
+    assert isinstance(listed, dict)
+    return sorted(tool["name"] for tool in listed["tools"])
+
+
+def _children(pid: int) -> set[int]:
+    """The processes ``pid`` started, and theirs (Linux: read from /proc)."""
+    found: set[int] = set()
+    parents = {pid}
+    for _ in range(5):
+        step = set()
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if int(fields[1]) in parents:
+                step.add(int(stat.parent.name))
+        parents = step - found
+        found |= step
+    return found
+
+
+def _refused(url: str) -> bool:
+    """Nothing listens at ``url`` any more."""
+    where = urlsplit(url)
+    try:
+        socket.create_connection((where.hostname, where.port), timeout=2).close()
+    except OSError:
+        return True
+    return False
+
+
+async def _stop(running: Running, signum: int) -> int:
+    running.process.send_signal(signum)
+    with trio.fail_after(20):
+        return await running.process.wait()
+
+
+@needs_inspector
+async def test_dev_serves_under_the_inspector_and_reloads_on_an_edit(tmp_path: Path) -> None:
+    source = _project(tmp_path)
+    with trio.fail_after(120):
+        async with trio.open_nursery() as nursery:
+            running = await start(nursery, "dev", "app.py", "--no-open", cwd=tmp_path, env=_dev_env(tmp_path))
+            found = await running.wait_for_stderr(r"MCP Inspector: (http://127\.0\.0\.1:\d+\S*) \(server (\S+)\)")
+            inspector, url = found.group(1), found.group(2)
+            assert "MCP_INSPECTOR_API_TOKEN=" in inspector
+            await running.wait_for_stderr(r"serving devtest 0\.0\.0 on " + url)
+            assert await _tool_names(tmp_path, url) == ["hello"]
+            called = await _inspector_cli(tmp_path, url, "tools/call", "--tool-name", "hello", "--tool-arg", "name=x")
+            assert called == {"content": [{"type": "text", "text": "hello x"}]}
+
+            source.write_text(SECOND)
+            await running.wait_for_stderr(r"(?s)app\.py changed; restarting.*serving devtest 0\.0\.0 on ")
+            assert await _tool_names(tmp_path, url) == ["bye", "hello"]
+
+            started = _children(running.process.pid)
+            assert started, "dev started no processes"
+            status = await _stop(running, signal.SIGINT)
+    assert status == 130, running.stderr.decode()
+    assert "Traceback" not in running.stderr.decode()
+    assert not started & _children(1) and all(not Path(f"/proc/{pid}").exists() for pid in started)
+    assert _refused(url) and _refused(inspector)
+
+
+async def test_a_broken_edit_is_one_line_and_a_fixed_one_recovers(tmp_path: Path) -> None:
+    source = _project(tmp_path)
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            running = await start(nursery, "dev", "app.py", "--no-inspector", cwd=tmp_path)
+            url = (await running.wait_for_stderr(r"serving devtest 0\.0\.0 on (\S+)")).group(1)
+
+            source.write_text(FIRST + "\ndef broken(:\n")
+            await running.wait_for_stderr(r"server exited with status 2; waiting for a change to restart it")
+            errors = [line for line in running.stderr.decode().splitlines() if "cannot import" in line]
+            assert errors == ["trio-mcp: cannot import app.py: SyntaxError: invalid syntax (app.py, line 11)"], errors
+
+            source.write_text(SECOND)
+            await running.wait_for_stderr(r"(?s)waiting for a change.*restarting.*serving devtest 0\.0\.0 on " + url)
+            listed = await run_cli("list", "tools", "--url", url)
+            assert listed.status == 0 and "bye" in listed.stdout, listed.stderr
+            started = _children(running.process.pid)
+            status = await _stop(running, signal.SIGTERM)
+    assert status == 0, running.stderr.decode()
+    assert "Traceback" not in running.stderr.decode()
+    assert all(not Path(f"/proc/{pid}").exists() for pid in started) and _refused(url)
+
+
+@pytest.mark.parametrize(
+    ("words", "complaint"),
+    [
+        (["--transport", "stdio", "--no-inspector"], "--no-inspector needs --transport http"),
+        (["--transport", "stdio", "--watch", "."], "--watch needs --transport http"),
+    ],
+)
+async def test_dev_refuses_what_stdio_cannot_do(tmp_path: Path, words: list[str], complaint: str) -> None:
+    _project(tmp_path)
+    out = await run_cli("dev", "app.py", *words, cwd=tmp_path)
+    assert out.status == 2 and complaint in out.stderr
+
+
+async def test_dev_names_the_node_it_needs(tmp_path: Path) -> None:
+    _project(tmp_path)
+    old_node = tmp_path / "node"
+    old_node.write_text(f"#!{sys.executable}\nprint('v20.1.0')\n")
+    old_node.chmod(0o755)
+    out = await run_cli("dev", "app.py", "--no-open", cwd=tmp_path, env={"TRIO_MCP_NODE": str(old_node)})
+    assert out.status == 2, out.stderr
+    assert f"needs Node.js >= 22.19.0; {old_node} is v20.1.0" in out.stderr
