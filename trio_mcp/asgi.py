@@ -26,10 +26,10 @@ from ._core.hosts import parse_host
 from .server import Server
 from .transports._http_types import (
     ClientDisconnected,
-    Headers,
     HeadersLike,
-    _encode_headers,
-    _has_header,
+    decode_headers,
+    encode_headers,
+    has_header,
 )
 from .transports.http.exchange import Request, Response
 from .transports.http.options import HttpTransportOptions
@@ -58,7 +58,7 @@ class _AsgiRequest:
         raw_path = scope.get("raw_path")
         self.path: str = raw_path.decode("latin-1").partition("?")[0] if raw_path else scope["path"]
         self.query: str = bytes(scope.get("query_string", b"")).decode("latin-1")
-        self.headers = Headers._from_raw(scope.get("headers", ()))
+        self.headers = decode_headers(scope.get("headers", ()))
         host = self.headers.get("host")
         self.host = parse_host(host) if host is not None else None
         client = scope.get("client")
@@ -145,13 +145,13 @@ class _AsgiResponse:
         if not 200 <= status <= 599:
             raise ValueError(f"the status must be a final status in 200..599, not {status!r}")
         self.started = True
-        return _encode_headers(headers)
+        return encode_headers(headers)
 
     async def send(self, status: int, headers: HeadersLike = (), body: bytes = b"") -> None:
         if status in _NO_BODY_STATUSES and body:
             raise ValueError(f"a {status} response cannot have a body")
         raw = self._head(status, headers)
-        if status not in _NO_BODY_STATUSES and not _has_header(raw, b"content-length"):
+        if status not in _NO_BODY_STATUSES and not has_header(raw, b"content-length"):
             raw.append((b"content-length", str(len(body)).encode("ascii")))
         self._ending = True
         await self._emit({"type": "http.response.start", "status": status, "headers": raw})

@@ -17,6 +17,7 @@ import pytest
 import trio
 
 from trio_mcp._core.sse import ServerSentEvent, SSEDecoder, encode_event
+from trio_mcp.transports._h11server import HttpLimits, HttpRequest, HttpResponse, serve_http, serve_http_listeners
 from trio_mcp.transports._http_client import (
     HttpClient,
     HttpClosed,
@@ -27,7 +28,6 @@ from trio_mcp.transports._http_client import (
     HttpTimeout,
     HttpTimeouts,
 )
-from trio_mcp.transports._http_server import HttpLimits, HttpRequest, HttpResponse, serve_http, serve_http_listeners
 
 
 @asynccontextmanager

@@ -16,7 +16,7 @@ from paths import TESTS
 
 from trio_mcp import Server
 from trio_mcp.asgi import McpAsgiApp
-from trio_mcp.transports._http_server import HttpRequest, HttpResponse, serve_http
+from trio_mcp.transports._h11server import HttpRequest, HttpResponse, serve_http
 from trio_mcp.transports.http import HttpTransportOptions
 
 BUNDLE = TESTS / "browser" / "dist" / "client.js"

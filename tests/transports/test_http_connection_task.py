@@ -13,7 +13,7 @@ from typing import AsyncIterator
 
 import trio
 
-from trio_mcp.transports._http_server import Drain, HttpLimits, HttpRequest, HttpResponse, serve_http
+from trio_mcp.transports._h11server import Drain, HttpLimits, HttpRequest, HttpResponse, serve_http
 
 from test_http_server import Raw  # isort: skip
 

@@ -18,7 +18,7 @@ import h11
 import pytest
 import trio
 
-from trio_mcp.transports._http_server import (
+from trio_mcp.transports._h11server import (
     ClientDisconnected,
     Drain,
     Headers,
@@ -28,6 +28,7 @@ from trio_mcp.transports._http_server import (
     RequestBodyTooLarge,
     serve_http,
 )
+from trio_mcp.transports._http_types import decode_headers
 
 FAST = {"graceful_shutdown_timeout": 0.5}
 
@@ -92,7 +93,7 @@ class Raw:
                 informational.append(event.status_code)
             elif isinstance(event, h11.Response):
                 status = event.status_code
-                headers = Headers._from_raw(event.headers)
+                headers = decode_headers(event.headers)
             elif isinstance(event, h11.Data):
                 body += event.data
             elif isinstance(event, h11.EndOfMessage):

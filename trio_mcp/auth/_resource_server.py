@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from ..transports._http_server import ClientDisconnected, Headers, RequestBodyError
+from ..transports._http_types import ClientDisconnected, Headers, RequestBodyError, decode_headers
 from ..transports.http.exchange import Request as HttpRequest  # h11 or ASGI
 from ..transports.http.exchange import Response as HttpResponse
 from ..transports.http.guard import ScopesFor
@@ -166,7 +166,7 @@ class ResourceServerAuth:
         """WebSocket: admit an upgrade (``GET path``, the endpoint itself): ``(principal, None)``, or
         ``(None, (status, headers, body))`` to refuse it with."""
         path = path.split("?", 1)[0]
-        outcome = await self.admit("GET", path, Headers._from_raw(raw_headers), endpoint_path=path, peer=peer)
+        outcome = await self.admit("GET", path, decode_headers(raw_headers), endpoint_path=path, peer=peer)
         if isinstance(outcome, Refusal):
             return None, (outcome.status, outcome.headers, outcome.body)
         return outcome, None

@@ -28,7 +28,7 @@ import h11
 import trio
 
 from .._util import first_leaf
-from ._http_types import Headers, HeadersLike, _encode_headers, _has_header
+from ._http_types import Headers, HeadersLike, decode_headers, encode_headers, has_header
 
 if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
@@ -306,7 +306,7 @@ class ClientResponse:
         #: "1.1" or "1.0".
         self.http_version = event.http_version.decode("ascii")
         #: Case-insensitive response headers.
-        self.headers = Headers._from_raw(event.headers)
+        self.headers = decode_headers(event.headers)
         self._pool = pool
         self._conn: _Connection | None = conn
         self._read_timeout = timeout
@@ -480,11 +480,11 @@ class HttpClient:
             raise RuntimeError("the HttpClient is closed")
         timeouts = timeouts or self._timeouts
         origin, target, host_header = _parse_url(url)
-        raw = _encode_headers(headers)
-        if not _has_header(raw, b"host"):
+        raw = encode_headers(headers)
+        if not has_header(raw, b"host"):
             raw.insert(0, (b"host", host_header.encode("ascii")))
         method = method.upper()
-        if (body or method in _BODY_METHODS) and not _has_header(raw, b"content-length"):
+        if (body or method in _BODY_METHODS) and not has_header(raw, b"content-length"):
             raw.append((b"content-length", str(len(body)).encode("ascii")))
         try:
             request = h11.Request(method=method, target=target, headers=raw)

@@ -16,6 +16,9 @@ __all__ = [
     "RequestBodyError",
     "RequestBodyTimeout",
     "RequestBodyTooLarge",
+    "decode_headers",
+    "encode_headers",
+    "has_header",
 ]
 
 
@@ -36,13 +39,6 @@ class Headers(Mapping[str, str]):
 
     def __init__(self, items: Iterable[tuple[str, str]] = ()) -> None:
         self._index_items([(name.lower(), value) for name, value in items])
-
-    @classmethod
-    def _from_raw(cls, raw: Iterable[tuple[bytes, bytes]]) -> Headers:
-        """From ``(name, value)`` pairs as they came off the wire (a request is parsed once per exchange)."""
-        headers = cls.__new__(cls)
-        headers._index_items([(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in raw])
-        return headers
 
     def _index_items(self, items: list[tuple[str, str]]) -> None:
         """Keep ``items`` (names lower case already) and index them by name."""
@@ -96,7 +92,15 @@ HeadersLike = Union[Mapping[str, str], Iterable[tuple[str | bytes, str | bytes]]
 """Headers a caller hands us: a mapping, or ``(name, value)`` pairs (repeats allowed), as ``str`` or ``bytes``."""
 
 
-def _encode_headers(headers: HeadersLike) -> list[tuple[bytes, bytes]]:
+def decode_headers(raw: Iterable[tuple[bytes, bytes]]) -> Headers:
+    """``Headers`` from ``(name, value)`` pairs as they came off the wire (a request is parsed once per exchange)."""
+    headers = Headers.__new__(Headers)
+    headers._index_items([(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in raw])
+    return headers
+
+
+def encode_headers(headers: HeadersLike) -> list[tuple[bytes, bytes]]:
+    """Headers a caller hands us as wire pairs: names lower case, in order, repeats kept."""
     if isinstance(headers, Headers):
         pairs: Iterable[tuple[str | bytes, str | bytes]] = headers.multi_items()
     elif isinstance(headers, Mapping):
@@ -111,7 +115,8 @@ def _encode_headers(headers: HeadersLike) -> list[tuple[bytes, bytes]]:
     return encoded
 
 
-def _has_header(headers: list[tuple[bytes, bytes]], name: bytes) -> bool:
+def has_header(headers: list[tuple[bytes, bytes]], name: bytes) -> bool:
+    """Whether encoded ``headers`` carry a field ``name`` (lower case)."""
     return any(key == name for key, _ in headers)
 
 

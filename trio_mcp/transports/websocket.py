@@ -45,7 +45,7 @@ from trio_websocket import CloseReason, WebSocketConnection, WebSocketRequest
 from .._core.jsonrpc import RequestId, decode, encode
 from .._failures import must_propagate
 from ..errors import ConnectionClosed
-from ._http_types import Headers
+from ._http_types import decode_headers
 from .http.guard import Guard
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ class WebSocketRejected(ConnectionClosed):
         self.status_code = status_code
         self.body = body
         #: The refusal's response headers.
-        self.headers = Headers._from_raw(headers)
+        self.headers = decode_headers(headers)
 
 
 # -- the reader guard ----------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ shared by several processes). The inbound
 check they route by is pure and lives in ``trio_mcp._core.inbound``.
 """
 
-from .._http_server import Drain, HttpLimits
+from .._h11server import Drain, HttpLimits
 from ._common import ConnectFunction, request_principal
 from .events import EventStore, MemoryEventStore
 from .exchange import Request, Response, RouteHandler

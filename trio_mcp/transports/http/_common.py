@@ -14,7 +14,7 @@ from ..._core.sse import encode_event
 from ..._task_set import TaskSet
 from ...errors import INVALID_REQUEST
 from .._base import MessageStream, StreamControl
-from .._http_server import (
+from .._h11server import (
     ClientDisconnected,
     RequestBodyError,
 )

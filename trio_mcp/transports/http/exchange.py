@@ -11,7 +11,7 @@ from typing import Protocol
 
 import trio
 
-from .._http_types import Headers, HeadersLike, _encode_headers
+from .._http_types import Headers, HeadersLike, encode_headers
 
 __all__ = ["Request", "Response", "ResponseWithHeaders", "RouteHandler"]
 
@@ -89,7 +89,7 @@ class ResponseWithHeaders:
 
     def __init__(self, inner: Response, extra: HeadersLike) -> None:
         self._inner = inner
-        self._extra = _encode_headers(extra)
+        self._extra = encode_headers(extra)
 
     @property
     def disconnected(self) -> trio.Event:
@@ -110,7 +110,7 @@ class ResponseWithHeaders:
         return self._inner.cancel_task_on_disconnect()
 
     def _with_extra(self, headers: HeadersLike) -> list[tuple[bytes, bytes]]:
-        return [*_encode_headers(headers), *self._extra]
+        return [*encode_headers(headers), *self._extra]
 
     async def send(self, status: int, headers: HeadersLike = (), body: bytes = b"") -> None:
         await self._inner.send(status, self._with_extra(headers), body)

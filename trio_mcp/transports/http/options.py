@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from .._http_server import Drain, HttpLimits
+from .._h11server import Drain, HttpLimits
 from .cors import validate_origins
 from .events import EventStore, MemoryEventStore
 from .exchange import RouteHandler

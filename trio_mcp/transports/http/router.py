@@ -18,7 +18,7 @@ import trio
 
 from ..._core.inbound import HeaderPaths, InboundRules, Rejection, check
 from ...errors import INVALID_REQUEST
-from .._http_server import serve_http_listeners
+from .._h11server import serve_http_listeners
 from ._common import ConnectFunction, read_body, refuse, request_principal, send_error
 from .cors import Cors, CorsResponse
 from .exchange import Request, Response, ResponseWithHeaders

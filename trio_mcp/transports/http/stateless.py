@@ -19,7 +19,7 @@ from ..._core.jsonrpc import RequestId, encode
 from ..._core.sse import encode_comment
 from ..._task_set import TaskSet
 from ...errors import ConnectionClosed
-from .._http_server import ClientDisconnected
+from .._h11server import ClientDisconnected
 from ._common import (
     JSON_HEADERS,
     SSE_HEADERS,
