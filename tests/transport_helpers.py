@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -53,13 +53,48 @@ async def connect(
 #: The headers of a POST to a Streamable HTTP endpoint.
 POST_HEADERS = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
 
-#: A 2025-11-25 ``initialize`` request, as a client that speaks JSON itself sends it.
-INITIALIZE: dict[str, Any] = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
+
+def initialize_params(
+    version: str = "2025-11-25", *, capabilities: dict[str, Any] | None = None, client: str = "t"
+) -> dict[str, Any]:
+    """The params of an ``initialize`` request offering ``version`` and ``capabilities`` (none by default)."""
+    return {
+        "protocolVersion": version,
+        "capabilities": capabilities or {},
+        "clientInfo": {"name": client, "version": "1"},
+    }
+
+
+def initialize_request(
+    version: str = "2025-11-25", *, id: int | str = 0, capabilities: dict[str, Any] | None = None, client: str = "t"
+) -> dict[str, Any]:
+    """An ``initialize`` request, as a client that speaks JSON itself sends it."""
+    params = initialize_params(version, capabilities=capabilities, client=client)
+    return {"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params}
+
+
+#: A 2025-11-25 ``initialize`` request with id 0.
+INITIALIZE: dict[str, Any] = initialize_request()
+#: The notification that ends the handshake.
+INITIALIZED: dict[str, Any] = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+async def handshake(
+    send: Callable[[Any], Awaitable[object]],
+    receive: Callable[[], Awaitable[Any]],
+    version: str = "2025-11-25",
+    *,
+    id: int = 0,
+    capabilities: dict[str, Any] | None = None,
+    client: str = "t",
+) -> dict[str, Any]:
+    """The handshake over any peer that sends and receives one JSON-RPC message at a time (raw stdio pipes, a
+    WebSocket, a memory stream): ``initialize``, its answer, ``notifications/initialized``. The initialize result."""
+    await send(initialize_request(version, id=id, capabilities=capabilities, client=client))
+    answer = await receive()
+    assert answer.get("id") == id and "result" in answer, answer
+    await send(INITIALIZED)
+    return dict(answer["result"])
 
 
 def recording_pipes() -> tuple[trio.testing.MemoryReceiveStream, trio.testing.MemorySendStream, list[bytes]]:
@@ -76,15 +111,27 @@ def recording_pipes() -> tuple[trio.testing.MemoryReceiveStream, trio.testing.Me
     return incoming, outgoing, writes
 
 
-async def open_raw_session(http: HttpClient, url: str) -> list[tuple[str, str]]:
-    """Open a 2025-11-25 session with plain HTTP requests (``initialize``, its answer read through, then
-    ``notifications/initialized``); the headers that name the session in its later requests."""
-    opened = await http.request("POST", url, headers=POST_HEADERS, body=json.dumps(INITIALIZE).encode())
+async def open_raw_session(
+    http: HttpClient,
+    url: str,
+    version: str = "2025-11-25",
+    *,
+    capabilities: dict[str, Any] | None = None,
+    headers: Sequence[tuple[str, str]] = (),
+) -> list[tuple[str, str]]:
+    """Open a session with plain HTTP requests (``initialize``, its answer read through, then
+    ``notifications/initialized``), each with ``headers`` besides; the headers that name the session in its later
+    requests."""
+    body = json.dumps(initialize_request(version, capabilities=capabilities)).encode()
+    opened = await http.request("POST", url, headers=[*POST_HEADERS, *headers], body=body)
+    assert opened.status == 200, opened.status
     while await opened.receive_some():
         pass
-    session = [("mcp-session-id", opened.headers["mcp-session-id"]), ("mcp-protocol-version", "2025-11-25")]
-    initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
-    answer = await http.request("POST", url, headers=[*POST_HEADERS, *session], body=initialized)
+    session = [("mcp-session-id", opened.headers["mcp-session-id"]), ("mcp-protocol-version", version)]
+    answer = await http.request(
+        "POST", url, headers=[*POST_HEADERS, *headers, *session], body=json.dumps(INITIALIZED).encode()
+    )
+    assert answer.status == 202, answer.status
     while await answer.receive_some():
         pass
     return session

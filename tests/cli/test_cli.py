@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import trio
 from cli_helpers import CLI_SERVER, REPO, cli_env, run_cli, server_command, start
+from transport_helpers import initialize_request
 
 import trio_mcp.cli
 
@@ -173,17 +174,7 @@ async def test_run_over_stdio_and_ctrl_c() -> None:
         async with trio.open_nursery() as nursery:
             running = await start(nursery, "run", str(CLI_SERVER), stdin=subprocess.PIPE)
             assert running.process.stdin is not None
-            request = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "0"},
-                },
-            }
-            await running.process.stdin.send_all(json.dumps(request).encode() + b"\n")
+            await running.process.stdin.send_all(json.dumps(initialize_request(id=1)).encode() + b"\n")
             while b'"id":1' not in running.stdout.replace(b" ", b""):
                 await trio.sleep(0.05)
             assert b"cli-test-server" in running.stdout

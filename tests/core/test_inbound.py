@@ -22,6 +22,8 @@ from trio_mcp._core.inbound import (
     check,
 )
 
+from transport_helpers import initialize_request  # isort: skip
+
 MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
 
@@ -59,12 +61,7 @@ def call(name: str = "echo", **arguments: Any) -> dict[str, Any]:
 
 JSON = {"content_type": "application/json", "accept": "application/json, text/event-stream"}
 STATELESS = {**JSON, "mcp_protocol_version": MODERN}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
+INIT = initialize_request(id=1)
 PATHS = {"regional": {"region": ("region",)}}
 
 

@@ -25,7 +25,7 @@ from trio_mcp.testing import open_in_memory
 from trio_mcp.transports.stdio import StdioMessageStream
 from trio_mcp.types import TextContent
 
-from transport_helpers import INITIALIZE, recording_pipes  # isort: skip
+from transport_helpers import INITIALIZE, INITIALIZED, recording_pipes  # isort: skip
 
 SERVER_SOURCE = """
 import contextvars
@@ -286,7 +286,7 @@ async def test_pipelined_calls_in_one_chunk_are_all_answered_in_order(server_scr
     assert process.stdin is not None and process.stdout is not None
     try:
         with trio.fail_after(20):
-            lines = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+            lines = [INITIALIZE, INITIALIZED]
             tools = ["instant", "yielding", "report"]
             lines += [
                 tool_call(n, tools[n % 3], {"steps": 2} if n % 3 == 2 else {"text": str(n)}, progress=n % 3 == 2)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from transport_helpers import handshake
 
 import trio_mcp
 from trio_mcp import Client
@@ -89,18 +90,5 @@ async def open_raw_stdio() -> RawStdio:
         STDIO_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
     peer = RawStdio(process)
-    await peer.send(
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-03-26",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        }
-    )
-    assert (await peer.receive())["result"]["protocolVersion"] == "2025-03-26"
-    await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert (await handshake(peer.send, peer.receive, "2025-03-26"))["protocolVersion"] == "2025-03-26"
     return peer

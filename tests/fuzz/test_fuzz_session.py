@@ -16,6 +16,8 @@ from trio_mcp._wire.methods import METHODS
 from trio_mcp._wire.versions import HANDSHAKE_VERSIONS, V2026_07_28
 from trio_mcp.transports import memory_stream_pair
 
+from transport_helpers import INITIALIZED, initialize_request  # isort: skip
+
 FUZZ = settings(
     settings.get_profile("trio_mcp_fuzz"), max_examples=max(20, settings.get_profile("trio_mcp_fuzz").max_examples // 2)
 )
@@ -158,19 +160,8 @@ async def exercise(version: str, sequence: list[Any]) -> None:
 
             nursery.start_soon(read_all)
             if not stateless:
-                await client.send(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": "init",
-                        "method": "initialize",
-                        "params": {
-                            "protocolVersion": version,
-                            "capabilities": {},
-                            "clientInfo": {"name": "fuzz", "version": "1"},
-                        },
-                    }
-                )
-                await client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+                await client.send(initialize_request(version, id="init", client="fuzz"))
+                await client.send(INITIALIZED)
             for message in sequence:
                 if isinstance(message, bytes):
                     await client.send_raw(message)

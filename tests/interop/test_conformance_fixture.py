@@ -23,6 +23,7 @@ from typing import Any, AsyncIterator
 import pytest
 import trio
 from paths import ROOT
+from transport_helpers import initialize_request
 
 import trio_mcp
 from trio_mcp import McpError
@@ -935,16 +936,7 @@ async def http_post(port: int, host_header: str, body: dict[str, Any]) -> tuple[
 
 
 async def test_http_mode_reports_a_free_port_and_serves() -> None:
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "fixture-test", "version": "0"},
-        },
-    }
+    initialize = initialize_request(id=1, client="fixture-test")
     command = [sys.executable, str(FIXTURE), "--transport", "http", "--host", "127.0.0.1", "--port", "0"]
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:

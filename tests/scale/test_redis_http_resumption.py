@@ -8,6 +8,7 @@ from typing import Any
 
 import trio
 from scale_peers import RedisServer
+from transport_helpers import open_raw_session
 
 from trio_mcp import Context, Server
 from trio_mcp._core.sse import SSEDecoder
@@ -62,22 +63,7 @@ async def test_a_broken_stream_resumes_from_redis_exactly_once_in_order(redis_se
             return await http.request("POST", url, headers=list(all_headers.items()), body=json.dumps(message).encode())
 
         with trio.fail_after(30):
-            opened = await post(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": VERSION,
-                        "capabilities": {},
-                        "clientInfo": {"name": "t", "version": "1"},
-                    },
-                },
-                {},
-            )
-            headers = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": VERSION}
-            await events_of(opened, SSEDecoder())
-            await (await post({"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)).aclose()
+            headers = dict(await open_raw_session(http, url, VERSION))
 
             call = {
                 "jsonrpc": "2.0",

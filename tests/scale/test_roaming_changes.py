@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import trio
 from scale_peers import RedisServer, supervisor
+from transport_helpers import open_raw_session
 
 from trio_mcp import HttpTransportOptions, Server
 from trio_mcp._core.sse import SSEDecoder
@@ -37,19 +38,19 @@ class Session:
             headers += [("mcp-session-id", self.id), ("mcp-protocol-version", VERSION)]
         return headers
 
-    async def post(self, url: str, method: str, params: dict[str, Any], *, notification: bool = False) -> Any:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
-        if not notification:
-            self.next_id += 1
-            message["id"] = self.next_id
+    async def open(self, url: str) -> None:
+        self.id = dict(await open_raw_session(self.http, url, VERSION))["mcp-session-id"]
+
+    async def post(self, url: str, method: str, params: dict[str, Any]) -> Any:
+        self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
         response = await self.http.request("POST", url, headers=self.headers(), body=json.dumps(message).encode())
-        assert response.status in (200, 202), response.status
-        self.id = self.id or str(response.headers["mcp-session-id"])
+        assert response.status == 200, response.status
         body = b""
         while chunk := await response.receive_some():
             body += chunk
         answers = [json.loads(e.data) for e in SSEDecoder().receive_data(body) if e.data]
-        return None if notification else answers[-1]["result"]
+        return answers[-1]["result"]
 
     async def listen(self, url: str, last_event_id: str | None = None) -> ClientResponse:
         headers = self.headers(accept="text/event-stream")[1:]
@@ -96,9 +97,7 @@ async def test_changes_reach_a_client_whose_get_stream_holder_was_killed_once_ea
             ]
             http = await stack.enter_async_context(HttpClient())
             client = Session(http)
-            params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-            await client.post(s1, "initialize", params)
-            await client.post(s1, "notifications/initialized", {}, notification=True)
+            await client.open(s1)
             for n in range(1, 5):
                 await client.post(s3, "resources/subscribe", {"uri": f"note://{n}"})
             holder = (await client.post(s2, "tools/call", {"name": "touch", "arguments": {"uri": "note://0"}}))[
@@ -173,9 +172,7 @@ async def test_changes_routed_out_of_order_reach_the_get_stream_in_the_order_sto
             fanout = RedisFanout(servers[0], redis)
             await nursery.start(fanout.run)
             client = Session(http)
-            params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-            await client.post(a, "initialize", params)
-            await client.post(a, "notifications/initialized", {}, notification=True)
+            await client.open(a)
             for n in range(4):
                 await client.post(a, "resources/subscribe", {"uri": f"note://{n}"})
             stream, decoder = await client.listen(b), SSEDecoder()

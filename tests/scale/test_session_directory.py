@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import trio
 from scale_peers import RedisServer
+from transport_helpers import INITIALIZED, initialize_request
 
 from trio_mcp import Context, Server
 from trio_mcp._core.session_record import SessionRecord, SessionState
@@ -103,12 +104,9 @@ def request(request_id: int, method: str, params: dict[str, Any]) -> dict[str, A
 
 async def initialize(http: HttpClient, url: str, capabilities: dict[str, Any], *, version: str = VERSION) -> str:
     """Open a session at ``url``; its id."""
-    params = {
-        "protocolVersion": version,
-        "capabilities": capabilities,
-        "clientInfo": {"name": "roamer", "version": "1"},
-    }
-    status, headers, _ = await post(http, url, request(1, "initialize", params))
+    status, headers, _ = await post(
+        http, url, initialize_request(version, id=1, capabilities=capabilities, client="roamer")
+    )
     assert status == 200
     return str(headers["mcp-session-id"])
 
@@ -117,7 +115,7 @@ async def test_what_a_session_negotiated_and_set_roams_with_it(redis_server: Red
     with trio.fail_after(30):
         async with two_servers(redis_server) as ((a, b), http):
             session = await initialize(http, a, {"elicitation": {}})
-            assert (await post(http, b, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session))[0] == 202
+            assert (await post(http, b, INITIALIZED, session))[0] == 202
 
             # What initialize settled is known on b, which never saw it.
             _, _, events = await post(http, b, request(2, "tools/call", {"name": "where", "arguments": {}}), session)
@@ -168,12 +166,11 @@ async def test_in_a_redis_outage_every_request_needing_it_is_a_503_to_retry_init
     resuming a stream and ending a session all answer 503 with a ``Retry-After`` (never a JSON-RPC error with
     200); once Redis is back a new session opens."""
     unavailable = {"code": INTERNAL_ERROR, "message": "Sessions are unavailable; try again later"}
-    params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "roamer", "version": "1"}}
     with trio.fail_after(40):
         async with two_servers(redis_server) as ((a, b), http):
             session = await initialize(http, a, {})
             redis_server.stop(signal.SIGKILL)
-            status, headers, events = await post(http, a, request(1, "initialize", params))
+            status, headers, events = await post(http, a, initialize_request(VERSION, id=1))
             assert (status, events) == (503, [{"jsonrpc": "2.0", "id": 1, "error": unavailable}])
             assert headers["retry-after"] == "1" and "mcp-session-id" not in headers
             status, headers, events = await post(http, b, request(2, "ping", {}), session)
@@ -224,7 +221,7 @@ async def test_an_answer_to_one_process_request_reaches_it_through_another(redis
     with trio.fail_after(30):
         async with two_servers(redis_server) as ((a, b), http):
             session = await initialize(http, a, {"elicitation": {}})
-            await post(http, a, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+            await post(http, a, INITIALIZED, session)
             call = json.dumps(request(2, "tools/call", {"name": "ask", "arguments": {}})).encode()
             stream = await http.request(
                 "POST",

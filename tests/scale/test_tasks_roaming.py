@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import trio
 from scale_peers import RedisServer, supervisor
+from transport_helpers import open_raw_session
 
 from trio_mcp.scale import RedisClient
 from trio_mcp.transports._http_client import HttpClient, HttpClosed
@@ -52,9 +53,7 @@ class Caller:
 
     async def open(self, url: str) -> None:
         if self.version == CORE:
-            info = {"name": "t", "version": "0"}
-            await self.call(url, "initialize", {"protocolVersion": CORE, "capabilities": {}, "clientInfo": info})
-            await self.post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+            self.session = dict(await open_raw_session(self.http, url, CORE))["mcp-session-id"]
 
     async def post(self, url: str, message: dict[str, Any]) -> tuple[Any, bytes]:
         headers = [

@@ -11,6 +11,7 @@ from typing import Any, AsyncIterator, Callable
 import pytest
 import trio
 from paths import ROOT, TESTS
+from transport_helpers import INITIALIZED, initialize_request
 
 import trio_mcp
 from trio_mcp.types import TextContent
@@ -152,19 +153,7 @@ async def test_a_failing_completion_handler_is_a_generic_error(open_faulty: Any)
 def _conversation() -> bytes:
     import json
 
-    messages: list[dict[str, Any]] = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    ]
+    messages: list[dict[str, Any]] = [initialize_request(id=1), INITIALIZED]
     calls = [
         ("nap", {"seconds": 5}),
         *CRASHERS,

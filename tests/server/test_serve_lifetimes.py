@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import trio
 from paths import ROOT
+from transport_helpers import initialize_request
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
@@ -36,13 +37,6 @@ else:
     trio.run(server.serve_http, "127.0.0.1", int(sys.argv[2]))
 """
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
-
 
 @pytest.mark.parametrize("how", ["stdio", "http"])
 async def test_ctrl_c_ends_serving_with_a_plain_keyboard_interrupt(how: str) -> None:
@@ -61,7 +55,7 @@ async def test_ctrl_c_ends_serving_with_a_plain_keyboard_interrupt(how: str) -> 
     try:
         with trio.fail_after(10):
             if how == "stdio":  # serving for real: it answered the handshake
-                await process.stdin.send_all(json.dumps(INITIALIZE).encode() + b"\n")
+                await process.stdin.send_all(json.dumps(initialize_request(id=1)).encode() + b"\n")
                 line = b""
                 while not line.endswith(b"\n"):
                     line += await process.stdout.receive_some(65536)

@@ -14,6 +14,8 @@ from trio_mcp import Context, Server
 from trio_mcp.server._connection import ServerConnection
 from trio_mcp.transports import memory_stream_pair
 
+from transport_helpers import handshake  # isort: skip
+
 MODERN = "2026-07-28"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
@@ -336,21 +338,8 @@ async def test_both_eras_on_one_connection(nursery: trio.Nursery) -> None:
     peer = await start(nursery, make_server())
     discover = await call(peer, request(1, "server/discover"))
     assert discover["result"]["resultType"] == "complete"
-    legacy = await call(
-        peer,
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "old", "version": "1"},
-            },
-        },
-    )
-    assert legacy["result"]["protocolVersion"] == "2025-11-25"
-    await peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    legacy = await handshake(peer.send, peer.receive, "2025-11-25", id=2)
+    assert legacy["protocolVersion"] == "2025-11-25"
     tools = await call(peer, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
     assert "resultType" not in tools["result"]  # legacy results carry no modern envelope
     modern = await call(peer, request(4, "tools/list"))

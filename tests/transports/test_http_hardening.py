@@ -24,6 +24,8 @@ from trio_mcp._core.sse import SSEDecoder
 from trio_mcp.transports._http_client import HttpClient
 from trio_mcp.transports.http import Drain, HttpTransportOptions
 
+from transport_helpers import initialize_request  # isort: skip
+
 MODERN = "2026-07-28"
 ACCEPT = "application/json, text/event-stream"
 
@@ -130,18 +132,7 @@ async def test_a_request_smuggled_behind_conflicting_framing_is_not_served(chatt
     ],
 )
 async def test_host_is_parsed_strictly(chatty_port: int, host: str, status: int) -> None:
-    message = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
-    ).encode()
+    message = json.dumps(initialize_request(id=1)).encode()
     data = (
         f"POST /mcp HTTP/1.1\r\nhost: {host.format(port=chatty_port)}\r\ncontent-type: application/json\r\n"
         f"accept: {ACCEPT}\r\ncontent-length: {len(message)}\r\nconnection: close\r\n\r\n"

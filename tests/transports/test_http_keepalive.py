@@ -13,6 +13,8 @@ import trio
 from trio_mcp import Server
 from trio_mcp.transports.http import HttpTransportOptions
 
+from transport_helpers import INITIALIZED, initialize_request  # isort: skip
+
 BIG = 4_000_000  # far more than the socket buffers hold, so the answer's last write blocks while ticks fire
 
 
@@ -77,19 +79,9 @@ async def test_a_tick_during_the_last_write_keeps_the_answer_whole_and_the_conne
     with trio.fail_after(30):
         stream = await trio.open_tcp_stream("127.0.0.1", port)
         client = h11.Connection(h11.CLIENT)
-        initialize = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
-        head, _ = await exchange(stream, client, initialize, [])
+        head, _ = await exchange(stream, client, initialize_request(id=1), [])
         session = [(b"mcp-session-id", dict(head.headers)[b"mcp-session-id"]), (b"mcp-protocol-version", b"2025-11-25")]
-        head, _ = await exchange(stream, client, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        head, _ = await exchange(stream, client, INITIALIZED, session)
         assert head.status_code == 202
         for round in range(3):
             call = {

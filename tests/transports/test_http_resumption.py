@@ -61,22 +61,7 @@ async def call_with_drops(port: int, drops: list[int]) -> list[Any]:
             all_headers = {"content-type": "application/json", "accept": ACCEPT, **headers}
             return await http.request("POST", url, headers=list(all_headers.items()), body=json.dumps(message).encode())
 
-        opened = await post(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            },
-            {},
-        )
-        session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
-        await read_events(opened, None)
-        await (await post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)).aclose()
+        session = dict(await open_raw_session(http, url))
         response = await post(
             {
                 "jsonrpc": "2.0",
@@ -142,33 +127,11 @@ def test_without_an_event_store_events_carry_no_ids_to_resume_from() -> None:
                 )
                 url = f"http://127.0.0.1:{port}/mcp"
                 async with HttpClient() as http:
-                    headers = [("content-type", "application/json"), ("accept", ACCEPT)]
-                    opened = await http.request(
-                        "POST",
-                        url,
-                        headers=headers,
-                        body=json.dumps(
-                            {
-                                "jsonrpc": "2.0",
-                                "id": 0,
-                                "method": "initialize",
-                                "params": {
-                                    "protocolVersion": "2025-11-25",
-                                    "capabilities": {},
-                                    "clientInfo": {"name": "t", "version": "1"},
-                                },
-                            }
-                        ).encode(),
-                    )
-                    session = [
-                        ("mcp-session-id", opened.headers["mcp-session-id"]),
-                        ("mcp-protocol-version", "2025-11-25"),
-                    ]
-                    await read_events(opened, None)
+                    session = await open_raw_session(http, url)
                     call = await http.request(
                         "POST",
                         url,
-                        headers=headers + session,
+                        headers=POST_HEADERS + session,
                         body=json.dumps(
                             {
                                 "jsonrpc": "2.0",

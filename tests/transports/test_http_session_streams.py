@@ -23,26 +23,20 @@ from trio_mcp.transports.http import HttpTransportOptions
 from trio_mcp.types import TextContent
 
 from test_http_resumption import read_events  # isort: skip
+from transport_helpers import POST_HEADERS, open_raw_session  # isort: skip
 
 VERSION = "2025-11-25"
-HEADERS = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
 
 
 async def post(
     http: HttpClient, url: str, message: Any, session: str | None = None, version: str = VERSION
 ) -> ClientResponse:
-    headers = HEADERS + ([("mcp-session-id", session), ("mcp-protocol-version", version)] if session else [])
+    headers = POST_HEADERS + ([("mcp-session-id", session), ("mcp-protocol-version", version)] if session else [])
     return await http.request("POST", url, headers=headers, body=json.dumps(message).encode())
 
 
 async def open_session(http: HttpClient, url: str, version: str = VERSION) -> str:
-    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    opened = await post(http, url, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
-    await read_events(opened, None)
-    session = str(opened.headers["mcp-session-id"])
-    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    await (await post(http, url, initialized, session, version)).aclose()
-    return session
+    return dict(await open_raw_session(http, url, version))["mcp-session-id"]
 
 
 async def test_a_session_making_many_calls_keeps_flat_memory() -> None:

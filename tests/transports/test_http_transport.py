@@ -21,6 +21,8 @@ from trio_mcp.transports._h11server import HttpLimits
 from trio_mcp.transports._http_client import ClientResponse, HttpClient
 from trio_mcp.transports.streamable_http import HttpTransportOptions
 
+from transport_helpers import INITIALIZED, initialize_request  # isort: skip
+
 MODERN = "2026-07-28"
 ACCEPT = "application/json, text/event-stream"
 
@@ -111,23 +113,14 @@ async def endpoint_with(nursery: trio.Nursery, http: HttpClient, **options: Any)
     return Endpoint(http, port, server)
 
 
-def initialize(version: str = "2025-11-25", id: int = 1) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": id,
-        "method": "initialize",
-        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-    }
-
-
 async def open_session(endpoint: Endpoint, version: str = "2025-11-25") -> dict[str, str]:
-    response = await endpoint.post(initialize(version))
+    response = await endpoint.post(initialize_request(version, id=1))
     assert response.status == 200
     session_id = response.headers["mcp-session-id"]
     (result,) = await read_messages(response)
     assert result["result"]["protocolVersion"] == version
     headers = {"mcp-session-id": session_id, "mcp-protocol-version": version}
-    accepted = await endpoint.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+    accepted = await endpoint.post(INITIALIZED, headers)
     assert accepted.status == 202
     await accepted.aclose()
     return headers
@@ -275,7 +268,7 @@ async def test_json_response_mode(nursery: trio.Nursery) -> None:
     async with HttpClient() as http:
         endpoint = await endpoint_with(nursery, http, json_response=True)
         with trio.fail_after(10):
-            response = await endpoint.post(initialize())
+            response = await endpoint.post(initialize_request(id=1))
             assert response.headers["content-type"] == "application/json"
             headers = {"mcp-session-id": response.headers["mcp-session-id"]}
             await response.aclose()
@@ -313,7 +306,7 @@ async def test_session_cap_and_idle_reaping(nursery: trio.Nursery) -> None:
         with trio.fail_after(10):
             first = await open_session(endpoint)
             await open_session(endpoint)
-            full = await endpoint.post(initialize())
+            full = await endpoint.post(initialize_request(id=1))
             assert full.status == 503
             await full.aclose()
             await trio.sleep(0.8)  # both sessions idle past the timeout: reaped
@@ -459,19 +452,19 @@ async def test_legacy_http_sse_transport(endpoint: Endpoint) -> None:
         assert events[0].event == "endpoint"
         post_path = events[0].data
         assert post_path.startswith("/messages?session_id=")
-        accepted = await endpoint.post(initialize("2024-11-05"), path=post_path)
+        accepted = await endpoint.post(initialize_request("2024-11-05", id=1), path=post_path)
         assert accepted.status == 202
         await accepted.aclose()
         while len(events) < 2:
             events += decoder.receive_data(await stream.receive_some())
         assert events[1].event == "message"
         assert json.loads(events[1].data)["result"]["protocolVersion"] == "2024-11-05"
-        missing = await endpoint.post(initialize(), path="/messages?session_id=unknown")
+        missing = await endpoint.post(initialize_request(id=1), path="/messages?session_id=unknown")
         assert missing.status == 404
         await missing.aclose()
         await stream.aclose()
         await trio.sleep(0.1)
-        gone = await endpoint.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, path=post_path)
+        gone = await endpoint.post(INITIALIZED, path=post_path)
         assert gone.status == 404  # the session lived exactly as long as its stream
         await gone.aclose()
 
@@ -492,7 +485,7 @@ async def test_legacy_http_sse_transport(endpoint: Endpoint) -> None:
 )
 async def test_host_and_origin_are_validated(endpoint: Endpoint, headers: dict[str, str], status: int) -> None:
     with trio.fail_after(10):
-        response = await endpoint.post(initialize(), headers)
+        response = await endpoint.post(initialize_request(id=1), headers)
         assert response.status == status
         await response.aclose()
 
@@ -532,11 +525,11 @@ async def test_bearer_tokens_and_sessions_bound_to_their_principal(nursery: trio
         endpoint = Endpoint(http, port, server)
         with trio.fail_after(10):
             for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": "Basic YWxpY2U6eA=="}):
-                refused = await endpoint.post(initialize(), headers)
+                refused = await endpoint.post(initialize_request(id=1), headers)
                 assert refused.status == 401 and refused.headers["www-authenticate"].startswith("Bearer")
                 await refused.aclose()
             alice = {"authorization": "Bearer alice-token"}
-            response = await endpoint.post(initialize(), alice)
+            response = await endpoint.post(initialize_request(id=1), alice)
             assert response.status == 200
             session_headers = {**alice, "mcp-session-id": response.headers["mcp-session-id"]}
             await response.aclose()

@@ -15,6 +15,8 @@ import trio.testing
 from trio_mcp import Server
 from trio_mcp.transports.http import Drain, HttpTransportOptions, Request, Response
 
+from transport_helpers import initialize_request  # isort: skip
+
 APP = "http://localhost:5173"
 
 
@@ -63,14 +65,7 @@ async def raw(
     return int(status_line.split()[1]), parsed, rest
 
 
-INITIALIZE = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "page", "version": "1"}},
-    }
-).encode()
+INITIALIZE = json.dumps(initialize_request(id=1, client="page")).encode()
 POST_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
 

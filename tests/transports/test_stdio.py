@@ -24,7 +24,7 @@ from trio_mcp.transports._thread_io import ThreadSendStream
 from trio_mcp.transports.stdio import StdioMessageStream, StdioProcess, stdio_server_stream
 from trio_mcp.types import ProgressNotificationParams, Root, TextContent
 
-from transport_helpers import recording_pipes  # isort: skip
+from transport_helpers import handshake, recording_pipes  # isort: skip
 
 SERVER_DIR = TESTS / "servers"
 SERVER = [sys.executable, str(SERVER_DIR / "stdio_server.py")]
@@ -315,21 +315,7 @@ class RawPeer:
         return json.loads(line)
 
     async def initialize(self, version: str = "2025-11-25") -> Any:
-        await self.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": version,
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "0"},
-                },
-            }
-        )
-        result = await self.receive()
-        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        return result
+        return await handshake(self.send, self.receive, version)
 
 
 @pytest.fixture
@@ -376,7 +362,7 @@ async def test_requests_before_initialize_are_refused(raw_peer: RawPeer) -> None
         await raw_peer.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
         assert (await raw_peer.receive())["result"] == {}
         result = await raw_peer.initialize("2025-06-18")
-        assert result["result"]["protocolVersion"] == "2025-06-18"
+        assert result["protocolVersion"] == "2025-06-18"
         await raw_peer.send({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {}})
         assert "already initialized" in (await raw_peer.receive())["error"]["message"]
 
@@ -384,7 +370,7 @@ async def test_requests_before_initialize_are_refused(raw_peer: RawPeer) -> None
 async def test_unknown_protocol_version_gets_the_latest_handshake_revision(raw_peer: RawPeer) -> None:
     with trio.fail_after(10):
         result = await raw_peer.initialize("1999-01-01")
-        assert result["result"]["protocolVersion"] == "2025-11-25"
+        assert result["protocolVersion"] == "2025-11-25"
 
 
 async def test_framing_errors_over_pipes_and_the_session_survives(raw_peer: RawPeer) -> None:

@@ -34,6 +34,8 @@ from trio_mcp.transports.websocket import (
 )
 from trio_mcp.types import Root, TextContent
 
+from transport_helpers import handshake  # isort: skip
+
 HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 MODERN = "2026-07-28"
 WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -229,20 +231,7 @@ async def upgrade(
 
 
 async def initialize_raw(peer: RawPeer) -> None:
-    await peer.send_json(
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        }
-    )
-    assert (await peer.receive_json())["result"]["serverInfo"]["name"] == "ws-test"
-    await peer.send_json({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert (await handshake(peer.send_json, peer.receive_json))["serverInfo"]["name"] == "ws-test"
 
 
 def close_code(payload: bytes) -> int:
