@@ -54,22 +54,12 @@ async def connect(
 POST_HEADERS = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
 
 
-def initialize_params(
-    version: str = "2025-11-25", *, capabilities: dict[str, Any] | None = None, client: str = "t"
-) -> dict[str, Any]:
-    """The params of an ``initialize`` request offering ``version`` and ``capabilities`` (none by default)."""
-    return {
-        "protocolVersion": version,
-        "capabilities": capabilities or {},
-        "clientInfo": {"name": client, "version": "1"},
-    }
-
-
 def initialize_request(
     version: str = "2025-11-25", *, id: int | str = 0, capabilities: dict[str, Any] | None = None, client: str = "t"
 ) -> dict[str, Any]:
     """An ``initialize`` request, as a client that speaks JSON itself sends it."""
-    params = initialize_params(version, capabilities=capabilities, client=client)
+    info = {"name": client, "version": "1"}
+    params = {"protocolVersion": version, "capabilities": capabilities or {}, "clientInfo": info}
     return {"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params}
 
 
