@@ -51,7 +51,7 @@ scale-setup:
 browser-setup: interop-setup
 	bash tests/browser/setup.sh
 
-# The MCP Inspector that `trio-mcp dev` runs (npm ci from trio_mcp/cli/inspector/, the locked release users get),
+# The MCP Inspector that `trio-mcp dev` runs (npm ci from trio_mcp/cli/inspector-npm/, the locked release users get),
 # into tests/inspector/installed for tests/cli/test_cli_dev.py; see tests/inspector/setup.sh.
 inspector-setup: interop-setup
 	bash tests/inspector/setup.sh

@@ -31,7 +31,7 @@ def test_the_wheel_installs_into_a_clean_environment_and_runs_the_demo(tmp_path:
     assert f"-{trio_mcp.__version__}" in wheel.name and f"-{trio_mcp.__version__}." in sdist.name
     names = zipfile.ZipFile(wheel).namelist()
     assert "trio_mcp/py.typed" in names and "trio_mcp/examples/bookshop.py" in names
-    assert "trio_mcp/cli/inspector/package-lock.json" in names  # the Inspector release `trio-mcp dev` installs
+    assert "trio_mcp/cli/inspector-npm/package-lock.json" in names  # the Inspector release `trio-mcp dev` installs
     assert not [name for name in names if name.startswith("tests/")]
     _run(sys.executable, "-m", "twine", "check", "--strict", wheel, sdist, cwd=tmp_path)
 

@@ -2,7 +2,7 @@
 own CLI mode (``--cli URL --method tools/list``) is the client that checks what the server offers after each edit.
 
 The Inspector comes from ``tests/inspector/setup.sh`` (``make inspector-setup``: the release that
-``trio_mcp/cli/inspector/`` locks, with the Node of ``tests/interop/setup.sh``); the tests point ``trio-mcp dev`` at
+``trio_mcp/cli/inspector-npm/`` locks, with the Node of ``tests/interop/setup.sh``); the tests point ``trio-mcp dev`` at
 it with ``TRIO_MCP_INSPECTOR_DIR`` and ``TRIO_MCP_NODE``, so nothing is downloaded here. Without it the tests that
 need it are skipped, saying so (a failure under ``TRIO_MCP_STRICT_SKIPS=1``, as in CI).
 """
@@ -14,8 +14,10 @@ import os
 import signal
 import socket
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import trio
@@ -131,6 +133,24 @@ def _refused(url: str) -> bool:
     return False
 
 
+async def _inspector_config(inspector: str, *, token: bool = True) -> tuple[int, object]:
+    """The Inspector's ``/api/config`` (the server it is set to start or reach), asked with its token or without."""
+    where = urlsplit(inspector)
+    headers = {}
+    if token:
+        headers["x-mcp-remote-auth"] = "Bearer " + parse_qs(where.query)["MCP_INSPECTOR_API_TOKEN"][0]
+    request = urllib.request.Request(f"http://{where.netloc}/api/config", headers=headers)
+
+    def get() -> tuple[int, object]:
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, None
+
+    return await trio.to_thread.run_sync(get)
+
+
 async def _stop(running: Running, signum: int) -> int:
     running.process.send_signal(signum)
     with trio.fail_after(20):
@@ -145,7 +165,7 @@ async def test_dev_serves_under_the_inspector_and_reloads_on_an_edit(tmp_path: P
             running = await start(nursery, "dev", "app.py", "--no-open", cwd=tmp_path, env=_dev_env(tmp_path))
             found = await running.wait_for_stderr(r"MCP Inspector: (http://127\.0\.0\.1:\d+\S*) \(server (\S+)\)")
             inspector, url = found.group(1), found.group(2)
-            assert "MCP_INSPECTOR_API_TOKEN=" in inspector
+            assert (await _inspector_config(inspector, token=False))[0] == 401  # its token is on
             await running.wait_for_stderr(r"serving devtest 0\.0\.0 on " + url)
             assert await _tool_names(tmp_path, url) == ["hello"]
             called = await _inspector_cli(tmp_path, url, "tools/call", "--tool-name", "hello", "--tool-arg", "name=x")
@@ -208,3 +228,49 @@ async def test_dev_names_the_node_it_needs(tmp_path: Path) -> None:
     out = await run_cli("dev", "app.py", "--no-open", cwd=tmp_path, env={"TRIO_MCP_NODE": str(old_node)})
     assert out.status == 2, out.stderr
     assert f"needs Node.js >= 22.19.0; {old_node} is v20.1.0" in out.stderr
+
+
+@needs_inspector
+async def test_dev_over_stdio_has_the_inspector_start_the_server(tmp_path: Path) -> None:
+    _project(tmp_path)
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            words = ["dev", "app.py", "--transport", "stdio", "--no-open"]
+            running = await start(nursery, *words, cwd=tmp_path, env=_dev_env(tmp_path))
+            found = await running.wait_for_stderr(r"MCP Inspector: (\S+) \(it starts the server on each Connect")
+            status, config = await _inspector_config(found.group(1))
+            assert status == 200 and isinstance(config, dict)
+            assert config["defaultTransport"] == "stdio" and config["defaultCwd"] == str(tmp_path)
+            assert [config["defaultCommand"], *config["defaultArgs"]] == [
+                sys.executable,
+                "-m",
+                "trio_mcp",
+                "run",
+                "app.py",
+            ]
+            assert await _stop(running, signal.SIGINT) == 130
+    assert _refused(found.group(1))
+
+
+async def test_a_failed_install_is_one_line_naming_its_log(tmp_path: Path) -> None:
+    """npm fails (here a stand-in beside a stand-in Node): one line, the log kept, no server left behind."""
+    _project(tmp_path)
+    node = tmp_path / "node" / "bin" / "node"
+    npm = tmp_path / "node" / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
+    npm.parent.mkdir(parents=True)
+    node.parent.mkdir(parents=True)
+    npm.write_text("")
+    node.write_text(
+        f"#!{sys.executable}\nimport sys\nif sys.argv[1:] == ['--version']:\n    print('v22.19.0')\n"
+        "else:\n    print('npm error code E404 for', sys.argv[2:])\n    sys.exit(1)\n"
+    )
+    node.chmod(0o755)
+    folder = tmp_path / "inspector"
+    env = {"TRIO_MCP_NODE": str(node), "TRIO_MCP_INSPECTOR_DIR": str(folder)}
+    out = await run_cli("dev", "app.py", "--no-open", cwd=tmp_path, env=env)
+    assert out.status == 3, out.stderr
+    assert out.stderr.splitlines()[-1] == (
+        f"trio-mcp: installing the MCP Inspector failed (npm exited 1); npm's output is in {folder / 'install.log'}"
+    )
+    assert "E404" in (folder / "install.log").read_text()
+    assert "serving" not in out.stderr  # nothing was started before the Inspector was there

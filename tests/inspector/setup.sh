@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs the MCP Inspector that `trio-mcp dev` runs, for tests/cli/test_cli_dev.py: `npm ci` from the package.json
-# and package-lock.json that ship in trio_mcp/cli/inspector/ (the pinned release users get), with the Node of
+# and package-lock.json that ship in trio_mcp/cli/inspector-npm/ (the pinned release users get), with the Node of
 # tests/interop/setup.sh, into tests/inspector/installed/ (the tests name it with TRIO_MCP_INSPECTOR_DIR).
 # Idempotent (skipped while its stamp matches its inputs); quiet on success.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-LOCKED="$ROOT/trio_mcp/cli/inspector"
+LOCKED="$ROOT/trio_mcp/cli/inspector-npm"
 TARGET="$ROOT/tests/inspector/installed"
 PATHS="$ROOT/.interop/paths.json"
 [[ -f "$PATHS" ]] || { echo "tests/inspector/setup.sh: run tests/interop/setup.sh first (no $PATHS)" >&2; exit 1; }

@@ -1,7 +1,7 @@
 """The official MCP Inspector for ``trio-mcp dev``: Node found and checked, the pinned release installed once per
 user, and its web UI started on 127.0.0.1 with the address (and session token) it prints read back.
 
-The release is the one ``inspector/package.json`` names, installed with ``npm ci`` from that file and its lock, so
+The release is the one ``inspector-npm/package.json`` names, installed with ``npm ci`` from that file and its lock, so
 every user runs the same dependency tree the tests ran. It goes into a per-user cache folder, one per release, or
 into ``TRIO_MCP_INSPECTOR_DIR``; ``TRIO_MCP_NODE`` names the Node to use when the one on ``PATH`` is not it.
 """
@@ -35,7 +35,7 @@ INSTALL_TIMEOUT = 600.0
 START_TIMEOUT = 60.0
 #: How long the Inspector has to exit when asked, before it is killed.
 STOP_GRACE_SECONDS = 5.0
-_LOCKED = Path(__file__).with_name("inspector")
+_LOCKED = Path(__file__).with_name("inspector-npm")
 _ADDRESS = re.compile(r"https?://\S+[?&]MCP_(?:INSPECTOR_API|PROXY_AUTH)_TOKEN=[0-9A-Za-z]+")
 _NODE_VERSION = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
 
@@ -126,9 +126,15 @@ async def install_inspector(node: str, say: Callable[[str], None]) -> Path:
     if entry is not None:
         return entry
     say(f"installing the MCP Inspector {pinned_version()} into {folder} (once)")
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in ("package.json", "package-lock.json"):
-        shutil.copyfile(_LOCKED / name, folder / name)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ("package.json", "package-lock.json"):
+            shutil.copyfile(_LOCKED / name, folder / name)
+    except OSError as exc:
+        raise CliError(
+            f"cannot install the MCP Inspector into {folder} ({exc.strerror or exc}): "
+            "name a writable folder with TRIO_MCP_INSPECTOR_DIR"
+        ) from None
     log = folder / "install.log"
     command = [*_npm(node), "ci", "--prefix", str(folder), "--no-audit", "--no-fund", "--loglevel=error"]
     with log.open("wb") as output:
