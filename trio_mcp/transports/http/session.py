@@ -18,6 +18,7 @@ import trio
 from ..._core.inbound import Refusal, Rejection
 from ..._core.jsonrpc import RequestId, decode, error_message, is_request_id
 from ..._core.session_record import SessionRecord, SessionState
+from ..._core.session_streams import Step, StreamMachine
 from ..._core.sse import encode_event
 from ..._identity import caller_key
 from ..._runner import RequestRunner
@@ -88,55 +89,42 @@ def stored_message(data: str) -> Any:
     return decode(data) if data else {}
 
 
-class SessionStream:
-    """One logical SSE stream of a session: the GET stream, or the answers to one POST."""
+class SessionStream(StreamMachine):
+    """One logical SSE stream of a session (the GET stream, or the answers to one POST): its phase
+    (``StreamMachine``) and its I/O. Its reader changes by ``read_by`` and ``left``, its end by ``completed``."""
 
-    __slots__ = (
-        "backlog",
-        "collect",
-        "complete",
-        "id",
-        "last_id",
-        "lock",
-        "origin",
-        "pending",
-        "replayed",
-        "told",
-        "watch",
-        "writer",
-    )
+    __slots__ = ("backlog", "complete", "lock", "watch", "writer")
 
     def __init__(self, stream_id: str, pending: set[RequestId], *, origin: str | None = None) -> None:
-        self.id = stream_id
-        #: Request ids whose responses have not been sent yet (POST streams).
-        self.pending = pending
-        #: The response currently carrying this stream, if a client is attached.
+        super().__init__(stream_id, pending, origin=origin)
+        #: The response currently carrying this stream (phases ``READ`` and ``ENDING``).
         self.writer: SseWriter | None = None
         #: Events kept here: those of the GET stream while no client reads it, every event of a stream
         #: without an event store, and the answers of a JSON-response POST (bounded).
         #: Made with the first event kept (most streams keep none).
         self.backlog: collections.deque[tuple[str | None, Any]] | None = None
+        #: Set with ``completed``: what a response carrying the stream waits for.
         self.complete = trio.Event()
         #: The scope holding the HTTP response open; cancelled to end it early (SEP-1699 polling).
         self.watch: trio.CancelScope | None = None
         #: Held while an event is recorded and written, and while a resuming client catches up.
         self.lock = QuickLock()
-        self.last_id: str | None = None
-        #: Keep the answers for one JSON body (``json_response``) instead of streaming them.
-        self.collect = False
-        #: The process serving the requests of a stream resumed here from another one (None: this process).
-        self.origin = origin
-        #: Ids of the events a resumed stream replayed from the store (the same events may also be routed).
-        self.replayed: set[str] = set()
-        #: The id of the last event the attached reader got (None before the first one with an id).
-        self.told: str | None = None
 
-    def answered(self, message: Any) -> bool:
-        """Count the answers in ``message`` off ``pending``; True when none is left."""
-        for item in message if type(message) is list else (message,):
-            if type(item) is dict and "method" not in item:
-                self.pending.discard(item.get("id"))
-        return not self.pending
+    def read_by(self, writer: SseWriter, *, resume: bool = False) -> None:
+        """``writer``'s response carries the stream from now on (``resume``: a GET with ``Last-Event-ID``)."""
+        self.step(Step.RESUME if resume else Step.READ)
+        self.writer = writer
+
+    def left(self, writer: SseWriter | None) -> None:
+        """``writer``'s response ended or broke: if it carries the stream still, nobody reads the stream now."""
+        if writer is not None and self.writer is writer:
+            self.step(Step.LEAVE)
+            self.writer = None
+
+    def completed(self) -> None:
+        """Nothing more comes on the stream."""
+        self.step(Step.COMPLETE)
+        self.complete.set()
 
 
 class HttpSession:
@@ -277,7 +265,7 @@ class HttpSession:
             if stream.last_id is None:
                 return False
             await writer.raw(encode_event("", id=stream.last_id, retry=self._retry_ms), last=True)
-            stream.writer = None
+            stream.left(writer)
         if stream.watch is not None:
             stream.watch.cancel()
         return True
@@ -295,7 +283,7 @@ class HttpSession:
     def _complete(self, stream: SessionStream) -> None:
         """Nothing more comes on ``stream``: its response ends, and a client resuming it now gets what the store
         kept (the session keeps only open streams)."""
-        stream.complete.set()
+        stream.completed()
         self.streams.pop(stream.id, None)
 
     # streams -----------------------------------------------------------------------------------------------
@@ -353,8 +341,7 @@ class HttpSession:
             writer = stream.writer
             if writer is not None and await self._tell(stream, writer, data, event_id, last=last):
                 return
-            if stream.writer is writer:
-                stream.writer = None
+            stream.left(writer)
             if self.roams and not stream.collect:
                 # Its reader may be attached to another process: the GET stream, or a stream resumed there.
                 routed = {"kind": "event", "stream": stream.id, "id": event_id, "message": message, "last": last}
@@ -395,7 +382,7 @@ class HttpSession:
                     if stream.origin is not None:
                         if not await self._follow(stream, writer, event_id, stored_message(data)):
                             return False
-                        if stream.complete.is_set():
+                        if stream.over:
                             break
                     elif not await writer.data_event(data, event_id):
                         return False
@@ -407,7 +394,7 @@ class HttpSession:
                 stream.backlog.popleft()
                 told = kept_id or told
             stream.told = told
-            stream.writer = writer
+            stream.read_by(writer, resume=last_event_id is not None)
             return True
 
     async def _tell(
@@ -448,7 +435,7 @@ class HttpSession:
             if stream.origin is not None:
                 await self._follow(stream, writer, event_id, message, last=last)
             elif not await self._tell(stream, writer, event_data(message), event_id, last=last):
-                stream.writer = None
+                stream.left(writer)
 
     async def catch_up(self, stream: SessionStream) -> None:
         """Write what the store kept for a followed stream past what was written here: an event whose routing
@@ -465,7 +452,7 @@ class HttpSession:
                 logger.warning("cannot read the stored events of session %s: %s", self.id[:8], type(exc).__name__)
                 return
             for event_id, data in replay[1] if replay is not None else ():
-                if not await self._follow(stream, writer, event_id, stored_message(data)) or stream.complete.is_set():
+                if not await self._follow(stream, writer, event_id, stored_message(data)) or stream.over:
                     return
 
     async def _follow(
@@ -480,19 +467,19 @@ class HttpSession:
             stream.last_id = event_id
         done = stream.answered(message) or last
         if not await writer.event(message, event_id, last=done):
-            stream.writer = None
+            stream.left(stream.writer)
             return False
         if done:
-            stream.writer = None
-            stream.complete.set()
+            stream.left(stream.writer)
+            stream.completed()
         return True
 
     async def orphaned(self, stream: SessionStream) -> None:
         """The process serving a resumed stream's requests is gone: answer each with an error, end the stream."""
         async with stream.lock:
             writer = stream.writer
-            stream.writer = None
-            stream.complete.set()
+            stream.left(writer)
+            stream.completed()
             unanswered = sorted(stream.pending, key=str)
             stream.pending.clear()
             for position, request_id in enumerate(unanswered):
@@ -564,5 +551,5 @@ class HttpSession:
         self._take = None  # the connection's session: let it go with the connection
         self.tasks.cancel()
         for stream in self.streams.values():
-            stream.complete.set()
+            stream.completed()
         self._on_end(self)

@@ -21,6 +21,7 @@ import trio
 from ..._core.inbound import Refusal, Rejection, Route
 from ..._core.jsonrpc import RequestId, encode
 from ..._core.session_record import SessionState
+from ..._core.session_streams import ClientMistake, Step
 from ..._core.sse import encode_comment
 from ..._identity import caller_key
 from ..._runner import InCaller
@@ -127,7 +128,7 @@ class SessionEndpoint:
             await response.start(200, [*SSE_HEADERS, *headers])
             writer = SseWriter(response)
             if await session.attach(stream, writer):  # what it collected
-                stream.writer = None
+                stream.left(writer)
             await writer.end()
             return
         # The revision is known only once initialize is answered: no priming event before that.
@@ -189,20 +190,23 @@ class SessionEndpoint:
                 )
                 return
             stream = resumed
-        elif session.standalone.writer is not None:
-            await refuse(
-                response, Rejection(Refusal.STREAM_ALREADY_OPEN, "A GET stream is already open for this session")
-            )
-            return
+        else:
+            try:
+                stream.check(Step.READ)
+            except ClientMistake as mistake:
+                await refuse(response, mistake.rejection)
+                return
         await response.start(200, [*SSE_HEADERS, ("mcp-session-id", session.id)])
         writer = SseWriter(response)
-        if not await session.attach(stream, writer, last_event_id=last_event_id):
+        try:
+            if not await session.attach(stream, writer, last_event_id=last_event_id):
+                return
+        except ClientMistake:  # another GET began reading the stream meanwhile
             return
         # Not "nothing pending": an answer leaves ``pending`` before it is written (it may be waiting for the lock
         # attach just held), and this response is then where it goes.
-        if stream is not session.standalone and stream.complete.is_set():
-            if stream.writer is writer:
-                stream.writer = None
+        if stream is not session.standalone and stream.over:
+            stream.left(writer)
             await writer.end()
             return
         await self._stream_until_done(session, stream, writer, response)
@@ -275,7 +279,7 @@ class SessionEndpoint:
         origin = origin_of(stream_id)
         if origin == session.directory.origin:
             answered = SessionStream(stream_id, set())
-            answered.complete.set()
+            answered.completed()
             return answered
         requests = await session.directory.stream_requests(session.id, stream_id)
         if requests is None:
@@ -299,7 +303,7 @@ class SessionEndpoint:
         keep-alive comments; a head started with ``hold`` goes after ``_HEAD_HOLD`` if no event took it. No task
         is spawned for any of this."""
         open_ = True
-        if head_held and not stream.complete.is_set():
+        if head_held and not stream.over:
             # A quick answer comes within the hold: the watch's own deadline times it, one scope in all.
             with trio.CancelScope(relative_deadline=_HEAD_HOLD) as watch:
                 stream.watch = watch
@@ -307,12 +311,11 @@ class SessionEndpoint:
                 await stream.complete.wait()
             if stream.watch is watch:
                 stream.watch = None
-            if not stream.complete.is_set():  # no answer yet: the client gets the head, and the priming event, now
+            if not stream.over:  # no answer yet: the client gets the head, and the priming event, now
                 open_ = await writer.raw(b"")
-        if open_ and not stream.complete.is_set():
+        if open_ and not stream.over:
             await self._keep_open(session, stream, writer, response)
-        if stream.writer is writer:
-            stream.writer = None
+        stream.left(writer)
         await writer.end()
         session.touch()
 
