@@ -184,11 +184,13 @@ async def test_dev_serves_under_the_inspector_and_reloads_on_an_edit(tmp_path: P
     assert _refused(url) and _refused(inspector)
 
 
-async def test_a_broken_edit_is_one_line_and_a_fixed_one_recovers(tmp_path: Path) -> None:
+async def test_a_broken_edit_is_one_line_a_fixed_one_recovers_and_watch_adds_files(tmp_path: Path) -> None:
     source = _project(tmp_path)
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
-            running = await start(nursery, "dev", "app.py", "--no-inspector", cwd=tmp_path)
+            (tmp_path / "data").mkdir()
+            (tmp_path / "data" / "greeting.txt").write_text("hello")
+            running = await start(nursery, "dev", "app.py", "--no-inspector", "--watch", "data", cwd=tmp_path)
             url = (await running.wait_for_stderr(r"serving devtest 0\.0\.0 on (\S+)")).group(1)
 
             source.write_text(FIRST + "\ndef broken(:\n")
@@ -200,6 +202,9 @@ async def test_a_broken_edit_is_one_line_and_a_fixed_one_recovers(tmp_path: Path
             await running.wait_for_stderr(r"(?s)waiting for a change.*restarting.*serving devtest 0\.0\.0 on " + url)
             listed = await run_cli("list", "tools", "--url", url)
             assert listed.status == 0 and "bye" in listed.stdout, listed.stderr
+
+            (tmp_path / "data" / "greeting.txt").write_text("hi")  # any file under --watch, not only .py ones
+            await running.wait_for_stderr(r"(?s)data/greeting\.txt changed; restarting.*serving devtest")
             started = _children(running.process.pid)
             status = await _stop(running, signal.SIGTERM)
     assert status == 0, running.stderr.decode()

@@ -32,7 +32,8 @@ STOP_GRACE_SECONDS = 5.0
 MAX_FILES = 10_000
 _SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "env"})
 
-Stamps = dict[Path, int]
+#: Each file's modification time and size (a rewrite within one tick of a coarse clock still changes the size).
+Stamps = dict[Path, tuple[int, int]]
 
 
 def _skipped(folder: str, name: str) -> bool:
@@ -72,9 +73,10 @@ class Watcher:
                     self._say(f"watching only the first {MAX_FILES} files; name fewer or smaller folders")
                 break
             try:
-                stamps[path] = path.stat().st_mtime_ns
+                status = path.stat()
             except OSError:  # deleted between the listing and the look
                 continue
+            stamps[path] = (status.st_mtime_ns, status.st_size)
         return stamps
 
     async def _looked(self) -> Stamps:
