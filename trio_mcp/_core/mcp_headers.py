@@ -14,6 +14,9 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from .._wire.methods import METHODS, TASKS_EXTENSION_METHODS
+from .._wire.versions import V2026_07_28
+
 __all__ = [
     "encode_header_value",
     "decode_header_value",
@@ -31,15 +34,11 @@ _SUFFIX: Final = "?="
 _PLAIN: Final = re.compile(r"^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?\Z")
 #: An RFC 9110 token: what an ``x-mcp-header`` name must be.
 TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
-#: The 2026-07-28 methods whose ``Mcp-Name`` header mirrors a body param, and which param (``taskId``: the
-#: tasks extension).
+#: The 2026-07-28 methods whose ``Mcp-Name`` header mirrors a body param, and which param (from the method table).
 NAMED_METHODS: Final[Mapping[str, str]] = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
+    spec.method: spec.name_param
+    for spec in (*METHODS.values(), *TASKS_EXTENSION_METHODS.values())
+    if spec.name_param is not None and V2026_07_28 in spec.revisions
 }
 #: JavaScript's safe-integer bound: x-mcp-header integers must stay within it.
 SAFE_INTEGER: Final = 2**53 - 1

@@ -1,9 +1,11 @@
-"""The JSON-RPC methods of every protocol revision, as data.
+"""The JSON-RPC methods of every protocol revision, as data: the one table the client, the server, the
+``Mcp-Name`` header codec and the command line read.
 
 ``METHODS`` maps each core method name to a :class:`MethodSpec`: who sends it, which classes its params and result
-are read into, and in which revisions it exists as a JSON-RPC message. Methods of the
-``io.modelcontextprotocol/tasks`` extension (2026-07-28+) reuse names of the 2025-11-25 core task methods with
-other result types, so they live in a separate table, ``TASKS_EXTENSION_METHODS``.
+are read into, in which revisions it exists as a JSON-RPC message, which capability its receiver declares and
+which param names it in the ``Mcp-Name`` header. Methods of the ``io.modelcontextprotocol/tasks`` extension
+(2026-07-28+) reuse names of the 2025-11-25 core task methods with other result types, so they live in a
+separate table, ``TASKS_EXTENSION_METHODS``; ``spec_for`` reads both.
 """
 
 from typing import Any, Final, Literal
@@ -58,17 +60,24 @@ from ..types import (
     UnsubscribeRequestParams,
     UpdateTaskRequestParams,
 )
-from .versions import HANDSHAKE_VERSIONS, KNOWN_VERSIONS, V2025_06_18, V2025_11_25, V2026_07_28
+from .features import Feature, has
+from .versions import HANDSHAKE_VERSIONS, KNOWN_VERSIONS, V2026_07_28
 
 __all__ = [
     "MethodSpec",
+    "Side",
     "METHODS",
     "TASKS_EXTENSION_METHODS",
     "ALL_REVISIONS",
     "HANDSHAKE_REVISIONS",
     "MODERN_REVISIONS",
     "methods_for",
+    "spec_for",
+    "declared",
+    "send_refusal",
 ]
+
+Side = Literal["client", "server"]
 
 ALL_REVISIONS: Final = frozenset(KNOWN_VERSIONS)
 HANDSHAKE_REVISIONS: Final = frozenset(HANDSHAKE_VERSIONS)
@@ -78,149 +87,202 @@ _NONE: Final[frozenset[str]] = frozenset()
 
 @attrs.frozen(kw_only=True)
 class MethodSpec:
-    """One JSON-RPC method: its direction, wire types, and the revisions where it is a JSON-RPC message.
+    """One JSON-RPC method: its wire types, which side sends it in which revisions, and what its receiver offers.
 
     ``params_type`` may be a union alias (``elicitation/create``); pass it to ``from_wire`` as it is.
-    ``result_type`` is the ordinary answer. The alternatives are chosen by context, not by method:
-    ``InputRequiredResult`` (``resultType: "input_required"``, in ``input_required_revisions``),
-    ``CreateTaskResult`` (2025-11-25, when the params carry ``task``) and ``ExtCreateTaskResult``
-    (``resultType: "task"``, tasks extension). ``embedded_revisions`` lists the revisions where the method exists
-    only as an input request inside an ``InputRequiredResult``.
+    ``result_type`` is the ordinary answer (None: a notification). The alternatives are chosen by context, not
+    by method: ``InputRequiredResult`` (2026-07-28, ``INPUT_REQUIRED_METHODS``), ``CreateTaskResult``
+    (2025-11-25, when the params carry ``task``) and ``ExtCreateTaskResult`` (tasks extension).
+
+    ``by_client`` and ``by_server`` are the revisions where each side sends the method as a JSON-RPC message;
+    ``embedded_revisions`` those where a server asks for it only as an input request inside an
+    ``InputRequiredResult``. ``capability`` is the path of the capability the receiver declares when it serves
+    the method (``("resources", "subscribe")``: ``capabilities.resources.subscribe``); a revision outside
+    ``capability_revisions`` has no such capability, so a sender cannot check it there. ``name_param`` is the
+    param the 2026-07-28 ``Mcp-Name`` request header mirrors.
     """
 
     method: str
-    kind: Literal["request", "notification"]
-    sender: Literal["client", "server", "both"]
     params_type: Any
     result_type: Any | None
-    revisions: frozenset[str]
-    input_required_revisions: frozenset[str] = _NONE
+    by_client: frozenset[str] = _NONE
+    by_server: frozenset[str] = _NONE
     embedded_revisions: frozenset[str] = _NONE
+    capability: tuple[str, ...] | None = None
+    capability_revisions: frozenset[str] = ALL_REVISIONS
+    name_param: str | None = None
+    #: Every revision where the method is a JSON-RPC message, sent by either side.
+    revisions: frozenset[str] = attrs.field(init=False)
+
+    @revisions.default
+    def _either_side(self) -> frozenset[str]:
+        return self.by_client | self.by_server
+
+    def sent_by(self, side: Side, version: str) -> bool:
+        """True when ``side`` sends this method as a JSON-RPC message on ``version``."""
+        return version in (self.by_client if side == "client" else self.by_server)
+
+    def capability_in(self, version: str) -> tuple[str, ...] | None:
+        """The capability a sender checks before sending this method on ``version`` (None: nothing to check)."""
+        return self.capability if version in self.capability_revisions else None
+
+    def asked_in(self, version: str) -> bool:
+        """True when a server may ask a client for this method on ``version``, by request or embedded."""
+        return version in self.by_server or version in self.embedded_revisions
 
 
-def _request(
-    method: str,
-    sender: Literal["client", "server", "both"],
-    params_type: Any,
-    result_type: Any,
-    revisions: frozenset[str],
-    *,
-    input_required: frozenset[str] = _NONE,
-    embedded: frozenset[str] = _NONE,
-) -> MethodSpec:
-    return MethodSpec(
-        method=method,
-        kind="request",
-        sender=sender,
-        params_type=params_type,
-        result_type=result_type,
-        revisions=revisions,
-        input_required_revisions=input_required,
-        embedded_revisions=embedded,
-    )
+def _request(method: str, params_type: Any, result_type: Any, **facts: Any) -> MethodSpec:
+    return MethodSpec(method=method, params_type=params_type, result_type=result_type, **facts)
 
 
 def _notification(
-    method: str, sender: Literal["client", "server", "both"], params_type: Any, revisions: frozenset[str]
+    method: str, params_type: Any, *, by_client: frozenset[str] = _NONE, by_server: frozenset[str] = _NONE
 ) -> MethodSpec:
     return MethodSpec(
-        method=method,
-        kind="notification",
-        sender=sender,
-        params_type=params_type,
-        result_type=None,
-        revisions=revisions,
+        method=method, params_type=params_type, result_type=None, by_client=by_client, by_server=by_server
     )
 
 
-_FROM_2025_06_18_TO_2025_11_25: Final = frozenset({V2025_06_18, V2025_11_25})
-_ONLY_2025_11_25: Final = frozenset({V2025_11_25})
+def _having(feature: Feature) -> frozenset[str]:
+    return frozenset(v for v in KNOWN_VERSIONS if has(v, feature))
+
+
+_ALL: Final = ALL_REVISIONS
+_HANDSHAKE: Final = HANDSHAKE_REVISIONS
+_MODERN: Final = MODERN_REVISIONS
+_TASKS: Final = _having(Feature.TASKS)
+#: The revisions whose servers declare ``completions`` (2024-11-05 has the method but no capability for it).
+_WITH_COMPLETIONS: Final = _having(Feature.COMPLETIONS)
 
 _SPECS: Final = (
     # lifecycle
-    _request("initialize", "client", InitializeRequestParams, InitializeResult, HANDSHAKE_REVISIONS),
-    _request("server/discover", "client", RequestParams, DiscoverResult, MODERN_REVISIONS),
-    _request("ping", "both", RequestParams, EmptyResult, HANDSHAKE_REVISIONS),
+    _request("initialize", InitializeRequestParams, InitializeResult, by_client=_HANDSHAKE),
+    _request("server/discover", RequestParams, DiscoverResult, by_client=_MODERN),
+    _request("ping", RequestParams, EmptyResult, by_client=_HANDSHAKE, by_server=_HANDSHAKE),
     # tools
-    _request("tools/list", "client", PaginatedRequestParams, ListToolsResult, ALL_REVISIONS),
+    _request("tools/list", PaginatedRequestParams, ListToolsResult, by_client=_ALL, capability=("tools",)),
     _request(
-        "tools/call", "client", CallToolRequestParams, CallToolResult, ALL_REVISIONS, input_required=MODERN_REVISIONS
+        "tools/call", CallToolRequestParams, CallToolResult, by_client=_ALL, capability=("tools",), name_param="name"
     ),
     # prompts
-    _request("prompts/list", "client", PaginatedRequestParams, ListPromptsResult, ALL_REVISIONS),
+    _request("prompts/list", PaginatedRequestParams, ListPromptsResult, by_client=_ALL, capability=("prompts",)),
     _request(
         "prompts/get",
-        "client",
         GetPromptRequestParams,
         GetPromptResult,
-        ALL_REVISIONS,
-        input_required=MODERN_REVISIONS,
+        by_client=_ALL,
+        capability=("prompts",),
+        name_param="name",
     ),
     # resources
-    _request("resources/list", "client", PaginatedRequestParams, ListResourcesResult, ALL_REVISIONS),
-    _request("resources/templates/list", "client", PaginatedRequestParams, ListResourceTemplatesResult, ALL_REVISIONS),
+    _request("resources/list", PaginatedRequestParams, ListResourcesResult, by_client=_ALL, capability=("resources",)),
+    _request(
+        "resources/templates/list",
+        PaginatedRequestParams,
+        ListResourceTemplatesResult,
+        by_client=_ALL,
+        capability=("resources",),
+    ),
     _request(
         "resources/read",
-        "client",
         ReadResourceRequestParams,
         ReadResourceResult,
-        ALL_REVISIONS,
-        input_required=MODERN_REVISIONS,
+        by_client=_ALL,
+        capability=("resources",),
+        name_param="uri",
     ),
-    _request("resources/subscribe", "client", SubscribeRequestParams, EmptyResult, HANDSHAKE_REVISIONS),
-    _request("resources/unsubscribe", "client", UnsubscribeRequestParams, EmptyResult, HANDSHAKE_REVISIONS),
     _request(
-        "subscriptions/listen",
-        "client",
-        SubscriptionsListenRequestParams,
-        SubscriptionsListenResult,
-        MODERN_REVISIONS,
+        "resources/subscribe",
+        SubscribeRequestParams,
+        EmptyResult,
+        by_client=_HANDSHAKE,
+        capability=("resources", "subscribe"),
     ),
+    _request(
+        "resources/unsubscribe",
+        UnsubscribeRequestParams,
+        EmptyResult,
+        by_client=_HANDSHAKE,
+        capability=("resources", "subscribe"),
+    ),
+    _request("subscriptions/listen", SubscriptionsListenRequestParams, SubscriptionsListenResult, by_client=_MODERN),
     # completion and logging
-    _request("completion/complete", "client", CompleteRequestParams, CompleteResult, ALL_REVISIONS),
-    _request("logging/setLevel", "client", SetLevelRequestParams, EmptyResult, HANDSHAKE_REVISIONS),
+    _request(
+        "completion/complete",
+        CompleteRequestParams,
+        CompleteResult,
+        by_client=_ALL,
+        capability=("completions",),
+        capability_revisions=_WITH_COMPLETIONS,
+    ),
+    _request("logging/setLevel", SetLevelRequestParams, EmptyResult, by_client=_HANDSHAKE, capability=("logging",)),
     # client features: server-sent requests up to 2025-11-25, embedded input requests in 2026-07-28
     _request(
         "sampling/createMessage",
-        "server",
         CreateMessageRequestParams,
         CreateMessageResult,
-        HANDSHAKE_REVISIONS,
-        embedded=MODERN_REVISIONS,
+        by_server=_HANDSHAKE,
+        embedded_revisions=_MODERN,
+        capability=("sampling",),
     ),
-    _request("roots/list", "server", RequestParams, ListRootsResult, HANDSHAKE_REVISIONS, embedded=MODERN_REVISIONS),
+    _request(
+        "roots/list",
+        RequestParams,
+        ListRootsResult,
+        by_server=_HANDSHAKE,
+        embedded_revisions=_MODERN,
+        capability=("roots",),
+    ),
     _request(
         "elicitation/create",
-        "server",
         ElicitRequestParams,
         ElicitResult,
-        _FROM_2025_06_18_TO_2025_11_25,
-        embedded=MODERN_REVISIONS,
+        by_server=_having(Feature.ELICITATION) & _HANDSHAKE,
+        embedded_revisions=_MODERN,
+        capability=("elicitation",),
     ),
     # 2025-11-25 core tasks (experimental); either side can host tasks
-    _request("tasks/get", "both", GetTaskRequestParams, GetTaskResult, _ONLY_2025_11_25),
-    _request("tasks/result", "both", GetTaskPayloadRequestParams, GetTaskPayloadResult, _ONLY_2025_11_25),
-    _request("tasks/list", "both", PaginatedRequestParams, ListTasksResult, _ONLY_2025_11_25),
-    _request("tasks/cancel", "both", CancelTaskRequestParams, CancelTaskResult, _ONLY_2025_11_25),
-    # notifications
-    _notification("notifications/initialized", "client", NotificationParams, HANDSHAKE_REVISIONS),
-    _notification("notifications/cancelled", "both", CancelledNotificationParams, ALL_REVISIONS),
-    _notification("notifications/progress", "both", ProgressNotificationParams, ALL_REVISIONS),
-    _notification("notifications/roots/list_changed", "client", NotificationParams, HANDSHAKE_REVISIONS),
-    _notification("notifications/message", "server", LoggingMessageNotificationParams, ALL_REVISIONS),
-    _notification("notifications/tools/list_changed", "server", NotificationParams, ALL_REVISIONS),
-    _notification("notifications/prompts/list_changed", "server", NotificationParams, ALL_REVISIONS),
-    _notification("notifications/resources/list_changed", "server", NotificationParams, ALL_REVISIONS),
-    _notification("notifications/resources/updated", "server", ResourceUpdatedNotificationParams, ALL_REVISIONS),
-    _notification(
-        "notifications/elicitation/complete", "server", ElicitationCompleteNotificationParams, _ONLY_2025_11_25
+    _request(
+        "tasks/get", GetTaskRequestParams, GetTaskResult, by_client=_TASKS, by_server=_TASKS, capability=("tasks",)
     ),
-    _notification("notifications/tasks/status", "both", TaskStatusNotificationParams, _ONLY_2025_11_25),
+    _request(
+        "tasks/result",
+        GetTaskPayloadRequestParams,
+        GetTaskPayloadResult,
+        by_client=_TASKS,
+        by_server=_TASKS,
+        capability=("tasks",),
+    ),
+    _request(
+        "tasks/list",
+        PaginatedRequestParams,
+        ListTasksResult,
+        by_client=_TASKS,
+        by_server=_TASKS,
+        capability=("tasks", "list"),
+    ),
+    _request(
+        "tasks/cancel",
+        CancelTaskRequestParams,
+        CancelTaskResult,
+        by_client=_TASKS,
+        by_server=_TASKS,
+        capability=("tasks", "cancel"),
+    ),
+    # notifications (2026-07-28: no server requests, so a client sends no progress)
+    _notification("notifications/initialized", NotificationParams, by_client=_HANDSHAKE),
+    _notification("notifications/cancelled", CancelledNotificationParams, by_client=_ALL, by_server=_ALL),
+    _notification("notifications/progress", ProgressNotificationParams, by_client=_HANDSHAKE, by_server=_ALL),
+    _notification("notifications/roots/list_changed", NotificationParams, by_client=_HANDSHAKE),
+    _notification("notifications/message", LoggingMessageNotificationParams, by_server=_ALL),
+    _notification("notifications/tools/list_changed", NotificationParams, by_server=_ALL),
+    _notification("notifications/prompts/list_changed", NotificationParams, by_server=_ALL),
+    _notification("notifications/resources/list_changed", NotificationParams, by_server=_ALL),
+    _notification("notifications/resources/updated", ResourceUpdatedNotificationParams, by_server=_ALL),
+    _notification("notifications/elicitation/complete", ElicitationCompleteNotificationParams, by_server=_TASKS),
+    _notification("notifications/tasks/status", TaskStatusNotificationParams, by_client=_TASKS, by_server=_TASKS),
     _notification(
-        "notifications/subscriptions/acknowledged",
-        "server",
-        SubscriptionsAcknowledgedNotificationParams,
-        MODERN_REVISIONS,
+        "notifications/subscriptions/acknowledged", SubscriptionsAcknowledgedNotificationParams, by_server=_MODERN
     ),
 )
 
@@ -231,10 +293,10 @@ METHODS: Final[dict[str, MethodSpec]] = {spec.method: spec for spec in _SPECS}
 TASKS_EXTENSION_METHODS: Final[dict[str, MethodSpec]] = {
     spec.method: spec
     for spec in (
-        _request("tasks/get", "client", GetTaskRequestParams, ExtGetTaskResult, MODERN_REVISIONS),
-        _request("tasks/update", "client", UpdateTaskRequestParams, EmptyResult, MODERN_REVISIONS),
-        _request("tasks/cancel", "client", CancelTaskRequestParams, EmptyResult, MODERN_REVISIONS),
-        _notification("notifications/tasks", "server", ExtTaskNotificationParams, MODERN_REVISIONS),
+        _request("tasks/get", GetTaskRequestParams, ExtGetTaskResult, by_client=_MODERN, name_param="taskId"),
+        _request("tasks/update", UpdateTaskRequestParams, EmptyResult, by_client=_MODERN, name_param="taskId"),
+        _request("tasks/cancel", CancelTaskRequestParams, EmptyResult, by_client=_MODERN, name_param="taskId"),
+        _notification("notifications/tasks", ExtTaskNotificationParams, by_server=_MODERN),
     )
 }
 
@@ -242,3 +304,42 @@ TASKS_EXTENSION_METHODS: Final[dict[str, MethodSpec]] = {
 def methods_for(version: str) -> dict[str, MethodSpec]:
     """The core methods that exist as JSON-RPC messages in ``version``."""
     return {name: spec for name, spec in METHODS.items() if version in spec.revisions}
+
+
+def spec_for(method: str, version: str) -> MethodSpec | None:
+    """``method`` as a JSON-RPC message of ``version`` (a tasks extension method where the core has none of that
+    name), or None where ``version`` has no such message."""
+    spec = METHODS.get(method)
+    if spec is not None and version in spec.revisions:
+        return spec
+    spec = TASKS_EXTENSION_METHODS.get(method)
+    return spec if spec is not None and version in spec.revisions else None
+
+
+def declared(capabilities: Any, path: tuple[str, ...]) -> bool:
+    """True when ``capabilities`` (a wire dict or a capabilities object) declares the capability at ``path``."""
+    node = capabilities
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else getattr(node, key, None)
+        if node is None or node is False:
+            return False
+    return True
+
+
+def send_refusal(method: str, version: str, side: Side, peer_capabilities: Any) -> str | None:
+    """Why ``side`` may not send the request ``method`` on ``version`` to a peer that declared
+    ``peer_capabilities``, or None if it may (a method no revision defines is an extension's: it may)."""
+    if method not in METHODS and method not in TASKS_EXTENSION_METHODS:
+        return None
+    spec = spec_for(method, version)
+    if spec is None:
+        return f"{method} does not exist on {version}"
+    if spec.result_type is None:
+        return f"{method} is a notification, not a request"
+    if not spec.sent_by(side, version):
+        return f"{method} is not sent by {side}s on {version}"
+    path = spec.capability_in(version)
+    if path is not None and not declared(peer_capabilities, path):
+        peer = "server" if side == "client" else "client"
+        return f"{method}: the {peer} did not declare the {'.'.join(path)!r} capability"
+    return None

@@ -23,6 +23,7 @@ from .._util import collapse_exception_groups
 from .._version import __version__
 from .._wire.convert import to_wire
 from .._wire.features import Feature, has
+from .._wire.methods import send_refusal
 from .._wire.versions import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
@@ -84,8 +85,7 @@ from ._renewal import SAFE_TO_RETRY, Reconnect, SessionLost
 from ._requests import (
     DEFAULT_LOG_LEVEL,
     MAX_INPUT_ROUNDS,
-    REMOVED_IN_STATELESS,
-    REQUIRED_SERVER_CAPABILITY,
+    REPLACED_IN_STATELESS,
     cursor_params,
     parse_result,
     request_on,
@@ -496,13 +496,10 @@ class Client(SkillMethods, AppMethods):
         check_timeout("max_total_timeout", max_total_timeout)
         if on_progress is not None and not callable(on_progress):
             raise TypeError(f"on_progress must be a function or None, not {type(on_progress).__name__}")
-        needed = REQUIRED_SERVER_CAPABILITY.get(method)
-        if needed == "completions" and self.protocol_version == "2024-11-05":
-            needed = None  # that revision has the method but no capability for it
-        if needed is not None and getattr(self.server_capabilities, needed) is None:
-            raise CapabilityError(method, f"{method}: the server did not declare the {needed!r} capability")
-        if self.era == "modern" and method in REMOVED_IN_STATELESS:
-            raise CapabilityError(method, f"{method} does not exist on 2026-07-28: {REMOVED_IN_STATELESS[method]}")
+        refusal = send_refusal(method, self.protocol_version, "client", self.server_capabilities)
+        if refusal is not None:
+            instead = REPLACED_IN_STATELESS.get(method) if self.era == "modern" else None
+            raise CapabilityError(method, f"{refusal}: {instead}" if instead else refusal)
         options: dict[str, Any] = {}
         if timeout is not DEFAULT_TIMEOUT:
             options["timeout"] = timeout

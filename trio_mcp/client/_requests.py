@@ -1,5 +1,5 @@
-"""How a request leaves the client: which server capability each method needs, what the stateless revision
-removed, how many input rounds one request may take, and the few conversions every request method shares."""
+"""How a request leaves the client: what replaces the methods the stateless revision removed, how many input
+rounds one request may take, and the few conversions every request method shares."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ async def request_on(session: Session, method: str, params: dict[str, Any] | Non
         raise closed from None
 
 
-#: The handshake-era methods 2026-07-28 removed, and what replaces each.
-REMOVED_IN_STATELESS: Final = {
+#: What a caller uses instead of the handshake-era methods 2026-07-28 removed (the method table says which).
+REPLACED_IN_STATELESS: Final = {
     "resources/subscribe": "use client.listen(resource_uris=[...])",
     "resources/unsubscribe": "leave the client.listen() block",
     "logging/setLevel": "set_logging_level() stores the level and sends it with every request",
@@ -40,20 +40,6 @@ MAX_INPUT_ROUNDS: Final = 16
 #: The level a 2026-07-28 client with an ``on_log`` callback asks for until ``set_logging_level`` picks one
 #: (the usual default of handshake-era servers, which send logs unasked).
 DEFAULT_LOG_LEVEL: Final = "info"
-#: Client-to-server methods and the server capability each needs.
-REQUIRED_SERVER_CAPABILITY: Final = {
-    "tools/list": "tools",
-    "tools/call": "tools",
-    "resources/list": "resources",
-    "resources/templates/list": "resources",
-    "resources/read": "resources",
-    "resources/subscribe": "resources",
-    "resources/unsubscribe": "resources",
-    "prompts/list": "prompts",
-    "prompts/get": "prompts",
-    "logging/setLevel": "logging",
-    "completion/complete": "completions",
-}
 
 
 def supported_versions(error: McpError) -> list[str] | None:

@@ -23,6 +23,7 @@ from .._task_set import TaskSet
 from .._util import first_leaf
 from .._wire.convert import from_wire, params_from_wire, to_wire
 from .._wire.features import Feature, has
+from .._wire.methods import spec_for
 from .._wire.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION
 from ..errors import (
     INTERNAL_ERROR,
@@ -61,7 +62,7 @@ from ._context import Context, HandlerCancelled
 from ._logging import LEVELS, RateLimiter, current_context, level_rank
 from ._modern import InputRequired, ModernRequest, find_input_required, is_modern, modern_meta, params_digest
 from ._registry import ServerCore
-from ._task_requests import CORE_TASK_METHODS, EXTENSION_TASK_METHODS, TaskContext
+from ._task_requests import TASK_HANDLERS, TaskContext
 from ._tasks import LiveTask
 from ._tools import ToolDefinition, error_result
 
@@ -354,7 +355,7 @@ class ServerConnection:
         refusal = self.lifecycle.client_request_refusal(method)
         if refusal is not None:
             raise McpError(INVALID_REQUEST, f"Invalid Request: {refusal}")
-        handler = self._handler_for(method, _METHODS)
+        handler = self._handler_for(method, self.version)
         return await handler(self, request, None)
 
     def _failure_error(self, method: str, exc: BaseException) -> BaseException:
@@ -375,22 +376,22 @@ class ServerConnection:
         while held:
             await request.notify("notifications/message", held.pop(0))
 
-    def _handler_for(self, method: str, table: dict[str, tuple[MethodHandler, str | None]]) -> MethodHandler:
-        entry = table.get(method)
-        if entry is None:
+    def _handler_for(self, method: str, version: str) -> MethodHandler:
+        """The handler of a request ``version`` lets a client send, when this server offers what it needs."""
+        spec = spec_for(method, version)
+        if spec is None or not spec.sent_by("client", version) or spec.result_type is None:
             if method in self.server.custom.requests:
                 return ServerConnection._custom_request
             raise McpError(METHOD_NOT_FOUND, f"Method not found: {method}")
-        handler, capability = entry
-        if capability is not None and not self.server.offers(capability):
-            raise McpError(METHOD_NOT_FOUND, f"Method not found: this server does not offer {capability}")
-        return handler
+        if spec.capability is not None and not self.server.offers(spec.capability[0]):
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: this server does not offer {spec.capability[0]}")
+        return _HANDLERS[method]
 
     async def _handle_modern(self, request: InboundRequest) -> Any:
         """Serve one stateless (2026-07-28) request: everything it needs is in its own ``_meta``."""
         modern = modern_meta(request.params)
         method = request.method
-        handler = self._handler_for(method, _MODERN_METHODS)
+        handler = self._handler_for(method, modern.version)
         params = request.params or {}
         retried = "requestState" in params or "inputResponses" in params
         if method in INPUT_REQUIRED_METHODS:
@@ -827,33 +828,23 @@ class ServerConnection:
                 self._outbox_dropped = 0
 
 
-_METHODS: Final[dict[str, tuple[MethodHandler, str | None]]] = {
-    "initialize": (ServerConnection._initialize, None),
-    "ping": (ServerConnection._ping, None),
-    "logging/setLevel": (ServerConnection._set_level, "logging"),
-    "tools/list": (ServerConnection._list_tools, "tools"),
-    "tools/call": (ServerConnection._call_tool, "tools"),
-    "resources/list": (ServerConnection._list_resources, "resources"),
-    "resources/templates/list": (ServerConnection._list_templates, "resources"),
-    "resources/read": (ServerConnection._read_resource, "resources"),
-    "resources/subscribe": (ServerConnection._subscribe, "resources"),
-    "resources/unsubscribe": (ServerConnection._unsubscribe, "resources"),
-    "prompts/list": (ServerConnection._list_prompts, "prompts"),
-    "prompts/get": (ServerConnection._get_prompt, "prompts"),
-    "completion/complete": (ServerConnection._complete, "completions"),
-    **CORE_TASK_METHODS,
-}
-
-#: What a 2026-07-28 request may call: no initialize, ping, setLevel or subscribe (their replacements are
-#: the per-request envelope and subscriptions/listen).
-_MODERN_METHODS: Final[dict[str, tuple[MethodHandler, str | None]]] = {
-    "server/discover": (ServerConnection._discover, None),
-    "subscriptions/listen": (ServerConnection._listen, None),
-    **{
-        method: entry
-        for method, entry in _METHODS.items()
-        if method not in ("initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe")
-        and method not in CORE_TASK_METHODS
-    },
-    **EXTENSION_TASK_METHODS,
+#: The handler of every request a client may send; which of them a revision has, and what the server must offer
+#: to serve each, is in the method table (``_wire/methods.py``).
+_HANDLERS: Final[dict[str, MethodHandler]] = {
+    "initialize": ServerConnection._initialize,
+    "server/discover": ServerConnection._discover,
+    "ping": ServerConnection._ping,
+    "logging/setLevel": ServerConnection._set_level,
+    "tools/list": ServerConnection._list_tools,
+    "tools/call": ServerConnection._call_tool,
+    "resources/list": ServerConnection._list_resources,
+    "resources/templates/list": ServerConnection._list_templates,
+    "resources/read": ServerConnection._read_resource,
+    "resources/subscribe": ServerConnection._subscribe,
+    "resources/unsubscribe": ServerConnection._unsubscribe,
+    "subscriptions/listen": ServerConnection._listen,
+    "prompts/list": ServerConnection._list_prompts,
+    "prompts/get": ServerConnection._get_prompt,
+    "completion/complete": ServerConnection._complete,
+    **TASK_HANDLERS,
 }

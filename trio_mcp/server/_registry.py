@@ -23,7 +23,7 @@ from .._pagination import CursorCodec
 from .._uri_template import MatchedVariables, TemplateRouter
 from .._wire.convert import to_wire
 from .._wire.features import Feature, has, project
-from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, V2025_11_25
 from ..apps import AppCsp, AppPermissions
 from ..auth._scopes import ScopeTable
 from ..skills import Skill
@@ -689,6 +689,8 @@ class ServerCore:
             return bool(self.resources or self.templates)
         if capability == "logging":
             return True
+        if capability == "tasks":
+            return bool(task_capabilities(self.tools.values(), V2025_11_25))
         return bool(getattr(self, capability))
 
     def initialize_result(self, version: str) -> dict[str, Any]:

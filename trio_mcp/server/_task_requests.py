@@ -14,13 +14,10 @@ from .._core.tasks import TaskRecord, detailed_task_wire, task_wire
 from .._identity import caller_key
 from .._pagination import page_result
 from .._session import InboundRequest, progress_params
-from .._wire.features import Feature, has
-from .._wire.versions import V2025_11_25
 from ..errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
-    METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     ConnectionClosed,
     McpError,
@@ -30,9 +27,9 @@ from ..types.tasks import TASKS_EXTENSION_ID
 from ._context import Context, RequestConnection
 from ._logging import LEVELS
 from ._modern import ModernRequest
-from ._tasks import REQUIRES_EXTENSION, LiveTask, TaskManager, task_capabilities
+from ._tasks import REQUIRES_EXTENSION, LiveTask, TaskManager
 
-__all__ = ["TaskContext", "CORE_TASK_METHODS", "EXTENSION_TASK_METHODS"]
+__all__ = ["TaskContext", "TASK_HANDLERS"]
 
 
 def _record(found: LiveTask | TaskRecord) -> TaskRecord:
@@ -49,8 +46,6 @@ def _manager(connection: RequestConnection, modern: ModernRequest | None) -> Tas
                 f"Missing required client capability: tasks/* need the {TASKS_EXTENSION_ID} extension",
                 REQUIRES_EXTENSION,
             )
-    elif not has(connection.version, Feature.TASKS) or not task_capabilities(server.tools.values(), V2025_11_25):
-        raise McpError(METHOD_NOT_FOUND, "Method not found: this server does not offer tasks")
     return server.tasks
 
 
@@ -125,21 +120,14 @@ async def _tasks_update(connection: RequestConnection, request: InboundRequest, 
     return {}
 
 
-MethodEntry = tuple[Callable[[RequestConnection, InboundRequest, ModernRequest | None], Awaitable[Any]], None]
-
-#: The 2025-11-25 task methods (handshake era).
-CORE_TASK_METHODS: Final[dict[str, MethodEntry]] = {
-    "tasks/get": (_tasks_get, None),
-    "tasks/result": (_tasks_result, None),
-    "tasks/list": (_tasks_list, None),
-    "tasks/cancel": (_tasks_cancel, None),
-}
-
-#: The extension's methods (2026-07-28): no tasks/result or tasks/list (they answer -32601).
-EXTENSION_TASK_METHODS: Final[dict[str, MethodEntry]] = {
-    "tasks/get": (_tasks_get, None),
-    "tasks/update": (_tasks_update, None),
-    "tasks/cancel": (_tasks_cancel, None),
+#: The handlers of the 2025-11-25 core task methods and of the tasks extension's (2026-07-28): the method
+#: table says which revision has which.
+TASK_HANDLERS: Final[dict[str, Callable[[RequestConnection, InboundRequest, ModernRequest | None], Awaitable[Any]]]] = {
+    "tasks/get": _tasks_get,
+    "tasks/result": _tasks_result,
+    "tasks/list": _tasks_list,
+    "tasks/cancel": _tasks_cancel,
+    "tasks/update": _tasks_update,
 }
 
 

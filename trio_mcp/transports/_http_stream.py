@@ -54,14 +54,6 @@ _CONNECT_BACKOFF: Final = 0.2
 _BUSY_MAX_WAIT: Final = 5
 _BUSY_RETRIES: Final = 3
 _META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
-_NAMED: Final = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
-}
 #: Error codes only a 2026-07-28 server sends in an HTTP 4xx body.
 _MODERN_CODES: Final = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})
 _SSE: Final = "text/event-stream"

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._core.jsonrpc import RequestId, encode, is_request_id
-from .._core.mcp_headers import encode_header_value
+from .._core.mcp_headers import NAMED_METHODS, encode_header_value
 from .._core.sse import SSEDecoder
 from .._wire.methods import METHODS
 from .._wire.versions import LATEST_VERSION
@@ -18,7 +18,6 @@ from ._http_client import HttpClient, HttpError, HttpTimeouts
 from ._http_stream import (
     _JSON,
     _META_VERSION,
-    _NAMED,
     _SSE,
     DEFAULT_TIMEOUTS,
     HeaderPathsFor,
@@ -77,7 +76,7 @@ class StatelessHttpStream(_HttpMessageStream):
         headers["content-type"] = _JSON
         headers["mcp-protocol-version"] = version if isinstance(version, str) else self.protocol_version
         headers["mcp-method"] = method
-        field = _NAMED.get(method)
+        field = NAMED_METHODS.get(method)
         if field is not None and isinstance(params.get(field), str):
             headers["mcp-name"] = encode_header_value(params[field])
         name = params.get("name")
