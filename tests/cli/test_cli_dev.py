@@ -217,11 +217,13 @@ async def test_a_broken_edit_is_one_line_a_fixed_one_recovers_and_watch_adds_fil
     [
         (["--transport", "stdio", "--no-inspector"], "--no-inspector needs --transport http"),
         (["--transport", "stdio", "--watch", "."], "--watch needs --transport http"),
+        (["--no-inspector", "--port", "0"], "no such file: missing.py"),
     ],
 )
-async def test_dev_refuses_what_stdio_cannot_do(tmp_path: Path, words: list[str], complaint: str) -> None:
+async def test_dev_refuses_what_cannot_work(tmp_path: Path, words: list[str], complaint: str) -> None:
     _project(tmp_path)
-    out = await run_cli("dev", "app.py", *words, cwd=tmp_path)
+    target = "missing.py" if "missing.py" in complaint else "app.py"
+    out = await run_cli("dev", target, *words, cwd=tmp_path)
     assert out.status == 2 and complaint in out.stderr
 
 

@@ -122,6 +122,8 @@ def watched_root(target: str) -> Path:
     """The folder ``--reload`` watches: the target file's, or the top-level package's (found without importing it)."""
     where, _ = split_target(target)
     if _is_file(where):
+        if not Path(where).is_file():  # nothing to wait for a change of
+            raise CliError(f"no such file: {where}")
         return Path(where).resolve().parent
     sys.path.insert(0, os.getcwd())
     top = where.split(".")[0]
