@@ -16,6 +16,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 import pytest
 import trio
 from paths import TESTS
+from waiting import Arrivals
 
 import trio_mcp
 from trio_mcp import Client, Server
@@ -52,14 +53,16 @@ def sync_sampling(params: Any) -> Any:
     return None  # pragma: no cover - refused before it could run
 
 
-def make_server() -> Server:
+def make_server(in_flight: Arrivals | None = None) -> Server:
+    """A server with ``echo`` and a ``slow`` call that stays in flight (counted in ``in_flight``) until stopped."""
     server = Server("entry-points")
 
     @server.tool()
     async def slow() -> str:
-        """Sleep long enough for the server to be stopped under the call."""
-        await trio.sleep(30)
-        return "done"  # pragma: no cover
+        """Stay in flight until the server is stopped under the call."""
+        if in_flight is not None:
+            in_flight.arrive()
+        await trio.sleep_forever()
 
     @server.tool()
     async def echo(text: str) -> str:
@@ -288,12 +291,13 @@ async def _serve_until_cancelled(
 async def test_http_server_stopping_mid_call_gives_connection_closed(
     nursery: trio.Nursery, path: str, version: str
 ) -> None:
-    port, server_scope = await _serve_until_cancelled(nursery, make_server().serve_http)
+    in_flight = Arrivals()
+    port, server_scope = await _serve_until_cancelled(nursery, make_server(in_flight).serve_http)
     with trio.fail_after(15):
         async with open_http_client(f"http://127.0.0.1:{port}{path}", protocol_version=version) as client:
             assert client.protocol_version == version
             async with trio.open_nursery() as calls:
-                calls.start_soon(_cancel_soon, server_scope)
+                calls.start_soon(_cancel_in_flight, server_scope, in_flight)
                 with pytest.raises(trio_mcp.ConnectionClosed) as info:
                     await client.call_tool("slow")
     assert type(info.value) is trio_mcp.ConnectionClosed
@@ -301,17 +305,18 @@ async def test_http_server_stopping_mid_call_gives_connection_closed(
 
 
 async def test_websocket_server_stopping_mid_call_gives_connection_closed(nursery: trio.Nursery) -> None:
-    port, server_scope = await _serve_until_cancelled(nursery, make_server().serve_websocket)
+    in_flight = Arrivals()
+    port, server_scope = await _serve_until_cancelled(nursery, make_server(in_flight).serve_websocket)
     with trio.fail_after(15):
         async with open_websocket_client(f"ws://127.0.0.1:{port}/") as client:
             async with trio.open_nursery() as calls:
-                calls.start_soon(_cancel_soon, server_scope)
+                calls.start_soon(_cancel_in_flight, server_scope, in_flight)
                 with pytest.raises(trio_mcp.ConnectionClosed):
                     await client.call_tool("slow")
 
 
-async def _cancel_soon(scope: trio.CancelScope) -> None:
-    await trio.sleep(0.3)  # the call is in flight by then (the tool sleeps 30 s)
+async def _cancel_in_flight(scope: trio.CancelScope, in_flight: Arrivals) -> None:
+    await in_flight.wait_for(1)
     scope.cancel()
 
 
@@ -319,10 +324,11 @@ async def test_in_memory_peer_gone_mid_call_gives_connection_closed() -> None:
     client_end, server_end = memory_stream_pair()
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
-            await nursery.start(make_server().serve_connection, server_end)
+            in_flight = Arrivals()
+            await nursery.start(make_server(in_flight).serve_connection, server_end)
 
             async def close_soon() -> None:
-                await trio.sleep(0.3)
+                await in_flight.wait_for(1)
                 await server_end.aclose()
 
             async with open_client(client_end) as client:

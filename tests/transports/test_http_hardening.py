@@ -25,12 +25,15 @@ from trio_mcp.transports._http_client import HttpClient
 from trio_mcp.transports.http import Drain, HttpTransportOptions
 
 from transport_helpers import initialize_request  # isort: skip
+from waiting import Arrivals, wait_until  # isort: skip
 
 MODERN = "2026-07-28"
 ACCEPT = "application/json, text/event-stream"
 
 
-def chatty_server() -> Server:
+def chatty_server(waiting: Arrivals | None = None) -> Server:
+    """A server whose ``chatty`` logs before answering and whose ``wait`` stays in flight (counted in
+    ``waiting``) until cancelled."""
     server = Server("chatty")
     stdlib_logger = logging.getLogger("tests.http_hardening")
     stdlib_logger.setLevel(logging.INFO)
@@ -48,6 +51,8 @@ def chatty_server() -> Server:
     @server.tool()
     async def wait(ctx: Context) -> str:
         """Stay in flight until cancelled."""
+        if waiting is not None:
+            waiting.arrive()
         await trio.sleep_forever()
         return "never"
 
@@ -178,7 +183,8 @@ def stateless_call(name: str) -> tuple[bytes, list[tuple[str, str]]]:
 async def test_cancelling_serve_http_with_calls_in_flight_returns_at_once() -> None:
     """Calls in flight in every era (stateless, session, HTTP+SSE): the server returns at once, and every
     client sees ConnectionClosed, never an HTTP state-machine message."""
-    server = chatty_server()
+    waiting = Arrivals()
+    server = chatty_server(waiting)
     outcomes: dict[str, str] = {}
     with trio.fail_after(15):
         async with trio.open_nursery() as clients:
@@ -199,7 +205,7 @@ async def test_cancelling_serve_http_with_calls_in_flight_returns_at_once() -> N
 
                 for version in (MODERN, "2025-11-25", "2024-11-05"):
                     clients.start_soon(call, version)
-                await trio.sleep(0.5)  # every call reaches its handler
+                await waiting.wait_for(3)  # every call reaches its handler
                 start = trio.current_time()
                 serving.cancel_scope.cancel()
             elapsed = trio.current_time() - start
@@ -208,24 +214,22 @@ async def test_cancelling_serve_http_with_calls_in_flight_returns_at_once() -> N
 
 
 async def test_cancelling_serve_websocket_with_calls_in_flight_returns_at_once() -> None:
-    server = chatty_server()
+    waiting = Arrivals()
+    server = chatty_server(waiting)
     with trio.fail_after(15):
         async with trio.open_nursery() as clients:
             async with trio.open_nursery() as serving:
                 port = await serving.start(server.serve_websocket, "127.0.0.1", 0)
-                in_flight = trio.Event()
 
                 async def call() -> None:
                     try:
                         async with trio_mcp.open_websocket_client(f"ws://127.0.0.1:{port}") as client:
-                            in_flight.set()
                             await client.call_tool("wait")
                     except trio_mcp.ConnectionClosed:
                         pass
 
                 clients.start_soon(call)
-                await in_flight.wait()
-                await trio.sleep(0.2)
+                await waiting.wait_for(1)  # the call is in its handler
                 start = trio.current_time()
                 serving.cancel_scope.cancel()
             elapsed = trio.current_time() - start
@@ -235,10 +239,12 @@ async def test_cancelling_serve_websocket_with_calls_in_flight_returns_at_once()
 
 async def test_a_drain_refuses_new_work_and_lets_a_short_call_finish() -> None:
     server = Server("drained")
+    running = Arrivals()
 
     @server.tool()
     async def short() -> str:
         """Finish shortly after the drain began."""
+        running.arrive()
         await trio.sleep(0.3)
         return "finished"
 
@@ -258,7 +264,7 @@ async def test_a_drain_refuses_new_work_and_lets_a_short_call_finish() -> None:
                     answer.append(json.loads(await response.read()))
 
             nursery.start_soon(call)
-            await trio.sleep(0.1)
+            await running.wait_for(1)
             assert await drain(5)
             assert answer and answer[0]["result"]["content"][0]["text"] == "finished"
             with pytest.raises(OSError):
@@ -306,8 +312,7 @@ async def test_a_dropped_stateless_stream_ends_everything_its_request_started(nu
                 assert response.headers["content-type"] == "text/event-stream"
                 await response.receive_some()  # the progress event: the handler is running
                 await response.aclose()
-        while _task_count() > tasks_before:
-            await trio.sleep(0.01)
+        await wait_until(lambda: _task_count() <= tasks_before)
 
 
 def _task_count() -> int:
@@ -340,10 +345,12 @@ async def test_a_stateless_log_record_arrives_before_the_answer(chatty_port: int
 
 async def test_the_in_flight_refusal_names_its_limit_and_setting(nursery: trio.Nursery) -> None:
     server = Server("small", max_in_flight=1)
+    holding = Arrivals()
 
     @server.tool()
     async def hold() -> str:
         """Stay in flight until cancelled."""
+        holding.arrive()
         await trio.sleep_forever()
         return "never"
 
@@ -352,7 +359,7 @@ async def test_the_in_flight_refusal_names_its_limit_and_setting(nursery: trio.N
         async with trio_mcp.open_http_client(f"http://127.0.0.1:{port}/mcp", protocol_version="2025-11-25") as client:
             async with trio.open_nursery() as calls:
                 calls.start_soon(client.call_tool, "hold")
-                await trio.sleep(0.2)
+                await holding.wait_for(1)
                 with pytest.raises(trio_mcp.McpError) as info:
                     await client.call_tool("hold")
                 calls.cancel_scope.cancel()

@@ -1,0 +1,43 @@
+"""Waiting for something to have happened, instead of sleeping long enough for it: a count of arrivals a test
+can wait on, and a bounded poll for what only shows from outside (another process, a socket)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+
+import trio
+
+
+class Arrivals:
+    """How many times something happened (a handler entered, a request reached its server); a test waits for a
+    number of them rather than sleeping until they must have happened."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._changed = trio.Event()
+
+    def arrive(self) -> None:
+        self.count += 1
+        self._changed.set()
+        self._changed = trio.Event()
+
+    async def wait_for(self, count: int = 1) -> None:
+        """Return once ``count`` arrivals have happened; the caller bounds the wait (``trio.fail_after``)."""
+        while self.count < count:
+            await self._changed.wait()
+
+
+async def wait_until(
+    condition: Callable[[], bool | Awaitable[bool]], *, within: float = 10.0, interval: float = 0.01
+) -> None:
+    """Poll ``condition`` (a function, or an async one) until it holds; ``trio.TooSlowError`` after ``within``
+    seconds. For what a test can only see from outside; anything in this process should arrive as an event."""
+    with trio.fail_after(within):
+        while True:
+            held = condition()
+            if inspect.isawaitable(held):
+                held = await held
+            if held:
+                return
+            await trio.sleep(interval)
