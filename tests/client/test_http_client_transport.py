@@ -14,6 +14,7 @@ from typing import Annotated, Any, AsyncIterator, Awaitable, Callable
 import attrs
 import pytest
 import trio
+import trio.testing
 
 from trio_mcp import Client, ConnectionClosed, Context, Field, McpError, RemoteProtocolError, Server
 from trio_mcp._core.sse import encode_event
@@ -254,7 +255,7 @@ async def test_list_changed_arrives_on_the_get_stream() -> None:
             session_client(base + "/mcp", on_list_changed=on_list_changed) as (_, stream),
         ):
             await stream.standalone_connected.wait()
-            await trio.sleep(0.1)  # let the server attach the stream it just answered
+            await trio.testing.wait_all_tasks_blocked()  # the server has attached the stream it just answered
 
             async def extra() -> str:
                 """Added later."""
@@ -315,7 +316,7 @@ async def test_json_response_mode_and_server_requests_on_the_get_stream() -> Non
         ):
             assert (await client.call_tool("echo", {"text": "j"})).content[0].text == "j"  # type: ignore[union-attr]
             await stream.standalone_connected.wait()
-            await trio.sleep(0.1)
+            await trio.testing.wait_all_tasks_blocked()  # the server has attached the stream it just answered
             # With JSON answers, the server's roots/list can only travel on the GET stream.
             assert (await client.call_tool("roots")).content[0].text == "file:///json"  # type: ignore[union-attr]
 

@@ -111,7 +111,7 @@ async def test_concurrency_limit_queues_then_refuses_per_principal() -> None:
             while "first" not in gates:
                 await trio.sleep(0.01)
             nursery.start_soon(call, "second")  # waits its turn
-            await trio.sleep(0.2)  # for the second to reach the queue (nothing to wait on from outside)
+            await trio.testing.wait_all_tasks_blocked()  # the second has reached the queue: nothing else can run
             error = await refused(lambda: alice.call_tool("work", {}), SERVER_BUSY)
             assert error.message == "Too many concurrent requests for work: 1 being served"
             assert (await bob.call_tool("work", {})).content  # bob has slots of his own

@@ -14,6 +14,7 @@ import pytest
 import trio
 from paths import ROOT
 from transport_helpers import initialize_request
+from waiting import wait_until
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
@@ -160,6 +161,7 @@ async def main():
     with trio.CancelScope() as scope:
         @server.tool()
         async def slow() -> str:
+            print("slow started", file=sys.stderr, flush=True)
             await trio.sleep(30)
             return "never"
 
@@ -196,7 +198,7 @@ async def test_cancelling_serve_stdio_with_calls_in_flight_returns_at_once() -> 
             async with trio.open_nursery() as nursery:
                 for _ in range(3):
                     nursery.start_soon(call_slow)
-                await trio.sleep(0.2)
+                await wait_until(lambda: lines.count("slow started") == 3)  # every call is in its handler
                 try:
                     await client.call_tool("stop")  # its answer, already made, may or may not get out
                 except trio_mcp.ConnectionClosed:

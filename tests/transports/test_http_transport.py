@@ -463,7 +463,7 @@ async def test_legacy_http_sse_transport(endpoint: Endpoint) -> None:
         assert missing.status == 404
         await missing.aclose()
         await stream.aclose()
-        await trio.sleep(0.1)
+        await trio.testing.wait_all_tasks_blocked()  # the server has seen the stream end
         gone = await endpoint.post(INITIALIZED, path=post_path)
         assert gone.status == 404  # the session lived exactly as long as its stream
         await gone.aclose()

@@ -20,6 +20,7 @@ from typing import Any, AsyncIterator
 
 import pytest
 import trio
+import trio.testing
 
 from trio_mcp import Context, Server
 from trio_mcp.client import Client
@@ -35,6 +36,7 @@ from trio_mcp.transports.websocket import (
 from trio_mcp.types import Root, TextContent
 
 from transport_helpers import handshake  # isort: skip
+from waiting import Arrivals  # isort: skip
 
 HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 MODERN = "2026-07-28"
@@ -55,6 +57,11 @@ class Probe:
         self.cancelled = trio.Event()
         self.streams: list[WebSocketMessageStream] = []
         self.ended: list[tuple[WebSocketMessageStream, float]] = []
+        self.endings = Arrivals()
+
+    def end(self, stream: WebSocketMessageStream) -> None:
+        self.ended.append((stream, trio.current_time()))
+        self.endings.arrive()
 
 
 def make_server(probe: Probe) -> Server:
@@ -99,7 +106,7 @@ async def running_server(**options: Any) -> AsyncIterator[tuple[int, Probe]]:
         try:
             await server.serve_connection(stream)
         finally:
-            probe.ended.append((stream, trio.current_time()))
+            probe.end(stream)
 
     async with trio.open_nursery() as nursery:
         port = await nursery.start(functools.partial(serve_websocket, connect, "127.0.0.1", 0, **options))
@@ -256,8 +263,7 @@ async def test_handshake_and_tool_calls_on_each_revision() -> None:
                     assert text_of(await client.call_tool("echo", {"text": "héllo \u2603"})) == "héllo \u2603"
             assert len(probe.streams) == len(HANDSHAKE_VERSIONS) + 1
             # Each connection ended with the client's close, and the server's session with it.
-            while len(probe.ended) < len(probe.streams):
-                await trio.sleep(0.01)
+            await probe.endings.wait_for(len(probe.streams))
             assert all(stream.close_reason is not None and stream.close_reason.code == 1000 for stream in probe.streams)
 
 
@@ -429,8 +435,7 @@ async def test_binary_frame_closes_with_1003() -> None:
                 await stream.receive()
             assert stream.close_reason is not None and stream.close_reason.code == 1003
             await stream.aclose()
-            while not probe.ended:
-                await trio.sleep(0.01)
+            await probe.endings.wait_for(1)
 
 
 async def test_invalid_json_gets_parse_error_and_the_session_keeps_serving() -> None:
@@ -491,8 +496,7 @@ async def test_oversized_frame_closes_with_1009_without_buffering_it(limit: int,
             assert sent < size  # refused mid-frame
             assert peak - baseline < budget, f"peak {peak - baseline} bytes"
             await peer.sock.aclose()
-            while not probe.ended:
-                await trio.sleep(0.01)
+            await probe.endings.wait_for(1)
             stream = probe.streams[0]
             assert stream.close_reason is not None and stream.close_reason.code == 1009
 
@@ -507,19 +511,19 @@ async def test_client_refuses_an_oversized_message_from_the_server() -> None:
             with pytest.raises(ConnectionClosed, match="1009"):
                 await client.call_tool("echo", {"text": "x" * 20000})
             assert stream.close_reason is not None and stream.close_reason.code == 1009
-            while not probe.ended:
-                await trio.sleep(0.01)
+            await probe.endings.wait_for(1)
 
 
 async def test_connection_cap() -> None:
     with trio.fail_after(10):
-        async with running_server(max_connections=1) as (port, _), trio.open_nursery() as nursery:
+        async with running_server(max_connections=1) as (port, probe), trio.open_nursery() as nursery:
             first = await connect_websocket_stream(nursery, url_of(port))
             with pytest.raises(WebSocketRejected) as info:
                 await connect_websocket_stream(nursery, url_of(port))
             assert info.value.status_code == 503
             await first.aclose()
-            await trio.sleep(0.05)
+            await probe.endings.wait_for(1)
+            await trio.testing.wait_all_tasks_blocked()  # the server has let go of the first connection
             second = await connect_websocket_stream(nursery, url_of(port))
             await second.aclose()
 
@@ -554,8 +558,7 @@ async def test_server_drops_a_peer_that_does_not_answer_pings() -> None:
                 pings += item[0] == 0x9
             await peer.sock.aclose()
             assert pings >= 1
-            while not probe.ended:
-                await trio.sleep(0.01)
+            await probe.endings.wait_for(1)
             assert probe.ended[0][1] - opened < 2.0
             with pytest.raises(ConnectionClosed, match="did not answer a ping"):
                 await probe.streams[0].receive()
@@ -687,8 +690,7 @@ async def test_client_vanishing_mid_call_cancels_the_handler() -> None:
             await probe.started.wait()
             await peer.sock.aclose()  # no close frame: the TCP connection just goes
             await probe.cancelled.wait()
-            while not probe.ended:
-                await trio.sleep(0.01)
+            await probe.endings.wait_for(1)
             assert probe.streams[0].close_reason is not None and probe.streams[0].close_reason.code == 1006
 
 
