@@ -7,6 +7,7 @@ shared by several processes). The inbound
 check they route by is pure and lives in ``trio_mcp._core.inbound``.
 """
 
+from ..._core.session_record import SessionRecord, SessionState
 from .._h11server import Drain, HttpLimits
 from ._common import ConnectFunction, request_principal
 from .events import EventStore, MemoryEventStore
@@ -27,6 +28,8 @@ __all__ = [
     "Request",
     "RequestGuard",
     "SessionDirectory",
+    "SessionRecord",
+    "SessionState",
     "Response",
     "RouteHandler",
     "StreamableHttpApp",
