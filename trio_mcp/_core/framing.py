@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, cast
 
 __all__ = ["LineFramer", "NEED_DATA", "END_OF_STREAM", "OversizedLine"]
 
@@ -36,7 +36,7 @@ class OversizedLine:
 
 
 class LineFramer:
-    """Turns a byte stream into lines, never buffering more than ``max_line_bytes``.
+    """Turns a byte stream into lines, never buffering more than ``max_line_bytes`` of a line not yet ended.
 
     A line over the cap is dropped as it streams in and reported once as ``OversizedLine``, so a peer
     cannot make us hold an endless line in memory. A partial line at EOF is reported as oversized only
@@ -44,13 +44,14 @@ class LineFramer:
     newline still gets its message read).
     """
 
-    __slots__ = ("_buffer", "_scan_from", "_max", "_discarding", "_discarded", "_eof")
+    __slots__ = ("_lines", "_partial", "_max", "_discarding", "_discarded", "_eof")
 
     def __init__(self, max_line_bytes: int = 16 * 1024 * 1024) -> None:
         if max_line_bytes < 1:
             raise ValueError("max_line_bytes must be positive")
-        self._buffer = bytearray()
-        self._scan_from = 0
+        #: The ended lines not yet returned, last first: each read is split once, and a line is one ``pop()``.
+        self._lines: list[bytes | OversizedLine] = []
+        self._partial = bytearray()
         self._max = max_line_bytes
         self._discarding = False
         self._discarded = 0
@@ -62,57 +63,75 @@ class LineFramer:
             raise RuntimeError("receive_data() after end of stream")
         if not data:
             self._eof = True
-        else:
-            self._buffer += data
+            return
+        partial = self._partial
+        if b"\n" not in data:
+            partial += data
+            self._bound_partial()
+            return
+        parts = (data if type(data) is bytes else bytes(data)).split(b"\n")
+        last = parts.pop()  # what follows the last newline
+        ended = parts[0]  # with the partial line before it, a whole line
+        if partial:
+            partial += ended
+            ended = bytes(partial)
+            del partial[:]
+        first: bytes | OversizedLine = ended
+        if self._discarding:
+            first = OversizedLine(self._discarded + len(ended))
+            self._discarding = False
+            self._discarded = 0
+        partial += last
+        self._bound_partial()
+        lines = cast("list[bytes | OversizedLine]", parts)
+        lines[0] = first
+        lines.reverse()
+        if self._lines:
+            lines += self._lines
+        self._lines = lines
+
+    def _bound_partial(self) -> None:
+        """Drop the line not yet ended once it is over the cap, counting what was dropped."""
+        partial = self._partial
+        if len(partial) > self._max:
+            self._discarded += len(partial)
+            self._discarding = True
+            del partial[:]
 
     def next_line(self) -> bytes | OversizedLine | _Sentinel:
         """The next complete line (without its newline), ``OversizedLine``, ``NEED_DATA`` or ``END_OF_STREAM``."""
-        buffer = self._buffer
-        while True:
-            newline = buffer.find(b"\n", self._scan_from)
-            if newline < 0:
-                if len(buffer) > self._max:
-                    self._discarded += len(buffer)
-                    self._discarding = True
-                    del buffer[:]
-                    self._scan_from = 0
-                elif not self._eof:
-                    self._scan_from = len(buffer)
-                if self._eof:
-                    return self._finish()
-                return NEED_DATA
-            line = bytes(buffer[:newline])
-            del buffer[: newline + 1]
-            self._scan_from = 0
-            if self._discarding:
-                size = self._discarded + len(line)
-                self._discarding = False
-                self._discarded = 0
-                return OversizedLine(size)
+        lines = self._lines
+        while lines:
+            line = lines.pop()
+            if type(line) is not bytes:
+                return line
             if len(line) > self._max:
                 return OversizedLine(len(line))
             if line.endswith(b"\r"):
                 line = line[:-1]
-            if line.strip():
+            if line and not line.isspace():
                 return line
             # Blank lines between messages are allowed and skipped.
+        if self._eof:
+            return self._finish()
+        return NEED_DATA
 
     def _finish(self) -> bytes | OversizedLine | _Sentinel:
-        buffer = self._buffer
+        partial = self._partial
         if self._discarding:
-            size = self._discarded + len(buffer)
+            size = self._discarded + len(partial)
             self._discarding = False
             self._discarded = 0
-            del buffer[:]
+            del partial[:]
             return OversizedLine(size)
-        if buffer.strip():
-            line = bytes(buffer).rstrip(b"\r")
-            del buffer[:]
+        if partial.strip():
+            line = bytes(partial).rstrip(b"\r")
+            del partial[:]
             return line
-        del buffer[:]
+        del partial[:]
         return END_OF_STREAM
 
     @property
     def buffered(self) -> int:
-        """Bytes held waiting for a newline."""
-        return len(self._buffer)
+        """Bytes held of the line not yet ended (the lines ended but not yet returned are the caller's to take)."""
+        return len(self._partial)

@@ -109,7 +109,8 @@ class StdioMessageStream:
         self._broken: ConnectionClosed | None = None
         self._queued = _Batch()
         self._writing = False
-        #: Messages received, and the first line skipped as not JSON (to say what a non-MCP peer did).
+        #: With ``skip_unparseable``: messages received, and the first line skipped as not JSON (to say what a
+        #: non-MCP peer did).
         self.messages_received = 0
         self.first_skipped_line: bytes | None = None
         self._not_mcp_deadline = math.inf
@@ -144,12 +145,25 @@ class StdioMessageStream:
     async def flush(self) -> None:
         """Write what ``send_later`` queued unless a write under way takes it; raises ``ConnectionClosed`` if the
         pipe is broken, as the sends would have."""
-        if not self._queued.lines or self._writing:
+        if not self._queued.lines or self._writing or self._wrote_queued_at_once():
             return
         if self._broken is None:
             await self._write_batches()
         if self._broken is not None:
             raise ConnectionClosed(self._broken.reason, detail=self._broken.detail)
+
+    def _wrote_queued_at_once(self) -> bool:
+        """Write the queued lines if the pipe takes them whole without waiting; whether it did. With no write under
+        way, only ``send_later`` queued them: nobody waits for the batch, which therefore stays the queue."""
+        lines = self._queued.lines
+        data = lines[0] if len(lines) == 1 else b"".join(lines)
+        sent = self._write_at_once(data)
+        if sent == len(data):
+            lines.clear()
+            return True
+        if sent:
+            lines[:] = [data[sent:]]
+        return False
 
     def _write_at_once(self, data: bytes) -> int:
         """Write what a pipe takes without waiting (most writes, whole: no scope and no scheduler pass for them);
@@ -197,6 +211,11 @@ class StdioMessageStream:
         framer = self._framer
         while True:
             item = framer.next_line()
+            if type(item) is bytes:
+                message = decode(item)
+                if self._skip_unparseable and not self._counts_as_mcp(message, item):
+                    continue
+                return message
             if item is NEED_DATA or item is END_OF_STREAM:
                 await self.flush()
             if item is NEED_DATA:
@@ -206,25 +225,26 @@ class StdioMessageStream:
                 if self._on_eof is not None:
                     raise await self._on_eof()
                 raise ConnectionClosed("peer closed the stdio stream")
-            if isinstance(item, OversizedLine):
-                logger.warning("dropped a %d-byte message (limit %d bytes)", item.size, self._max_line_bytes)
-                if self._skip_unparseable:
-                    continue
+            assert isinstance(item, OversizedLine)
+            logger.warning("dropped a %d-byte message (limit %d bytes)", item.size, self._max_line_bytes)
+            if not self._skip_unparseable:
                 return InvalidMessage(
                     INVALID_REQUEST, f"Invalid Request: message exceeds the {self._max_line_bytes}-byte line limit"
                 )
-            assert isinstance(item, bytes)
-            message = decode(item)
-            if self._skip_unparseable and type(message) is InvalidMessage:
-                logger.warning("skipping a line that is not JSON: %r", item[:200])
-                if self.first_skipped_line is None:
-                    self.first_skipped_line = bytes(item[:200])
-                    if self.messages_received == 0:
-                        self._not_mcp_deadline = trio.current_time() + NOT_MCP_GRACE
-                continue
-            self.messages_received += 1
-            self._not_mcp_deadline = math.inf
-            return message
+
+    def _counts_as_mcp(self, message: Any, line: bytes) -> bool:
+        """For a reader that skips what is not JSON (a client reading a server's stdout): whether ``message``, read
+        from ``line``, is one to return, noting a skipped line and the messages received."""
+        if type(message) is InvalidMessage:
+            logger.warning("skipping a line that is not JSON: %r", line[:200])
+            if self.first_skipped_line is None:
+                self.first_skipped_line = bytes(line[:200])
+                if self.messages_received == 0:
+                    self._not_mcp_deadline = trio.current_time() + NOT_MCP_GRACE
+            return False
+        self.messages_received += 1
+        self._not_mcp_deadline = math.inf
+        return True
 
     async def _read(self) -> bytes | bytearray:
         try:
