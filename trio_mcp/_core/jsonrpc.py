@@ -185,6 +185,10 @@ def is_request_id(value: object) -> TypeGuard[RequestId]:
     return type(value) is str or type(value) is int
 
 
+#: What ``classify`` reads as a message's ``id`` when it has none (``null`` is an id, if not a valid one).
+_NO_ID: Final = object()
+
+
 def classify(message: Any) -> Event:
     """Classify one decoded JSON value (not a batch) as a JSON-RPC event."""
     if type(message) is not dict:
@@ -204,14 +208,14 @@ def classify(message: Any) -> Event:
         params = message.get("params")
         if params is not None and type(params) is not dict:
             return InvalidMessage(INVALID_REQUEST, 'Invalid Request: "params" must be an object', _id_or_none(message))
-        if "id" not in message:
+        id = message.get("id", _NO_ID)
+        if type(id) is str or type(id) is int:  # is_request_id, inline: every request passes here
+            return Request(id, method, params)
+        if id is _NO_ID:
             return Notification(method, params)
-        id = message["id"]
-        if not is_request_id(id):
-            return InvalidMessage(
-                INVALID_REQUEST, f'Invalid Request: "id" must be a string or an integer, got {_json_type(id)}'
-            )
-        return Request(id, method, params)
+        return InvalidMessage(
+            INVALID_REQUEST, f'Invalid Request: "id" must be a string or an integer, got {_json_type(id)}'
+        )
     has_result = "result" in message
     has_error = "error" in message
     id = message.get("id")
