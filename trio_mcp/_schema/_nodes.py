@@ -179,6 +179,8 @@ class StrNode(Node):
         return {"type": "string"}
 
     def convert(self, value: Any, path: Path, run: Run) -> Any:
+        if type(value) is str:
+            return value
         if isinstance(value, str):
             return str.__str__(value)
         return run.fail(mismatch(path, self.expected, value))

@@ -7,7 +7,7 @@ import functools
 import inspect
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import trio
@@ -73,21 +73,27 @@ def is_async_callable(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
 
-async def invoke(
+def invoke(
     fn: Callable[..., Any],
     kwargs: dict[str, Any],
     *,
     is_async: bool,
     run_in_thread: bool = True,
     watch: Watch | None = None,
-) -> Any:
-    """Call a handler: await it if async; otherwise in a worker thread, so it never blocks the event loop.
+) -> Awaitable[Any]:
+    """Call a handler: what to await for its value. An async one is awaited as it is (no coroutine of ours
+    around it); a sync one runs in a worker thread, so it never blocks the event loop.
 
     A thread cannot be interrupted: on cancel the request ends at once and the thread's result is dropped.
     With a ``watch``, what runs on the event loop is timed, and a long hold of it logged (``_blocking``).
     """
     if is_async:
-        return await (fn(**kwargs) if watch is None else watched(fn(**kwargs), watch))
+        return fn(**kwargs) if watch is None else watched(fn(**kwargs), watch)
+    return _invoke_sync(fn, kwargs, run_in_thread, watch)
+
+
+async def _invoke_sync(fn: Callable[..., Any], kwargs: dict[str, Any], run_in_thread: bool, watch: Watch | None) -> Any:
+    """A sync handler's call: in a worker thread, or on the event loop (timed) with ``run_in_thread=False``."""
     if not run_in_thread:
         started = time.perf_counter()
         try:

@@ -9,7 +9,7 @@ import logging
 import re
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
 import attrs
@@ -127,20 +127,20 @@ class ToolDefinition:
             result = tool_result_wire(self, await self.call(arguments, context))
         except ArgumentError as exc:
             return argument_error_result(self, exc)
-        if not has(version, Feature.AUDIO_CONTENT) or not has(version, Feature.RESOURCE_LINKS):
+        if not _carries_every_content_kind(version):
             result["content"] = [content_for_revision(block, version) for block in result["content"]]
         return project("CallToolResult", result, version)
 
-    async def call(self, arguments: Mapping[str, Any] | None, context: object) -> Any:
-        """Validate ``arguments``, run the function (sync ones in a worker thread, ``context`` in each injected
-        parameter) and return its value.
+    def call(self, arguments: Mapping[str, Any] | None, context: object) -> Awaitable[Any]:
+        """Validate ``arguments`` and start the function (sync ones in a worker thread, ``context`` in each injected
+        parameter): what to await for its value.
 
-        Raises ``ArgumentError`` for bad arguments; whatever the function raises propagates.
+        Raises ``ArgumentError`` for bad arguments; whatever the function raises propagates from the await.
         """
         kwargs = self.schema.bind(arguments)
         for name in self.schema.skipped:
             kwargs[name] = context
-        return await invoke(self.fn, kwargs, is_async=self.is_async, run_in_thread=self.run_in_thread, watch=self.watch)
+        return invoke(self.fn, kwargs, is_async=self.is_async, run_in_thread=self.run_in_thread, watch=self.watch)
 
 
 class ToolOptions(TypedDict, total=False):
@@ -237,6 +237,12 @@ def _returns_bytes(fn: Callable[..., Any]) -> bool:
     except Exception:  # the annotations do not resolve: describing the function said why
         return False
     return returns in (bytes, bytearray, memoryview)
+
+
+@functools.lru_cache(maxsize=16)
+def _carries_every_content_kind(version: str) -> bool:
+    """Whether revision ``version`` has every kind of content block a tool may return (asked on every call)."""
+    return has(version, Feature.AUDIO_CONTENT) and has(version, Feature.RESOURCE_LINKS)
 
 
 def _as_content(item: Any) -> Any:
