@@ -1,5 +1,5 @@
-"""The phases of a session's streams (``_core/session_streams.py``): every step in every phase, against the table,
-and whose mistake a step the table has no entry for is."""
+"""A session's streams without I/O (``_core/session_streams.py``): every step in every phase against the table,
+whose mistake a step the table has no entry for is, and which stream carries what."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ import pytest
 
 from trio_mcp._core.inbound import REFUSALS, Refusal
 from trio_mcp._core.session_streams import (
+    MAX_SENT,
     TRANSITIONS,
     ClientMistake,
     ServerMistake,
+    SessionStreams,
     Step,
     StreamMachine,
     StreamPhase,
+    origin_of,
 )
 
 W, R, E, D = StreamPhase.WAITING, StreamPhase.READ, StreamPhase.ENDING, StreamPhase.DONE
@@ -84,3 +87,44 @@ def test_a_post_stream_read_answered_and_left() -> None:
     assert not stream.answered({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}})
     assert stream.answered([{"jsonrpc": "2.0", "id": 2, "error": {"code": 1, "message": "x"}}])
     assert [stream.step(step) for step in (Step.COMPLETE, Step.LEAVE, Step.RESUME, Step.LEAVE)] == [E, D, E, D]
+
+
+def answer(request_id: int) -> dict[str, object]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": {}}
+
+
+def test_streams_carry_their_requests_until_each_is_answered_or_ended() -> None:
+    book = SessionStreams("", StreamMachine)
+    one, two = book.open([1, 2]), book.open([3])
+    assert (one.id, two.id, book.standalone.id) == ("1", "2", "0")
+    assert book.carrier(1) is book.carrier(2) is one and book.carrier(3) is two and book.carrier(None) is None
+    assert not book.release(answer(1), one)  # 2 is still to come
+    assert book.carrier(1) is None  # what is sent for 1 from now on goes to the GET stream
+    assert not book.release(answer(3), one)  # another stream's request: not released by this one
+    assert book.end_request(2) is one  # cancelled: the stream carries nothing more
+    book.complete(one)
+    assert one.phase is D and set(book.streams) == {"0", "2"}
+    assert book.end_request(2) is None and book.end_request(99) is None
+    assert book.release([answer(3), {"jsonrpc": "2.0", "method": "notifications/message"}], two)
+    assert not book.owner
+
+
+def test_a_roaming_session_names_its_streams_and_sends_elsewhere_what_it_did_not_ask() -> None:
+    book = SessionStreams("abc", StreamMachine)
+    assert book.open([1]).id == "abc.1" and origin_of("abc.1") == "abc" and origin_of("1") == ""
+    book.sending({"jsonrpc": "2.0", "id": "abc-0", "method": "elicitation/create", "params": {}})
+    ours, theirs, note = answer("abc-0"), answer("xyz-0"), {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    request = {"jsonrpc": "2.0", "id": 5, "method": "ping"}
+    assert book.split([ours, theirs, note, request]) == ([ours, note, request], [theirs, note])
+    assert book.split(ours) == (None, ours)  # answered once: a second answer is not this process's
+    assert book.split(request) == (request, None)
+    for number in range(MAX_SENT + 1):
+        book.sending({"jsonrpc": "2.0", "id": number, "method": "ping"})
+    assert len(book.sent) == MAX_SENT and 0 not in book.sent
+
+
+def test_a_session_no_other_process_serves_keeps_every_message() -> None:
+    book = SessionStreams("", StreamMachine)
+    book.sending({"jsonrpc": "2.0", "id": 0, "method": "ping"})
+    assert not book.sent
+    assert book.split([answer(7)]) == ([answer(7)], None)

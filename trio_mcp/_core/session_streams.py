@@ -1,6 +1,8 @@
-"""The streams of a Streamable HTTP session as a state machine, without I/O: who reads each and whether it is over.
+"""The streams of a Streamable HTTP session as a state machine, without I/O: who reads each, whether it is over,
+and which carries what.
 
-A session has a GET stream and a stream per POST that carries requests. Whether a client's response carries a
+A session has a GET stream and a stream per POST that carries requests (``SessionStreams``: which stream
+carries each request's messages, until its answer or its end). Whether a client's response carries a
 stream, and whether anything more may come on it, changes only by the steps of ``TRANSITIONS``, the one table
 of what may happen to a stream in which phase (as h11 keeps an HTTP connection's states). A step a phase has no
 entry for is a mistake: ``ClientMistake`` when the client made it (its request is refused, the session goes
@@ -12,13 +14,27 @@ and tested on their own (``tests/core/test_session_streams.py``).
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Final, Generic, TypeVar
 
 from .inbound import Refusal, Rejection
-from .jsonrpc import RequestId
+from .jsonrpc import RequestId, is_request_id
 
-__all__ = ["TRANSITIONS", "ClientMistake", "ServerMistake", "Step", "StreamMachine", "StreamPhase"]
+__all__ = [
+    "MAX_SENT",
+    "TRANSITIONS",
+    "ClientMistake",
+    "ServerMistake",
+    "SessionStreams",
+    "Step",
+    "StreamMachine",
+    "StreamPhase",
+    "origin_of",
+    "stream_id",
+]
+
+#: The most unanswered server requests a roaming session remembers sending.
+MAX_SENT: Final = 4096
 
 
 class StreamPhase(enum.Enum):
@@ -121,9 +137,114 @@ class StreamMachine:
         self.phase = phase
         return phase
 
+    def completed(self) -> None:
+        """Nothing more comes on the stream (``Step.COMPLETE``)."""
+        self.step(Step.COMPLETE)
+
     def answered(self, message: Any) -> bool:
         """Count the answers in ``message`` off ``pending``; True when none is left."""
         for item in message if type(message) is list else (message,):
             if type(item) is dict and "method" not in item:
                 self.pending.discard(item.get("id"))
         return not self.pending
+
+
+def stream_id(origin: str, number: int) -> str:
+    """The id of a session's ``number``th stream opened by the process ``origin`` (``origin_of`` reads it back)."""
+    return f"{origin}.{number}" if origin else str(number)
+
+
+def origin_of(stream_id: str) -> str:
+    """The process that opened a stream (``stream_id``): empty for one of a directory no other process shares."""
+    return stream_id.rpartition(".")[0]
+
+
+S = TypeVar("S", bound=StreamMachine)
+
+
+class SessionStreams(Generic[S]):
+    """A session's open streams and the requests each carries; ``make`` makes a stream (the transport's, with
+    its I/O). ``origin`` names this process among those serving the session (empty: no other does): the ids
+    of the streams it opens start with it, and the requests it sends the client are remembered, so that a
+    client's answer to another process's request is told apart."""
+
+    __slots__ = ("_make", "_next", "origin", "owner", "sent", "standalone", "streams")
+
+    def __init__(self, origin: str, make: Callable[[str, set[RequestId]], S]) -> None:
+        self.origin = origin
+        self._make = make
+        self.standalone = make("0", set())
+        #: The open streams by id (a completed one is forgotten: a resumption gets it from the event store).
+        self.streams: dict[str, S] = {"0": self.standalone}
+        #: The stream carrying each request's messages, until its answer or its end.
+        self.owner: dict[RequestId, S] = {}
+        #: Ids of the requests this process sent the client and has no answer for yet (roaming only; the oldest
+        #: are forgotten past ``MAX_SENT``, as the requests themselves time out).
+        self.sent: dict[RequestId, None] = {}
+        self._next = 1
+
+    def open(self, request_ids: Collection[RequestId]) -> S:
+        """A new stream carrying ``request_ids``."""
+        stream = self._make(stream_id(self.origin, self._next), set(request_ids))
+        self._next += 1
+        self.streams[stream.id] = stream
+        for request_id in request_ids:
+            self.owner[request_id] = stream
+        return stream
+
+    def carrier(self, related: RequestId | None) -> S | None:
+        """The stream of the request ``related`` to a message, while it is open."""
+        return self.owner.get(related) if related is not None else None
+
+    def release(self, message: Any, owner: S) -> bool:
+        """``message`` answers requests ``owner`` carries: they leave it before the answer is written (what is
+        sent for them afterwards goes to the GET stream). True when ``owner`` then carries nothing more."""
+        for item in message if type(message) is list else (message,):
+            request_id = item.get("id") if type(item) is dict else None
+            if is_request_id(request_id) and self.owner.get(request_id) is owner:
+                del self.owner[request_id]
+                owner.pending.discard(request_id)
+        return not owner.pending
+
+    def end_request(self, request_id: RequestId) -> S | None:
+        """``request_id`` ended without an answer; its stream, if it now carries nothing more."""
+        owner = self.owner.pop(request_id, None)
+        if owner is None:
+            return None
+        owner.pending.discard(request_id)
+        return None if owner.pending else owner
+
+    def complete(self, stream: S) -> None:
+        """Nothing more comes on ``stream``; the session forgets it."""
+        stream.completed()
+        self.streams.pop(stream.id, None)
+
+    def sending(self, message: Any) -> None:
+        """Remember a request this process sends the client (roaming only)."""
+        if self.origin and type(message) is dict and "method" in message and "id" in message:
+            self.sent[message["id"]] = None
+            if len(self.sent) > MAX_SENT:
+                del self.sent[next(iter(self.sent))]
+
+    def split(self, message: Any) -> tuple[Any, Any]:
+        """A client message as what this process serves and what goes to the other processes serving the
+        session (none when no other does): answers to requests another process sent go there; notifications go
+        to both (``initialized``, a cancellation or progress for something served elsewhere, roots changes);
+        requests stay here."""
+        if not self.origin:
+            return message, None
+        here: list[Any] = []
+        there: list[Any] = []
+        for item in message if type(message) is list else (message,):
+            if type(item) is dict and "method" in item:
+                here.append(item)
+                if "id" not in item:
+                    there.append(item)
+            elif type(item) is dict and is_request_id(item.get("id")) and item["id"] in self.sent:
+                del self.sent[item["id"]]
+                here.append(item)
+            else:
+                there.append(item)
+        if type(message) is not list:
+            return (here[0] if here else None), (there[0] if there else None)
+        return (here or None), (there or None)

@@ -16,9 +16,9 @@ from typing import Any
 import trio
 
 from ..._core.inbound import Refusal, Rejection
-from ..._core.jsonrpc import RequestId, decode, error_message, is_request_id
+from ..._core.jsonrpc import RequestId, decode, error_message
 from ..._core.session_record import SessionRecord, SessionState
-from ..._core.session_streams import Step, StreamMachine
+from ..._core.session_streams import SessionStreams, Step, StreamMachine
 from ..._core.sse import encode_event
 from ..._identity import caller_key
 from ..._runner import RequestRunner
@@ -35,7 +35,7 @@ from ._common import (
 from .options import HttpTransportOptions
 from .roaming import SessionDirectory
 
-__all__ = ["HttpSession", "SessionStream", "origin_of", "stored_message", "stream_id", "unavailable"]
+__all__ = ["HttpSession", "SessionStream", "stored_message", "unavailable"]
 
 logger = logging.getLogger("trio_mcp.http")
 
@@ -51,9 +51,6 @@ _CHANGES = frozenset(
 
 #: The most events a stream keeps for a client that is not reading it (its GET stream, say).
 _BACKLOG = 256
-
-#: The most unanswered server requests a session remembers sending (when sessions roam).
-_MAX_SENT = 4096
 
 #: The mark a stream's start (its priming event) and a handler's stream close leave in the event store: an
 #: event without data.
@@ -72,16 +69,6 @@ def unavailable(request_id: RequestId | None = None) -> Rejection:
         request_id,
         headers=(("retry-after", _RETRY_AFTER),),
     )
-
-
-def stream_id(origin: str, number: int) -> str:
-    """The id of a session's ``number``th stream opened by the process ``origin`` (``origin_of`` reads it back)."""
-    return f"{origin}.{number}" if origin else str(number)
-
-
-def origin_of(stream_id: str) -> str:
-    """The process that opened a stream (``stream_id``): empty for one of a directory no other process shares."""
-    return stream_id.rpartition(".")[0]
 
 
 def stored_message(data: str) -> Any:
@@ -122,8 +109,7 @@ class SessionStream(StreamMachine):
             self.writer = None
 
     def completed(self) -> None:
-        """Nothing more comes on the stream."""
-        self.step(Step.COMPLETE)
+        super().completed()
         self.complete.set()
 
 
@@ -157,9 +143,6 @@ class HttpSession:
         #: How often the directory could not keep the session's record (the request that changed it is then
         #: refused with 503).
         self.unrecorded = 0
-        #: Ids of the requests this process sent the client and has no answer for yet (when the session roams;
-        #: the oldest are forgotten past ``_MAX_SENT``, as the requests themselves time out).
-        self.sent: dict[RequestId, None] = {}
         #: Takes the session's state when another process serving it changed it (set by the connection).
         self.apply_state: Callable[[SessionState], None] | None = None
         #: Handles a client message in the task that read it (the connection's, given by ``on_inbound``).
@@ -173,10 +156,11 @@ class HttpSession:
         #: session holds no task. Cancelled when the session ends.
         self.tasks = TaskSet(nursery, on_failure=self._failed)
         self.closed = trio.Event()
-        self.standalone = SessionStream("0", set())
-        self.streams: dict[str, SessionStream] = {"0": self.standalone}
-        self.owner: dict[RequestId, SessionStream] = {}
-        self._next_stream = 1
+        #: Which stream carries what (``_core.session_streams``); its dicts are shared here by name.
+        self.book = SessionStreams(directory.origin, SessionStream)
+        self.standalone = self.book.standalone
+        self.streams = self.book.streams
+        self.owner = self.book.owner
 
     # MessageStream, as the connection sees it --------------------------------------------------------------
 
@@ -189,12 +173,10 @@ class HttpSession:
     async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
         if self.closed.is_set():
             raise ConnectionClosed("HTTP session ended")
-        if self.roams and type(message) is dict and "method" in message and "id" in message:
-            self.sent[message["id"]] = None
-            if len(self.sent) > _MAX_SENT:
-                del self.sent[next(iter(self.sent))]
+        if self.roams:
+            self.book.sending(message)
         stream = self.standalone
-        owner = self.owner.get(related_request_id) if related_request_id is not None and not self.sse_only else None
+        owner = None if self.sse_only else self.book.carrier(related_request_id)
         if owner is not None and (final or not self._json_response):
             stream = owner
         if not final or owner is None:
@@ -202,15 +184,10 @@ class HttpSession:
             return
         # The answer releases its requests before it is written: whatever is sent for them afterwards (a log
         # record queued during the call, say) goes to the GET stream, never after the end of this one.
-        items = message if type(message) is list else [message]
-        answered = [item["id"] for item in items if type(item) is dict and is_request_id(item.get("id"))]
-        for request_id in answered:
-            if self.owner.get(request_id) is owner:
-                del self.owner[request_id]
-                owner.pending.discard(request_id)
-        await self._emit(owner, message, last=not owner.pending)
-        if not owner.pending:
-            self._complete(owner)
+        last = self.book.release(message, owner)
+        await self._emit(owner, message, last=last)
+        if last:
+            self.book.complete(owner)
 
     async def aclose(self) -> None:
         self.end()
@@ -273,34 +250,21 @@ class HttpSession:
     def request_ended(self, request_id: RequestId) -> None:
         """The request ended without an answer (cancelled): its stream waits for it no longer, and ends, as an
         answered one does, once it waits for nothing else."""
-        owner = self.owner.pop(request_id, None)
-        if owner is None:
-            return
-        owner.pending.discard(request_id)
-        if not owner.pending:
-            self._complete(owner)
-
-    def _complete(self, stream: SessionStream) -> None:
-        """Nothing more comes on ``stream``: its response ends, and a client resuming it now gets what the store
-        kept (the session keeps only open streams)."""
-        stream.completed()
-        self.streams.pop(stream.id, None)
+        owner = self.book.end_request(request_id)
+        if owner is not None:
+            self.book.complete(owner)  # its response ends; a client resuming it gets what the store kept
 
     # streams -----------------------------------------------------------------------------------------------
 
     async def open_stream(self, request_ids: set[RequestId]) -> SessionStream:
         """A stream for the answers to ``request_ids``; its id names this process when sessions roam, and the
         directory learns its requests (to answer them if this process dies while another one resumes it)."""
-        stream = SessionStream(stream_id(self.directory.origin, self._next_stream), set(request_ids))
+        stream = self.book.open(request_ids)
         if self.roams:
             try:
                 await self.directory.open_stream(self.id, stream.id, sorted(request_ids, key=str))
             except Exception as exc:  # the directory's own failure: only a resumption after this process dies is lost
                 logger.warning("stream %s of session %s not recorded: %s", stream.id, self.id[:8], type(exc).__name__)
-        self._next_stream += 1
-        self.streams[stream.id] = stream
-        for request_id in request_ids:
-            self.owner[request_id] = stream
         return stream
 
     async def priming(self, stream: SessionStream) -> bytes | None:
@@ -503,28 +467,6 @@ class HttpSession:
 
     def busy(self) -> bool:
         return any(stream.writer is not None for stream in self.streams.values())
-
-    def local(self, message: Any) -> tuple[Any, Any]:
-        """Split a client message into what this process serves and what goes to the others (when the session
-        roams): answers to requests another process sent go there; notifications go to both (``initialized``, a
-        cancellation or progress for something served elsewhere, roots changes); requests stay here."""
-        if not self.roams:
-            return message, None
-        here: list[Any] = []
-        there: list[Any] = []
-        for item in message if type(message) is list else (message,):
-            if type(item) is dict and "method" in item:
-                here.append(item)
-                if "id" not in item:
-                    there.append(item)
-            elif type(item) is dict and is_request_id(item.get("id")) and item["id"] in self.sent:
-                del self.sent[item["id"]]
-                here.append(item)
-            else:
-                there.append(item)
-        if type(message) is not list:
-            return (here[0] if here else None), (there[0] if there else None)
-        return (here or None), (there or None)
 
     async def deliver(self, message: Any, runner: RequestRunner | None = None) -> None:
         """Hand a client message to the connection, in this task; its requests run in ``tasks``, or by ``runner``

@@ -21,7 +21,7 @@ import trio
 from ..._core.inbound import Refusal, Rejection, Route
 from ..._core.jsonrpc import RequestId, encode
 from ..._core.session_record import SessionState
-from ..._core.session_streams import ClientMistake, Step
+from ..._core.session_streams import ClientMistake, Step, origin_of
 from ..._core.sse import encode_comment
 from ..._identity import caller_key
 from ..._runner import InCaller
@@ -38,7 +38,7 @@ from .exchange import Request as HttpRequest  # the h11 server's, or the ASGI ad
 from .exchange import Response as HttpResponse
 from .options import HttpTransportOptions
 from .roaming import LocalSessionDirectory, SessionDirectory
-from .session import HttpSession, SessionStream, origin_of, unavailable
+from .session import HttpSession, SessionStream, unavailable
 
 __all__ = ["HttpSession", "SessionEndpoint"]
 
@@ -89,7 +89,7 @@ class SessionEndpoint:
             )
             return
         session.touch()
-        here, there = session.local(message)
+        here, there = session.book.split(message)
         if there is not None:
             await session.directory.publish(session.id, {"kind": "inbound", "message": there})
         if not route.request_ids:
@@ -452,7 +452,7 @@ class SessionEndpoint:
             return
         kind = routed.get("kind")
         if kind == "inbound":
-            here, _ = session.local(routed.get("message"))
+            here, _ = session.book.split(routed.get("message"))
             if here is not None:
                 with trio.move_on_after(self.options.keepalive_interval):  # a stuck session never stalls routing
                     await session.deliver(here)
