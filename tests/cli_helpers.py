@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -45,6 +46,30 @@ async def run_cli(
             cwd=cwd,
         )
     return Outcome(done.returncode, done.stdout.decode(), done.stderr.decode())
+
+
+async def serve_doctor_patient(nursery: trio.Nursery, options: Any = None) -> int:
+    """A small trio_mcp server (one ``echo`` tool) on HTTP at 127.0.0.1 for ``doctor`` to examine; its port."""
+    from trio_mcp import Server
+
+    server = Server("doctor-patient")
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        return text
+
+    return int(
+        await nursery.start(
+            lambda task_status: server.serve_http("127.0.0.1", 0, options=options, task_status=task_status)
+        )
+    )
+
+
+async def run_doctor(url: str, *words: str, probe_timeout: float = 5, timeout: float = 30) -> tuple[int, Any]:
+    """``trio-mcp doctor URL --json``: its exit status and its findings (never a traceback)."""
+    out = await run_cli("doctor", url, "--json", "--timeout", str(probe_timeout), *words, timeout=timeout)
+    assert "Traceback" not in out.stderr, out.stderr
+    return out.status, json.loads(out.stdout)
 
 
 def server_command() -> list[str]:

@@ -2,35 +2,22 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import trio
-from cli_helpers import run_cli
+from cli_helpers import run_cli, run_doctor, serve_doctor_patient
 
-from trio_mcp import HttpTransportOptions, Server
-
-
-def _server() -> Server:
-    server = Server("doctor-patient")
-
-    @server.tool()
-    async def echo(text: str) -> str:
-        return text
-
-    return server
+from trio_mcp import HttpTransportOptions
 
 
 async def _doctor(
     nursery: trio.Nursery, options: HttpTransportOptions | None = None, *words: str
 ) -> tuple[int, list[dict[str, Any]]]:
-    port = await nursery.start(
-        lambda task_status: _server().serve_http("127.0.0.1", 0, options=options, task_status=task_status)
-    )
-    out = await run_cli("doctor", f"http://127.0.0.1:{port}/mcp", "--json", "--timeout", "5", *words)
-    nursery.cancel_scope.cancel()
-    assert "Traceback" not in out.stderr
-    return out.status, json.loads(out.stdout)
+    port = await serve_doctor_patient(nursery, options)
+    try:
+        return await run_doctor(f"http://127.0.0.1:{port}/mcp", *words)
+    finally:
+        nursery.cancel_scope.cancel()
 
 
 def _by_check(findings: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:

@@ -3,46 +3,25 @@ on an HTTP+SSE endpoint: each finding says what is wrong and how to fix it."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 import trio
-from cli_helpers import CLI, cli_env, run_cli
+from cli_helpers import CLI, cli_env, run_doctor, serve_doctor_patient
 from scale_peers import nginx
 
-from trio_mcp import HttpTransportOptions, Server
-
-
-def _server() -> Server:
-    server = Server("doctor-patient")
-
-    @server.tool()
-    async def echo(text: str) -> str:
-        return text
-
-    return server
-
-
-async def _serve(nursery: trio.Nursery, options: HttpTransportOptions | None = None) -> int:
-    return int(
-        await nursery.start(
-            lambda task_status: _server().serve_http("127.0.0.1", 0, options=options, task_status=task_status)
-        )
-    )
+from trio_mcp import HttpTransportOptions
 
 
 async def _doctor(url: str, *words: str) -> tuple[int, list[dict[str, Any]]]:
-    out = await run_cli("doctor", url, "--json", "--timeout", "3", *words, timeout=120)
-    assert "Traceback" not in out.stderr, out.stderr
-    return out.status, json.loads(out.stdout)
+    return await run_doctor(url, *words, probe_timeout=3, timeout=120)
 
 
 async def _behind_nginx(tmp_path: Path, directives: str) -> tuple[int, list[dict[str, Any]]]:
     with trio.fail_after(150):
         async with trio.open_nursery() as nursery:
-            backend = await _serve(nursery)
+            backend = await serve_doctor_patient(nursery)
             async with nginx(backend, tmp_path, directives) as port:
                 result = await _doctor(f"http://127.0.0.1:{port}/mcp")
             nursery.cancel_scope.cancel()
@@ -87,7 +66,7 @@ async def test_a_protected_server_without_a_token() -> None:
 
     with trio.fail_after(120):
         async with trio.open_nursery() as nursery:
-            port = await _serve(nursery, HttpTransportOptions(authenticate=authenticate))
+            port = await serve_doctor_patient(nursery, HttpTransportOptions(authenticate=authenticate))
             status, findings = await _doctor(f"http://127.0.0.1:{port}/mcp")
             _, refused = await _doctor(f"http://127.0.0.1:{port}/mcp", "-H", "Authorization: Bearer stale")
             nursery.cancel_scope.cancel()
@@ -102,7 +81,7 @@ async def test_a_protected_server_without_a_token() -> None:
 async def test_on_the_http_sse_endpoint_it_points_at_streamable_http() -> None:
     with trio.fail_after(120):
         async with trio.open_nursery() as nursery:
-            port = await _serve(nursery)
+            port = await serve_doctor_patient(nursery)
             status, findings = await _doctor(f"http://127.0.0.1:{port}/sse")
             nursery.cancel_scope.cancel()
     said = _said(findings)
@@ -119,7 +98,7 @@ async def test_doctor_json_into_a_closed_pipe_is_quiet() -> None:
     try:
         with trio.fail_after(120):
             async with trio.open_nursery() as nursery:
-                port = await _serve(nursery)
+                port = await serve_doctor_patient(nursery)
                 done = await trio.run_process(
                     [*CLI, "doctor", f"http://127.0.0.1:{port}/mcp", "--json", "--timeout", "3"],
                     stdout=writer,

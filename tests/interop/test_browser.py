@@ -4,23 +4,20 @@ the tools and calls one; a page from an origin not in ``cors_origins`` is refuse
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 import trio
+from browser_pages import CHROMIUM, browse, page_origin
 from paths import TESTS
 
 from trio_mcp import Server
 from trio_mcp.asgi import McpAsgiApp
-from trio_mcp.transports._h11server import HttpRequest, HttpResponse, serve_http
 from trio_mcp.transports.http import HttpTransportOptions
 
 BUNDLE = TESTS / "browser" / "dist" / "client.js"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None or not BUNDLE.exists(),
     reason="needs Debian's chromium and the bundled TypeScript client: run tests/browser/setup.sh",
@@ -51,50 +48,6 @@ def make_server() -> Server:
 
 
 @asynccontextmanager
-async def page_origin(nursery: trio.Nursery) -> AsyncIterator[tuple[str, trio.MemoryReceiveChannel[str]]]:
-    """A web origin serving the page and its script; yields its origin and what the page reports."""
-    reports_in, reports = trio.open_memory_channel[str](1)
-
-    async def handler(request: HttpRequest, response: HttpResponse) -> None:
-        if request.path == "/":
-            await response.send(200, [("content-type", "text/html")], PAGE)
-        elif request.path == "/client.js":
-            await response.send(200, [("content-type", "text/javascript")], BUNDLE.read_bytes())
-        elif request.path == "/result" and request.method == "POST":
-            await reports_in.send((await request.read_body()).decode())
-            await response.send(204)
-        else:
-            await response.send(404)
-
-    listeners = await nursery.start(serve_http, handler, "127.0.0.1", 0)
-    yield f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}", reports
-
-
-async def browse(url: str, profile: Path, reports: trio.MemoryReceiveChannel[str]) -> str:
-    """Load ``url`` in headless Chromium and return what its page reports."""
-    assert CHROMIUM is not None
-    command = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--disable-extensions",
-        f"--user-data-dir={profile}",
-        url,
-    ]
-    process = await trio.lowlevel.open_process(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        with trio.fail_after(60):
-            return await reports.receive()
-    finally:
-        process.kill()
-        with trio.CancelScope(shield=True), trio.move_on_after(10):
-            await process.wait()
-
-
-@asynccontextmanager
 async def mcp_server(kind: str, nursery: trio.Nursery, options: HttpTransportOptions) -> AsyncIterator[str]:
     """Our server on its own origin: the built-in one, or the ASGI app under Hypercorn; yields its /mcp URL."""
     if kind == "h11":
@@ -112,7 +65,7 @@ async def mcp_server(kind: str, nursery: trio.Nursery, options: HttpTransportOpt
 @pytest.mark.parametrize("kind", ["h11", "asgi"])
 async def test_a_page_on_an_allowed_origin_uses_the_typescript_client(kind: str, tmp_path: Path) -> None:
     async with trio.open_nursery() as nursery:
-        async with page_origin(nursery) as (origin, reports):
+        async with page_origin(nursery, PAGE, "/client.js", BUNDLE) as (origin, reports):
             async with mcp_server(kind, nursery, HttpTransportOptions(cors_origins=[origin])) as url:
                 report = await browse(f"{origin}/?mcp={url}", tmp_path / "profile", reports)
         nursery.cancel_scope.cancel()
@@ -121,7 +74,7 @@ async def test_a_page_on_an_allowed_origin_uses_the_typescript_client(kind: str,
 
 async def test_a_page_on_another_origin_is_refused(tmp_path: Path) -> None:
     async with trio.open_nursery() as nursery:
-        async with page_origin(nursery) as (origin, reports):
+        async with page_origin(nursery, PAGE, "/client.js", BUNDLE) as (origin, reports):
             options = HttpTransportOptions(cors_origins=["http://app.example"])
             async with mcp_server("h11", nursery, options) as url:
                 report = await browse(f"{origin}/?mcp={url}", tmp_path / "profile", reports)

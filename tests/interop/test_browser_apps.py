@@ -6,17 +6,14 @@ which the page reads back. A host that does not declare the extension is shown p
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 import trio
+from browser_pages import CHROMIUM, browse, page_origin
 from paths import TESTS
-from test_browser import CHROMIUM, browse
 
 from trio_mcp import Server
-from trio_mcp.transports._h11server import HttpRequest, HttpResponse, serve_http
 from trio_mcp.transports.http import HttpTransportOptions
 
 DIST = TESTS / "browser" / "apps" / "dist"
@@ -54,30 +51,10 @@ def clock_server() -> Server:
     return server
 
 
-@asynccontextmanager
-async def host_origin(nursery: trio.Nursery) -> AsyncIterator[tuple[str, trio.MemoryReceiveChannel[str]]]:
-    """The host's web origin: its page and script; yields the origin and what the page reports."""
-    reports_in, reports = trio.open_memory_channel[str](1)
-
-    async def handler(request: HttpRequest, response: HttpResponse) -> None:
-        if request.path == "/":
-            await response.send(200, [("content-type", "text/html")], PAGE)
-        elif request.path == "/host.js":
-            await response.send(200, [("content-type", "text/javascript")], (DIST / "host.js").read_bytes())
-        elif request.path == "/result" and request.method == "POST":
-            await reports_in.send((await request.read_body()).decode())
-            await response.send(204)
-        else:
-            await response.send(404)
-
-    listeners = await nursery.start(serve_http, handler, "127.0.0.1", 0)
-    yield f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}", reports
-
-
 @pytest.mark.parametrize("plain", [False, True], ids=["apps-host", "plain-host"])
 async def test_a_browser_host_renders_the_app_which_calls_the_tool(plain: bool, tmp_path: Path) -> None:
     async with trio.open_nursery() as nursery:
-        async with host_origin(nursery) as (origin, reports):
+        async with page_origin(nursery, PAGE, "/host.js", DIST / "host.js") as (origin, reports):
             options = HttpTransportOptions(cors_origins=[origin])
             port = await nursery.start(
                 lambda task_status: clock_server().serve_http("127.0.0.1", 0, options=options, task_status=task_status)
