@@ -1,5 +1,6 @@
 """Waiting for something to have happened, instead of sleeping long enough for it: a count of arrivals a test
-can wait on, and a bounded poll for what only shows from outside (another process, a socket)."""
+can wait on, a tool that stays in flight until cancelled, and a bounded poll for what only shows from outside
+(another process, a socket)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import inspect
 from collections.abc import Awaitable, Callable
 
 import trio
+
+from trio_mcp import Server
 
 
 class Arrivals:
@@ -26,6 +29,24 @@ class Arrivals:
         """Return once ``count`` arrivals have happened; the caller bounds the wait (``trio.fail_after``)."""
         while self.count < count:
             await self._changed.wait()
+
+
+class HeldCalls:
+    """A ``wait`` tool on a server that stays in flight until cancelled, for tests of what cancels a call: the calls
+    that started, and those that were cancelled."""
+
+    def __init__(self, server: Server) -> None:
+        self.started = Arrivals()
+        self.cancelled = Arrivals()
+
+        @server.tool()
+        async def wait() -> str:
+            """Stay in flight until cancelled."""
+            self.started.arrive()
+            try:
+                await trio.sleep_forever()
+            finally:
+                self.cancelled.arrive()
 
 
 async def wait_until(

@@ -1,10 +1,12 @@
-"""The upstream OpenID Connect provider of the authorization facade's end-to-end tests."""
+"""What the authorization end-to-end tests start: the facade's upstream OpenID Connect provider, and the official
+Python SDK they run as a peer."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from paths import ROOT
@@ -28,3 +30,12 @@ def upstream_issuer() -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture
+def mcp_python() -> str:
+    """The Python that has the official MCP SDK (installed by tests/interop/setup.sh)."""
+    python = json.loads(PATHS.read_text()).get("mcp_python") if PATHS.exists() else None
+    if not python or not Path(python).exists():
+        pytest.skip("the official Python SDK is not installed: run tests/interop/setup.sh")
+    return str(python)

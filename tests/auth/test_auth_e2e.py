@@ -509,14 +509,7 @@ async def test_step_up_inside_a_session(issuer: str) -> None:
 # -- the official MCP Python SDK (installed by tests/interop/setup.sh) ------------------------------------------
 
 
-def mcp_python() -> str:
-    python = json.loads(PATHS.read_text()).get("mcp_python")
-    if not python or not Path(python).exists():
-        pytest.skip("the official Python SDK is not installed: run tests/interop/setup.sh")
-    return str(python)
-
-
-async def test_the_official_sdk_client_authorizes_against_our_server(issuer: str) -> None:
+async def test_the_official_sdk_client_authorizes_against_our_server(issuer: str, mcp_python: str) -> None:
     """The official SDK's client and OAuth provider: it reads our Protected Resource Metadata, authorizes at the
     real authorization server and calls a tool our server guards with a scope."""
     with trio.fail_after(60):
@@ -524,7 +517,7 @@ async def test_the_official_sdk_client_authorizes_against_our_server(issuer: str
             url = await Protected(issuer).start(nursery)
             script = ROOT / "tests" / "interop" / "official_oauth_client.py"
             done = await trio.run_process(
-                [mcp_python(), str(script), "--url", url, "--client-id", "official"], capture_stdout=True
+                [mcp_python, str(script), "--url", url, "--client-id", "official"], capture_stdout=True
             )
             out = json.loads(done.stdout.decode().strip().splitlines()[-1])
             assert out.get("tools") == ["whoami"], out
@@ -532,10 +525,10 @@ async def test_the_official_sdk_client_authorizes_against_our_server(issuer: str
             nursery.cancel_scope.cancel()
 
 
-async def test_our_client_authorizes_against_the_official_sdk_server(issuer: str) -> None:
+async def test_our_client_authorizes_against_the_official_sdk_server(issuer: str, mcp_python: str) -> None:
     """Our client against the official SDK's protected server (AuthSettings + an introspecting verifier)."""
     script = ROOT / "tests" / "interop" / "official_oauth_server.py"
-    process = await trio.lowlevel.open_process([mcp_python(), str(script), "--issuer", issuer], stdout=subprocess.PIPE)
+    process = await trio.lowlevel.open_process([mcp_python, str(script), "--issuer", issuer], stdout=subprocess.PIPE)
     try:
         with trio.fail_after(60):
             assert process.stdout is not None

@@ -241,21 +241,16 @@ async def test_the_upstream_token_handlers_see_is_refreshed_when_it_expires(upst
             nursery.cancel_scope.cancel()
 
 
-def mcp_python() -> str:
-    python = json.loads(PATHS.read_text()).get("mcp_python")
-    if not python or not Path(python).exists():
-        pytest.skip("the official Python SDK is not installed: run tests/interop/setup.sh")
-    return str(python)
-
-
 ERAS = [("auto", "2026-07-28"), ("legacy", "2025-11-25")]
 
 
-async def official_client(http: HttpClient, facade: AuthorizationFacade, mode: str, *extra: str) -> dict[str, Any]:
+async def official_client(
+    python: str, http: HttpClient, facade: AuthorizationFacade, mode: str, *extra: str
+) -> dict[str, Any]:
     """Run the official SDK's OAuth client against the facade, as its browser; its one-line report."""
     script = ROOT / "tests" / "interop" / "official_oauth_facade_client.py"
     process = await trio.lowlevel.open_process(
-        [mcp_python(), str(script), "--url", facade.resource, "--mode", mode, *extra],
+        [python, str(script), "--url", facade.resource, "--mode", mode, *extra],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
@@ -275,14 +270,14 @@ async def official_client(http: HttpClient, facade: AuthorizationFacade, mode: s
 
 @pytest.mark.parametrize(("mode", "protocol"), ERAS)
 async def test_the_official_sdk_client_registers_and_authorizes_at_the_facade(
-    upstream_issuer: str, mode: str, protocol: str
+    upstream_issuer: str, mcp_python: str, mode: str, protocol: str
 ) -> None:
     """The official SDK's OAuth client: discovery, dynamic registration, the user's consent and sign-in (driven
     here, as the browser), then a tool call in the era ``mode`` picks."""
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery, HttpClient() as http:
             facade = await serve_with_facade(nursery, upstream(upstream_issuer))
-            out = await official_client(http, facade, mode)
+            out = await official_client(mcp_python, http, facade, mode)
             assert out.get("tools") == ["whoami"], out
             assert out["texts"] == ["carol carol@example.test mcp:read mcp:write"] and not out["is_error"], out
             assert out["protocol"] == protocol
@@ -291,7 +286,7 @@ async def test_the_official_sdk_client_registers_and_authorizes_at_the_facade(
 
 @pytest.mark.parametrize(("mode", "protocol"), ERAS)
 async def test_the_official_sdk_client_named_by_its_metadata_document(
-    upstream_issuer: str, mode: str, protocol: str, self_signed_cert: tuple[str, str]
+    upstream_issuer: str, mcp_python: str, mode: str, protocol: str, self_signed_cert: tuple[str, str]
 ) -> None:
     """The official SDK's client identified by an https Client ID Metadata Document, which the facade fetches
     (trusting the test's certificate) instead of a registration."""
@@ -320,7 +315,7 @@ async def test_the_official_sdk_client_named_by_its_metadata_document(
                 {"client_id": client_id, "client_name": "official sdk by document", "redirect_uris": [SDK_REDIRECT]}
             ).encode()
             facade = await serve_with_facade(nursery, upstream(upstream_issuer), http=trusting)
-            out = await official_client(http, facade, mode, "--client-metadata-url", client_id)
+            out = await official_client(mcp_python, http, facade, mode, "--client-metadata-url", client_id)
             assert out.get("texts") == ["carol carol@example.test mcp:read mcp:write"], out
             assert out["protocol"] == protocol
             registered = await facade.store.get("client:" + client_id)

@@ -12,6 +12,8 @@ import trio
 from trio_mcp import Server
 from trio_mcp.testing import open_in_memory
 
+from waiting import HeldCalls  # isort: skip
+
 
 def make_server(**options: float | None) -> Server:
     server = Server("stalling", **options)  # type: ignore[arg-type]
@@ -71,16 +73,7 @@ async def test_the_warning_can_be_turned_off(caplog: pytest.LogCaptureFixture) -
 
 async def test_a_watched_handler_is_cancelled_through_the_watch() -> None:
     server = Server("waiting", blocking_warning=0.2)
-    started, cancelled = trio.Event(), trio.Event()
-
-    @server.tool()
-    async def wait() -> str:
-        started.set()
-        try:
-            await trio.sleep_forever()
-        finally:
-            cancelled.set()
-        return "never"
+    held = HeldCalls(server)
 
     @server.tool()
     async def echo(text: str) -> str:
@@ -90,9 +83,9 @@ async def test_a_watched_handler_is_cancelled_through_the_watch() -> None:
         async with open_in_memory(server) as client:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(client.call_tool, "wait")
-                await started.wait()
+                await held.started.wait_for(1)
                 nursery.cancel_scope.cancel()  # the client sends notifications/cancelled
-            await cancelled.wait()
+            await held.cancelled.wait_for(1)
             assert (await client.call_tool("echo", {"text": "still here"})).content[0].text == "still here"  # type: ignore[union-attr]
 
 

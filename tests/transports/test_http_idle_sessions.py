@@ -14,21 +14,7 @@ from trio_mcp import Server
 from trio_mcp.transports._http_client import HttpClient
 
 from transport_helpers import POST_HEADERS, open_raw_session  # isort: skip
-
-
-def sleepy_server(started: trio.Event, cancelled: trio.Event) -> Server:
-    server = Server("idle")
-
-    @server.tool()
-    async def wait() -> str:
-        started.set()
-        try:
-            await trio.sleep_forever()
-        finally:
-            cancelled.set()
-        return "never"
-
-    return server
+from waiting import HeldCalls  # isort: skip
 
 
 def traced_outside_trio() -> int:
@@ -40,7 +26,8 @@ def traced_outside_trio() -> int:
 
 
 async def test_idle_sessions_hold_no_task_and_under_8_kib_each() -> None:
-    server = sleepy_server(trio.Event(), trio.Event())
+    server = Server("idle")
+    HeldCalls(server)
     with trio.fail_after(60):
         async with HttpClient() as http, trio.open_nursery() as nursery:
             port = await nursery.start(server.serve_http, "127.0.0.1", 0)
@@ -80,8 +67,8 @@ async def test_idle_sessions_hold_no_task_and_under_8_kib_each() -> None:
 
 
 async def test_ending_a_session_cancels_its_call_at_once() -> None:
-    started, cancelled = trio.Event(), trio.Event()
-    server = sleepy_server(started, cancelled)
+    server = Server("idle")
+    held = HeldCalls(server)
     with trio.fail_after(20):
         async with HttpClient() as http, trio.open_nursery() as nursery:
             port = await nursery.start(server.serve_http, "127.0.0.1", 0)
@@ -89,12 +76,12 @@ async def test_ending_a_session_cancels_its_call_at_once() -> None:
             session = await open_raw_session(http, url)
             call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait", "arguments": {}}}
             stream = await http.request("POST", url, headers=[*POST_HEADERS, *session], body=json.dumps(call).encode())
-            await started.wait()
+            await held.started.wait_for(1)
             tasks_busy = trio.lowlevel.current_statistics().tasks_living
             deleted = await http.request("DELETE", url, headers=session)
             assert deleted.status == 200
             await deleted.aclose()
-            await cancelled.wait()  # the handler was cancelled, not left running in the endpoint's nursery
+            await held.cancelled.wait_for(1)  # the handler was cancelled, not left running in the endpoint's nursery
             while await stream.receive_some():  # and the call's stream ends
                 pass
             await trio.testing.wait_all_tasks_blocked()
