@@ -1,7 +1,8 @@
 """Running a coroutine as a step of the calling task, and noticing when it first waits.
 
 A handler that answers without waiting needs no task of its own, and an HTTP connection whose handlers never
-wait needs no reader task beside them: both are decided when the coroutine first yields to trio.
+wait needs no reader task beside them: both are decided when the coroutine first yields to trio. The schedule
+point of a write the descriptor took at once (``pass_turn``) is not a wait: the task runs on in trio's next batch.
 """
 
 from __future__ import annotations
@@ -12,19 +13,36 @@ import types
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
-__all__ = ["run_noting_waits"]
+import trio
+
+__all__ = ["pass_turn", "run_noting_waits"]
+
+#: How many times ``pass_turn`` yielded, in any task: a step of a watched coroutine that yields while it grew
+#: ended in ``pass_turn`` (a step runs alone; another thread's trio run passing a turn meanwhile at worst makes a
+#: real wait count one step late).
+_turns_passed = 0
+
+
+async def pass_turn() -> None:
+    """Let the other tasks run once, as a schedule point and never a cancellation: the checkpoint that a write
+    done without waiting still owes after its ``checkpoint_if_cancelled``. ``run_noting_waits`` does not take it
+    for a wait."""
+    global _turns_passed
+    _turns_passed += 1
+    await trio.lowlevel.cancel_shielded_checkpoint()
 
 
 @types.coroutine
 def run_noting_waits(
     awaitable: Awaitable[None], on_wait: Callable[[], bool], context: contextvars.Context | None = None
 ) -> Generator[Any, Any, None]:
-    """Await ``awaitable`` in this task, calling ``on_wait()`` each time it yields to trio until that returns
-    True.
+    """Await ``awaitable`` in this task, calling ``on_wait()`` each time it yields to trio to wait (not to
+    ``pass_turn``) until that returns True.
 
     Trio's sends and throws reach it as they come; with ``context``, every step of it runs in that context (as
     in a task of its own), so neither side sees the other's context variables."""
     coro = awaitable.__await__()
+    turns = _turns_passed
     try:
         # Most never wait: their one step needs none of what the loop below sets up.
         yielded = coro.send(None) if context is None else context.run(coro.send, None)
@@ -41,7 +59,7 @@ def run_noting_waits(
     watching = True
     try:
         while True:
-            if watching:
+            if watching and turns == _turns_passed:
                 watching = not on_wait()
             try:
                 sent = yield yielded
@@ -49,8 +67,10 @@ def run_noting_waits(
                 close()
                 raise
             except BaseException as exc:
+                turns = _turns_passed
                 yielded = throw(exc)
             else:
+                turns = _turns_passed
                 yielded = send(sent)
     except StopIteration:
         return

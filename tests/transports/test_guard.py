@@ -85,7 +85,7 @@ def test_bearer_tokens() -> None:
     trio.run(main)
 
 
-def test_the_stream_lock_is_fair_and_free_of_schedule_points_when_free() -> None:
+def test_the_stream_lock_is_fair() -> None:
     from trio_mcp.transports._quick_lock import QuickLock
 
     async def main() -> None:
@@ -102,11 +102,6 @@ def test_the_stream_lock_is_fair_and_free_of_schedule_points_when_free() -> None
                 nursery.start_soon(holder, n)
                 await trio.testing.wait_all_tasks_blocked()
         assert order == [0, 1, 2, 3]
-        with trio.CancelScope() as scope:  # a free lock is taken without a checkpoint: no cancellation here
-            scope.cancel()
-            async with lock:
-                order.append(4)
-        assert order[-1] == 4
         async with trio.open_nursery() as nursery:  # a cancelled waiter leaves the queue
             nursery.start_soon(holder, 5)
             await trio.testing.wait_all_tasks_blocked()

@@ -26,6 +26,7 @@ import trio
 
 from .._core.framing import END_OF_STREAM, NEED_DATA, LineFramer, OversizedLine
 from .._core.jsonrpc import InvalidMessage, RequestId, decode, encode
+from .._in_task import pass_turn
 from ..errors import INVALID_REQUEST, ConnectionClosed
 from ._process_tree import end_group, group_spawn_options
 from ._thread_io import ThreadReceiveStream, ThreadSendStream
@@ -116,6 +117,7 @@ class StdioMessageStream:
         self._not_mcp_deadline = math.inf
 
     async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
+        await trio.lowlevel.checkpoint_if_cancelled()  # a cancelled sender sends nothing
         if self._broken is not None:
             raise ConnectionClosed(self._broken.reason, detail=self._broken.detail)
         line = encode(message) + b"\n"
@@ -132,6 +134,8 @@ class StdioMessageStream:
                     await batch.done.wait()  # bounded by the writer's timeout; the send happened
         else:
             await self._write_batches()
+            # The checkpoint a write the pipe took at once lacks (the line is sent: not a cancellation point).
+            await pass_turn()
         if batch.error is not None:
             raise ConnectionClosed(batch.error.reason, detail=batch.error.detail)
 
@@ -144,7 +148,13 @@ class StdioMessageStream:
 
     async def flush(self) -> None:
         """Write what ``send_later`` queued unless a write under way takes it; raises ``ConnectionClosed`` if the
-        pipe is broken, as the sends would have."""
+        pipe is broken, as the sends would have. A checkpoint, as ``send`` is; a cancelled caller writes nothing."""
+        await trio.lowlevel.checkpoint_if_cancelled()
+        await self._write_queued()
+        await pass_turn()
+
+    async def _write_queued(self) -> None:
+        """``flush`` without its checkpoint, for ``receive`` (whose read is one)."""
         if not self._queued.lines or self._writing or self._wrote_queued_at_once():
             return
         if self._broken is None:
@@ -217,7 +227,7 @@ class StdioMessageStream:
                     continue
                 return message
             if item is NEED_DATA or item is END_OF_STREAM:
-                await self.flush()
+                await self._write_queued()
             if item is NEED_DATA:
                 framer.receive_data(await self._read())
                 continue

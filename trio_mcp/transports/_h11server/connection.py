@@ -254,7 +254,7 @@ class Connection:
     async def send(self, events: Sequence[h11.Event], *, shielded: bool = False) -> None:
         """Write ``events`` in one write. With ``shielded``, cancelling the writer does not interrupt it: what has to
         wait (the lock another write holds, a full socket buffer) waits in a shielded scope, and a write the socket
-        takes at once enters no scope at all."""
+        takes at once enters no scope at all (taking the lock is its checkpoint, ``QuickLock``)."""
         if shielded and self._send_lock.locked:
             with trio.CancelScope(shield=True):
                 await self._send_now(events, shielded=True)
@@ -262,7 +262,8 @@ class Connection:
             await self._send_now(events, shielded=shielded)
 
     async def _send_now(self, events: Sequence[h11.Event], *, shielded: bool) -> None:
-        async with self._send_lock:
+        await self._send_lock.acquire(shielded=shielded)  # the checkpoint of every write
+        try:
             if self._send_broken is not None:
                 raise ClientDisconnected(self._send_broken)
             try:
@@ -287,6 +288,8 @@ class Connection:
             except BaseException:
                 self._send_failed("a write was interrupted")
                 raise
+        finally:
+            self._send_lock.release()
 
     def _write_at_once(self, data: bytes) -> int:
         """Write what a plain TCP socket takes without waiting (most answers, whole: no scope and no scheduler
