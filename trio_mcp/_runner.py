@@ -39,7 +39,7 @@ class Reader:
 
 
 class Request(Protocol):
-    """What a runner needs of the request it runs (``InboundRequest``)."""
+    """What a runner needs of the request it runs (``InboundRequest``): the runner gives it its cancel scope."""
 
     cancel_scope: trio.CancelScope
 
@@ -54,11 +54,10 @@ class Serve(Protocol):
 class RequestRunner(Protocol):
     """Runs each inbound request the engine reads; see the module docstring."""
 
-    def scope_for(self, reader: Reader | None) -> trio.CancelScope:
-        """The cancel scope of a request read in ``reader``'s turn (None: not by a reader, a batch's member)."""
-
     async def run(self, serve: Serve, request: Request, reader: Reader | None) -> None:
-        """Run ``serve`` for ``request``; returns once it is started, or done where it runs in this task."""
+        """Give ``request`` its cancel scope and run ``serve`` for it (``reader``: the reading turn it was read
+        in, None for a batch's member or a message handed over); returns once it is started, or done where it
+        runs in this task. The engine's one call per request."""
 
 
 class Spawn:
@@ -75,12 +74,9 @@ class Spawn:
     def __init__(self, tasks: trio.Nursery | TaskSet) -> None:
         self.tasks = tasks
 
-    def scope_for(self, reader: Reader | None) -> trio.CancelScope:
-        return trio.CancelScope()
-
     async def run(self, serve: Serve, request: Request, reader: Reader | None) -> None:
         tasks = self.tasks
-        scope = request.cancel_scope
+        scope = request.cancel_scope = trio.CancelScope()
         if type(tasks) is TaskSet:
             tasks.start_soon(serve, request, scope, None, scope=scope)  # the set cancels it: no second scope
         else:
@@ -105,13 +101,11 @@ class Inline(Spawn):
         super().__init__(tasks)
         self._read_on = read_on
 
-    def scope_for(self, reader: Reader | None) -> trio.CancelScope:
-        return trio.CancelScope() if reader is None else reader.scope
-
     async def run(self, serve: Serve, request: Request, reader: Reader | None) -> None:
         if reader is None:
             await super().run(serve, request, reader)
             return
+        request.cancel_scope = reader.scope
 
         def hand_off() -> bool:
             # The reader's own context is untouched, so the new reader starts from the same one.
@@ -131,27 +125,25 @@ class Inline(Spawn):
 class InCaller:
     """In the task that handed the request over: an HTTP POST that carries one request, served before it answers.
 
-    Owner: that task, the HTTP request's. Cancel scope: a stateless request has none, its task being its scope
-    (the client closing the response cancels it); a session's request (``tasks``, the session's ``TaskSet``) has
-    its own, entered around the handler and held by the set, so that the peer's ``notifications/cancelled`` and
-    the end of the session cancel it, and it runs in a context copied for it, as in a task of its own. ``on_wait``
-    is called the first time the handler waits, so that what the task would have done meanwhile (keeping the
-    POST's stream alive) is done by another. Ends: when the handler returns and the answer is written; the task
-    then goes on with the HTTP request.
+    Owner: that task, the HTTP request's. Cancel scope: with ``tasks`` (a session's ``TaskSet``, or the one a
+    stateless call's connection runs in) its own, entered around the handler and held by the set, so that the
+    peer's ``notifications/cancelled`` and the end of the session or call cancel it; without, none, the task
+    being its scope (the client closing the response cancels it). It runs in a context copied for it, as in a
+    task of its own. ``on_wait`` is called the first time the handler waits, so that what the task would have
+    done meanwhile (keeping the POST's stream alive) is done by another. Ends: when the handler returns and the
+    answer is written; the task then goes on with the HTTP request.
     """
 
-    __slots__ = ("_on_wait", "_tasks")
+    __slots__ = ("_on_wait", "tasks")
 
     def __init__(self, tasks: TaskSet | None = None, *, on_wait: Callable[[], None] | None = None) -> None:
-        self._tasks = tasks
+        self.tasks = tasks
         self._on_wait = on_wait
 
-    def scope_for(self, reader: Reader | None) -> trio.CancelScope:
-        return trio.CancelScope()
-
     async def run(self, serve: Serve, request: Request, reader: Reader | None) -> None:
-        tasks = self._tasks
+        tasks = self.tasks
         on_wait = self._on_wait
+        scope = request.cancel_scope = trio.CancelScope()  # cancelled by the peer's cancel even where not entered
 
         def waited() -> bool:
             if on_wait is not None:
@@ -164,7 +156,6 @@ class InCaller:
         if tasks is None:
             await run_noting_waits(serve(request, None, None), waited, context)
             return
-        scope = request.cancel_scope
         tasks.hold(scope)
         try:
             await run_noting_waits(serve(request, scope, None), waited, context)

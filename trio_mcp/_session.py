@@ -241,6 +241,10 @@ class SessionStatistics:
 
 #: What a request served alone runs in instead of its cancel scope (``Session.serve_alone``).
 _NO_SCOPE: Final[contextlib.AbstractContextManager[None]] = contextlib.nullcontext()
+#: The scope a request has until its runner gives it one, at once (``RequestRunner.run``); never entered.
+_RUNNER_GIVES_SCOPE: Final = trio.CancelScope()
+#: The runner of a session not started yet (nothing reaches it: ``take`` refuses until one is).
+_NOT_STARTED: Final = InCaller()
 
 #: "Use the default" (the session's ``request_timeout``); reads as DEFAULT in ``help()``.
 _UNSET: Final[Any] = Sentinel("DEFAULT")
@@ -287,9 +291,8 @@ class Session:
         self._in_flight: dict[RequestId, InboundRequest] = {}
         #: Where the session's work runs: ``run()``'s nursery, or the transport's ``TaskSet`` (``attach``).
         self._nursery: trio.Nursery | TaskSet | None = None
-        #: Where each request runs (``_runner.py``): in the caller's task (``serve_alone``) unless ``run`` or
-        #: ``attach`` says otherwise.
-        self._runner: RequestRunner = InCaller()
+        #: Where each request runs (``_runner.py``): set by ``run``, ``attach`` or ``serve_alone``.
+        self._runner: RequestRunner = _NOT_STARTED
         self._closed: ConnectionClosed | None = None
         #: How the transport queues a message for its next write, and writes the queue, if it can (stdio): the
         #: reader then serves requests inline (``Inline``).
@@ -313,24 +316,28 @@ class Session:
             task_status.started()
             await self._read_loop()
 
-    async def serve_alone(self, message: Any) -> None:
+    async def serve_alone(self, message: Any, runner: InCaller) -> None:
         """Serve one message already read (a stateless HTTP request) in the caller's task, with no reader and no
         task of its own, then close: the same handling as ``run`` gives a message, without its machinery."""
         if self._nursery is not None:
             raise RuntimeError("Session.serve_alone() is for a session that does not run()")
+        self._runner = runner
         try:
             await self._take(message)
         finally:
             self._shutdown(ConnectionClosed("request served"))
 
-    def attach(self, tasks: TaskSet) -> None:
+    def attach(self, runner: Spawn) -> None:
         """Serve the messages handed to ``take()`` with no reader and no task of the session's own: requests run
-        in ``tasks`` (a transport's, which delivers every message itself). Cancelling ``tasks`` closes the
-        session; closing it cancels them."""
+        in ``runner.tasks``, a transport's ``TaskSet`` (the transport delivers every message itself). Cancelling
+        the set closes the session; closing it cancels them."""
+        tasks = runner.tasks
         if self._nursery is not None:
             raise RuntimeError("Session.attach() is for a session that does not run()")
+        if type(tasks) is not TaskSet:
+            raise TypeError(f"an attached session runs its requests in a TaskSet, not {type(tasks).__name__}")
         self._nursery = tasks
-        self._runner = Spawn(tasks)
+        self._runner = runner
         tasks.on_cancel(self.close)
 
     async def take(self, message: Any, runner: RequestRunner | None = None) -> None:
@@ -597,14 +604,13 @@ class Session:
         if runner is None or batch is not None:
             runner = self._runner
         here = event.method in self._handler.inline_methods  # in the reading task, before anything read after it
-        scope = trio.CancelScope() if here else runner.scope_for(reader)
-        request = InboundRequest(self, request_id, event.method, event.params, scope)
+        request = InboundRequest(self, request_id, event.method, event.params, None if here else _RUNNER_GIVES_SCOPE)
         if batch is not None:
             request._batch = batch
             batch.remaining += 1
         self._in_flight[request_id] = request
         if here:
-            await self._serve(request, scope, None)
+            await self._serve(request, request.cancel_scope, None)
         else:
             await runner.run(self._serve, request, reader)
 

@@ -1,4 +1,4 @@
-"""A stateless request served alone (``serve_connection(..., request=message)``, what the HTTP transport does
+"""A stateless request served alone (``serve_connection(stream, runner=InCaller())``, what the HTTP transport does
 for every 2026-07-28 POST: no reader, no task of its own) sends exactly what the session engine's reader sends
 for the same request: the same notifications in the same order, the same answer or error."""
 
@@ -13,7 +13,7 @@ import trio
 
 from trio_mcp import Context, Server
 from trio_mcp.errors import ConnectionClosed
-from trio_mcp.transports import memory_stream_pair
+from trio_mcp.transports import InCaller, Spawn, TaskSet, memory_stream_pair
 
 from test_stateless_server import make_server, request  # isort: skip
 
@@ -42,16 +42,20 @@ def server_with_failures() -> Server:
 
 
 class Collected:
-    """The ``MessageStream`` a request served alone writes to: it keeps what is sent."""
+    """The ``MessageStream`` of a request served alone: it gives the one message, and keeps what is sent."""
 
-    def __init__(self) -> None:
+    def __init__(self, message: Any) -> None:
+        self.message = message
         self.sent: list[Any] = []
 
     async def send(self, message: Any, *, related_request_id: Any = None, final: bool = False) -> None:
         self.sent.append(json.loads(json.dumps(message)))
 
     async def receive(self) -> Any:
-        raise ConnectionClosed("one message")
+        message, self.message = self.message, None
+        if message is None:
+            raise ConnectionClosed("one message")
+        return message
 
     async def aclose(self) -> None:
         pass
@@ -100,18 +104,16 @@ async def test_served_alone_sends_what_the_reader_path_sends(message: dict[str, 
             while not through_reader or "id" not in through_reader[-1]:
                 through_reader.append(await theirs.receive())
             nursery.cancel_scope.cancel()
-        alone = Collected()
-        await server_with_failures().serve_connection(alone, modern_only=True, request=message)
+        alone = Collected(message)
+        await server_with_failures().serve_connection(alone, modern_only=True, runner=InCaller())
     assert normalized(alone.sent) == normalized(through_reader)
     assert "id" in alone.sent[-1] and len(alone.sent) >= 1
 
 
 async def test_a_request_served_alone_runs_in_the_callers_task() -> None:
     SERVED_IN.clear()
-    alone = Collected()
-    await server_with_failures().serve_connection(
-        alone, modern_only=True, request=request(1, "tools/call", {"name": "where", "arguments": {}})
-    )
+    alone = Collected(request(1, "tools/call", {"name": "where", "arguments": {}}))
+    await server_with_failures().serve_connection(alone, modern_only=True, runner=InCaller())
     assert SERVED_IN == [trio.lowlevel.current_task()]
     assert alone.sent[-1]["result"]["content"][0]["text"] == "here"
 
@@ -129,10 +131,20 @@ async def test_cancelling_a_request_served_alone_sends_no_answer() -> None:
             cancelled.append(True)
         return "never"
 
-    alone = Collected()
+    alone = Collected(request(1, "tools/call", {"name": "slow", "arguments": {}}))
     with trio.move_on_after(0.2) as scope:
-        await server.serve_connection(
-            alone, modern_only=True, request=request(1, "tools/call", {"name": "slow", "arguments": {}})
-        )
+        await server.serve_connection(alone, modern_only=True, runner=InCaller())
     assert scope.cancelled_caught and cancelled == [True]
     assert alone.sent == []
+
+
+async def test_a_runner_that_is_not_one_of_the_three_is_a_type_error_at_the_call() -> None:
+    server = Server("runners")
+    ours, _ = memory_stream_pair()
+    with pytest.raises(TypeError, match="runner must be None, Spawn"):
+        await server.serve_connection(ours, runner="in caller")  # type: ignore[arg-type]
+    async with trio.open_nursery() as nursery:
+        with pytest.raises(TypeError, match=r"runner=Spawn\(tasks\) needs a TaskSet for tasks and a control="):
+            await server.serve_connection(ours, runner=Spawn(nursery))
+        with pytest.raises(TypeError, match="needs a TaskSet"):  # a set, but nothing to hand messages over
+            await server.serve_connection(ours, runner=Spawn(TaskSet(nursery, on_failure=lambda exc: None)))

@@ -80,7 +80,7 @@ def make_server(**options: Any) -> Server:
 
 async def start(nursery: trio.Nursery, server: Server, **options: Any) -> Any:
     ours, theirs = memory_stream_pair()
-    await nursery.start(ServerConnection(server, ours, **options).run)
+    await nursery.start(ServerConnection(server, ours, **options).serve)
     return theirs
 
 
@@ -437,8 +437,8 @@ async def test_malformed_input_responses_are_invalid_params(nursery: trio.Nurser
 async def test_request_state_is_bound_to_the_principal(nursery: trio.Nursery) -> None:
     server = make_server()
     alice, bob = memory_stream_pair(), memory_stream_pair()
-    await nursery.start(ServerConnection(server, alice[0], principal="alice").run)
-    await nursery.start(ServerConnection(server, bob[0], principal="bob").run)
+    await nursery.start(ServerConnection(server, alice[0], principal="alice").serve)
+    await nursery.start(ServerConnection(server, bob[0], principal="bob").serve)
     caps = {"elicitation": {}}
     first = (await call(alice[1], request(1, "tools/call", {"name": "greet"}, capabilities=caps)))["result"]
     retry = {

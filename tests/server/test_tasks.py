@@ -614,7 +614,7 @@ async def test_listen_stream_carries_task_notifications(clock: trio.testing.Mock
             peers = []
             for _ in range(2):
                 ours, theirs = memory_stream_pair()
-                await nursery.start(ServerConnection(server, ours).run)
+                await nursery.start(ServerConnection(server, ours).serve)
                 peers.append(theirs)
             caller, listener = peers
             await caller.send(message(1, "tools/call", {"name": "slow", "arguments": {"seconds": 2}}, extension))

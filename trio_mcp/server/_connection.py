@@ -17,6 +17,7 @@ from .._custom import custom_result
 from .._failures import Fate, failure_text, fate_of, report_failure, shaped
 from .._middleware import RequestInfo, run_middleware
 from .._pagination import page_result
+from .._runner import InCaller, Spawn
 from .._schema import ArgumentError
 from .._session import InboundRequest, Session
 from .._task_set import TaskSet
@@ -250,39 +251,52 @@ class ServerConnection:
         """The negotiated revision (the newest handshake revision before ``initialize``)."""
         return self.protocol_version or LATEST_HANDSHAKE_VERSION
 
-    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Serve until the client disconnects."""
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            await nursery.start(self._run_session, nursery)
+    async def serve(
+        self, runner: Spawn | InCaller | None = None, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Serve the client, its requests run by ``runner`` (see ``Server.serve_connection``)."""
+        if runner is None:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                await nursery.start(self._run_session, nursery)
+                task_status.started()
+        elif isinstance(runner, Spawn):
+            self._attach(runner)
             task_status.started()
+        else:
+            task_status.started()
+            await self._serve_alone(runner)
 
     async def _run_session(self, nursery: trio.Nursery, *, task_status: trio.TaskStatus[None]) -> None:
         with self._serving(nursery.cancel_scope.cancel):
             await self.session.run(task_status=task_status)
 
-    async def serve_alone(self, message: Any, tasks: TaskSet | None = None) -> None:
+    async def _serve_alone(self, runner: InCaller) -> None:
         """Serve the one message of a stateless HTTP request in this task (``Session.serve_alone``), then end;
-        what the request starts (its notifications' delivery, its tasks) runs in ``tasks``, a transport's (no
-        nursery to open for a request that starts nothing), or else in a nursery of its own."""
+        what the request starts (its notifications' delivery, its tasks) runs in ``runner.tasks``, a
+        transport's (no nursery to open for a request that starts nothing), or else in a nursery of its own."""
+        message = await self._stream.receive()
+        tasks = runner.tasks
         if tasks is not None:
             self._nursery = tasks
             with self._serving(tasks.cancel):
-                await self.session.serve_alone(message)
+                await self.session.serve_alone(message, runner)
             return
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             with self._serving(nursery.cancel_scope.cancel):
-                await self.session.serve_alone(message)
+                await self.session.serve_alone(message, runner)
 
-    def attach(self, tasks: TaskSet) -> None:
+    def _attach(self, runner: Spawn) -> None:
         """Serve with no task of this connection's own (``Session.attach``): the transport hands each client
-        message to ``control.on_inbound``'s callback and everything else runs in ``tasks``; cancelling ``tasks``
-        ends the connection. An idle session then costs no parked task."""
+        message to ``control.on_inbound``'s callback and everything else runs in ``runner.tasks``; cancelling
+        them ends the connection. An idle session then costs no parked task."""
         assert self.control is not None, "an attached connection takes its messages through its StreamControl"
+        tasks = runner.tasks
+        assert type(tasks) is TaskSet
         self._nursery = tasks
         self.server.connections.add(self)
-        self.session.attach(tasks)
+        self.session.attach(runner)
         tasks.on_cancel(self._ended)
         self.control.on_inbound(self.session.take)
 

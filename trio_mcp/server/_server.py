@@ -11,6 +11,7 @@ import attrs
 import trio
 
 from .._console_log import serving_console
+from .._runner import InCaller, Spawn
 from .._task_set import TaskSet
 from .._util import collapse_exception_groups
 from ..transports._base import MessageStream, StreamControl
@@ -94,32 +95,37 @@ class Server(ServerCore):
         modern_only: bool = False,
         principal: Any = None,
         control: StreamControl | None = None,
-        request: Any = None,
-        tasks: TaskSet | None = None,
+        runner: Spawn | InCaller | None = None,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve one client over ``stream`` until it disconnects (for custom transports and tests).
 
         ``modern_only`` treats every request as 2026-07-28 (stateless HTTP requests); ``principal`` is who the
         transport authenticated (``Context.principal``); ``control`` is what a transport with per-request
-        streams offers the connection. ``request`` is the one message of a stateless request, already read:
-        it is served in this task, ``stream`` only carries what it sends, what it starts runs in ``tasks`` if
-        given, and the connection then ends. With ``tasks`` and a ``control`` instead, the connection holds no
-        task of its own: this returns once it is set up, the transport hands it every client message
-        (``control.on_inbound``), its work runs in ``tasks``, and ``tasks.cancel()`` ends it. This does not
-        run the lifespan; wrap it in ``running()`` when the server has one.
+        streams offers the connection. ``runner`` says where each request runs (``trio_mcp.transports``):
+
+        - None: the connection reads ``stream`` in a task of its own and runs each request in a task of its
+          nursery (over a stream with ``send_later``, such as stdio's, in the reading task until it first waits);
+        - ``Spawn(tasks)``, with a ``control``: the connection holds no task of its own; this returns once it
+          is set up, the transport hands it every client message (``control.on_inbound``), each request runs in
+          a task of ``tasks`` (a ``TaskSet``), and ``tasks.cancel()`` ends it;
+        - ``InCaller(tasks)``: the one message ``stream.receive()`` returns (a stateless request) is served in
+          this task, what it starts runs in ``tasks`` if given, and the connection then ends.
+
+        Raises ``TypeError`` for any other ``runner``. This does not run the lifespan; wrap it in ``running()``
+        when the server has one.
         """
+        kind = type(runner)
+        if runner is not None and kind is not Spawn and kind is not InCaller:
+            raise TypeError(f"runner must be None, Spawn(tasks) or InCaller(tasks), not {runner!r}")
+        if isinstance(runner, Spawn) and (control is None or type(runner.tasks) is not TaskSet):
+            raise TypeError("runner=Spawn(tasks) needs a TaskSet for tasks and a control= to hand messages over")
         connection = ServerConnection(self, stream, modern_only=modern_only, principal=principal, control=control)
-        if tasks is not None and request is None:
-            connection.attach(tasks)
-            task_status.started()
+        if kind is Spawn:
+            await connection.serve(runner, task_status=task_status)
             return
         with collapse_exception_groups():
-            if request is not None:
-                task_status.started()
-                await connection.serve_alone(request, tasks)
-            else:
-                await connection.run(task_status=task_status)
+            await connection.serve(runner, task_status=task_status)
 
     async def serve_http(
         self,

@@ -11,7 +11,7 @@ import trio
 from ..._core.inbound import Rejection
 from ..._core.jsonrpc import RequestId, encode, error_message
 from ..._core.sse import encode_event
-from ..._task_set import TaskSet
+from ..._runner import InCaller, Spawn
 from ...errors import INVALID_REQUEST
 from .._base import MessageStream, StreamControl
 from .._h11server import (
@@ -49,9 +49,10 @@ class ConnectFunction(Protocol):
     """Serves one connection over ``stream`` until it closes (``Server.serve_connection``).
 
     ``principal`` is what ``HttpTransportOptions.authenticate`` said about the caller (None without it);
-    ``control`` lets a session's connection report its revision and end a request's stream; ``request`` is
-    the one message of a stateless request, served in the caller's task. With ``tasks`` the connection runs
-    in them and this returns at once (a session that holds no task while idle).
+    ``control`` lets a session's connection report its revision and end a request's stream; ``runner`` says
+    where its requests run: ``InCaller`` serves a stateless request (the one message ``stream.receive()``
+    returns) in the caller's task, ``Spawn`` runs a session's in its ``TaskSet`` and returns at once (a session
+    that holds no task while idle).
     """
 
     def __call__(
@@ -61,8 +62,7 @@ class ConnectFunction(Protocol):
         modern_only: bool = ...,
         principal: Any = ...,
         control: StreamControl | None = ...,
-        request: Any = ...,
-        tasks: TaskSet | None = ...,
+        runner: Spawn | InCaller | None = ...,
     ) -> Awaitable[None]: ...
 
 

@@ -24,7 +24,7 @@ from ..._core.session_record import SessionState
 from ..._core.session_streams import ClientMistake, Step, origin_of
 from ..._core.sse import encode_comment
 from ..._identity import caller_key
-from ..._runner import InCaller
+from ..._runner import InCaller, Spawn
 from ..._wire.features import Feature, has
 from ._common import (
     JSON_HEADERS,
@@ -377,7 +377,7 @@ class SessionEndpoint:
         )
         self.sessions[session.id] = session
         try:
-            await self._connect(session, principal=session.principal, control=session, tasks=session.tasks)
+            await self._connect(session, principal=session.principal, control=session, runner=Spawn(session.tasks))
         except BaseException:
             session.end()
             raise

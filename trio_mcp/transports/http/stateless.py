@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any
+from typing import Any, Final
 
 import trio
 
 from ..._core.inbound import Route, answer_status
 from ..._core.jsonrpc import RequestId, encode
 from ..._core.sse import encode_comment
+from ..._runner import InCaller
 from ..._task_set import TaskSet
 from ...errors import ConnectionClosed
 from .._h11server import ClientDisconnected
@@ -34,6 +35,9 @@ __all__ = ["serve_stateless"]
 
 logger = logging.getLogger("trio_mcp.http")
 
+#: What an ``_Exchange`` holds once its message was taken.
+_TAKEN: Final = object()
+
 
 def _background_failed(exc: BaseException) -> None:
     """Something a stateless request started failed after it (the request has its answer already)."""
@@ -45,7 +49,8 @@ class _Exchange:
     """The ``MessageStream`` of one stateless POST: its notifications and answer out (the request itself is
     handed to the connection, already read)."""
 
-    def __init__(self, response: HttpResponse, nursery: trio.Nursery, keepalive: float) -> None:
+    def __init__(self, message: Any, response: HttpResponse, nursery: trio.Nursery, keepalive: float) -> None:
+        self._message = message
         self._response = response
         self._nursery = nursery
         self._keepalive = keepalive
@@ -55,7 +60,12 @@ class _Exchange:
         self._writer: SseWriter | None = None
 
     async def receive(self) -> Any:
-        raise ConnectionClosed("a stateless request carries one message")
+        """The POST's one message, read already, then ``ConnectionClosed``. No checkpoint: it never waits, and
+        the connection serving the message checkpoints as soon as it writes."""
+        message, self._message = self._message, _TAKEN
+        if message is _TAKEN:
+            raise ConnectionClosed("a stateless request carries one message")
+        return message
 
     async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
         # Decisions are made before the first await, so concurrent senders (the handler, the log outbox) agree
@@ -113,14 +123,14 @@ async def serve_stateless(
         if type(message) is dict and "method" in message:
             # No notification of this revision is meant for HTTP, but an extension's may be: the server's
             # handlers (and middleware) get it, then the connection ends, with nothing to answer.
-            exchange = _Exchange(response, nursery, keepalive)
-            await connect(exchange, modern_only=True, principal=request_principal.get(), request=message)
+            exchange = _Exchange(message, response, nursery, keepalive)
+            await connect(exchange, modern_only=True, principal=request_principal.get(), runner=InCaller())
         await response.send(202)
         return
-    exchange = _Exchange(response, nursery, keepalive)
+    exchange = _Exchange(route.message, response, nursery, keepalive)
     tasks = TaskSet(nursery, on_failure=_background_failed)  # holds nothing unless the request starts something
     serve = functools.partial(
-        connect, exchange, modern_only=True, principal=request_principal.get(), request=route.message, tasks=tasks
+        connect, exchange, modern_only=True, principal=request_principal.get(), runner=InCaller(tasks)
     )
     try:
         # Closing the stream is the cancellation: of the serving task where the server can, else of a scope.
