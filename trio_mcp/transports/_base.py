@@ -109,7 +109,7 @@ class StreamControl(Protocol):
         """Have ``apply`` called with the session's state whenever another process serving it changes it."""
 
     def on_inbound(self, take: Callable[[Any, RequestRunner | None], Awaitable[None]]) -> None:
-        """Called when the connection is attached (``serve_connection(..., tasks=...)``): from then on, hand
+        """Called when the connection is attached (``serve_connection(..., runner=Spawn(tasks))``): from then on, hand
         each client message to ``take`` in the task that read it, with the runner of its request (None: the
         session's, ``Spawn``; ``InCaller``: that task); ``receive()`` is not used."""
 
