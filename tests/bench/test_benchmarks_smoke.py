@@ -106,16 +106,29 @@ def test_hotpath_micro_benchmark() -> None:
         assert stage in done.stdout, done.stdout
 
 
-@pytest.mark.parametrize(("kind", "layer"), [("stateless", "h11"), ("stdio", "JSON codec (with JSON-RPC framing)")])
+@pytest.mark.parametrize(
+    ("kind", "layer"),
+    [("stateless,http", "h11 (parsing and serialising HTTP)"), ("stdio", "JSON and wire conversion (JSON-RPC framing")],
+)
 def test_profiling_splits_both_servers_by_layer(kind: str, layer: str) -> None:
-    """benchmarks/profiling.py runs the bare echo and trio_mcp's under cProfile and charges each layer."""
-    done = run_script("profiling.py", "--kind", kind, "--clients", "2", "--seconds", "0.5", timeout=180)
+    """benchmarks/profiling.py runs the bare echo and trio_mcp's under cProfile and charges each layer, profiled and
+    in real CPU; over HTTP also without h11."""
+    done = run_script("profiling.py", "--kind", kind, "--clients", "2", "--seconds", "0.5", timeout=300)
     assert done.returncode == 0, done.stderr
-    rows = {line[:40].strip(): line[40:].split() for line in done.stdout.splitlines()[2:]}
-    bare, ours = (float(figure) for figure in rows[layer])
-    assert bare > 0 and ours > 0, done.stdout  # both servers pay for it
-    assert float(rows["trio_mcp session and MCP layers"][0]) == 0.0 < float(rows["trio_mcp session and MCP layers"][1])
-    assert float(rows["total"][1]) > float(rows["trio_mcp session and MCP layers"][1]), done.stdout
+    tables = done.stdout.split("\n\n")
+    assert len(tables) == len(kind.split(",")), done.stdout
+    for table in tables:
+        rows = [line.rsplit(maxsplit=4) for line in table.splitlines()[3:] if ":" not in line]
+        figures = {row[0]: [float(figure) for figure in row[1:]] for row in rows}
+        bare, ours, bare_real, ours_real = next(row for name, row in figures.items() if name.startswith(layer))
+        assert min(bare, ours, bare_real, ours_real) > 0, table  # both servers pay for it
+        engine = figures["engine (session, runner, lifecycle, dispatch, deadlines)"]
+        assert engine[0] == engine[2] == 0.0 < min(engine[1], engine[3]), table  # only trio_mcp has one
+        assert figures["total"][3] > engine[3], table
+        assert "bare / trio_mcp, real CPU per call" in table
+        if kind != "stdio":
+            assert figures["total without h11"][1] < figures["total"][1], table
+            assert "with h11's share subtracted from both" in table and "h11 alone, unprofiled" in table
 
 
 def test_observability_overhead_benchmark() -> None:
