@@ -89,11 +89,17 @@ def _budget(params: Any) -> float | None:
     return left / 1000
 
 
-async def serve_within(request: Q, serve: Callable[[Q], Awaitable[R]]) -> R:
-    """``serve(request)`` within the budget the request carries (if any), counted from now."""
+def serve_within(request: Q, serve: Callable[[Q], Awaitable[R]]) -> Awaitable[R]:
+    """``serve(request)`` within the budget the request carries (if any), counted from now: what to await. A request
+    without one (most) is served as it is, with no coroutine of this module around it."""
     budget = _budget(request.params)
     if budget is None:
-        return await serve(request)
+        return serve(request)
+    return _serve_on_budget(request, serve, budget)
+
+
+async def _serve_on_budget(request: Q, serve: Callable[[Q], Awaitable[R]], budget: float) -> R:
+    """``serve(request)`` cancelled once ``budget`` seconds have passed, which is then the caller's error."""
     if budget <= 0:
         raise McpError(
             DEADLINE_EXCEEDED, f"Deadline exceeded: the caller's deadline for {request.method} passed before it arrived"
