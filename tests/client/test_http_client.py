@@ -15,6 +15,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 import pytest
 import trio
+import trio.testing
 
 from trio_mcp._core.sse import ServerSentEvent, SSEDecoder, encode_event
 from trio_mcp.transports._h11server import HttpLimits, HttpRequest, HttpResponse, serve_http, serve_http_listeners
@@ -113,7 +114,7 @@ async def test_concurrent_requests_use_several_connections_and_reuse_them() -> N
             assert rounds[1] == rounds[0]
 
 
-async def test_pool_limit_makes_requests_wait_and_then_time_out() -> None:
+async def test_pool_limit_makes_requests_wait_and_then_time_out(autojump_clock: trio.testing.MockClock) -> None:
     release = trio.Event()
 
     async def handler(request: HttpRequest, response: HttpResponse) -> None:
@@ -161,7 +162,7 @@ async def test_streaming_read_delivers_pieces_as_they_come() -> None:
             await response.aclose()
 
 
-async def test_read_idle_timeout_but_a_slow_steady_stream_is_fine() -> None:
+async def test_read_idle_timeout_but_a_slow_steady_stream_is_fine(autojump_clock: trio.testing.MockClock) -> None:
     async def handler(request: HttpRequest, response: HttpResponse) -> None:
         await response.start(200)
         for _ in range(5):
@@ -210,7 +211,9 @@ async def test_server_closing_mid_body_is_http_closed() -> None:
                     await response.receive_some()
 
 
-async def test_closing_a_stream_midway_closes_the_connection(caplog: pytest.LogCaptureFixture) -> None:
+async def test_closing_a_stream_midway_closes_the_connection(
+    caplog: pytest.LogCaptureFixture, autojump_clock: trio.testing.MockClock
+) -> None:
     seen: list[tuple[str, float]] = []
 
     async def handler(request: HttpRequest, response: HttpResponse) -> None:
@@ -271,7 +274,7 @@ async def test_early_error_response_is_read_even_while_uploading() -> None:
                 assert response.status == 200
 
 
-async def test_stale_keep_alive_connection_is_not_reused() -> None:
+async def test_stale_keep_alive_connection_is_not_reused(autojump_clock: trio.testing.MockClock) -> None:
     with trio.fail_after(5):
         async with serving(info, keep_alive_timeout=0.1) as url, HttpClient(keep_alive_expiry=60) as http:
             first = await http.request("GET", url)
@@ -283,7 +286,7 @@ async def test_stale_keep_alive_connection_is_not_reused() -> None:
             assert second.headers["x-peer-port"] != port
 
 
-async def test_idle_connections_expire() -> None:
+async def test_idle_connections_expire(autojump_clock: trio.testing.MockClock) -> None:
     with trio.fail_after(5):
         async with serving(info) as url, HttpClient(keep_alive_expiry=0.1) as http:
             first = await http.request("GET", url)
