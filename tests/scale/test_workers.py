@@ -73,18 +73,16 @@ async def test_sigterm_drains_in_flight_calls_then_exits_zero() -> None:
         with trio.fail_after(30):
             await pids_seen(url, 2)
             results: list[int] = []
-            started = trio.Event()
+            in_hand = trio.Event()
 
             async def slow_call() -> None:
                 async with trio_mcp.open_http_client(url, protocol_version=MODERN) as client:
-                    started.set()
-                    result = await client.call_tool("slow", {"seconds": 1.5})
+                    result = await client.call_tool("slow", {"seconds": 1.5}, on_progress=lambda _: in_hand.set())
                 results.append(pid_of(result))
 
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(slow_call)
-                await started.wait()
-                await trio.sleep(0.3)  # the call is in a worker's hands
+                await in_hand.wait()  # the call is in a worker's hands: its first progress update came
                 process.send_signal(signal.SIGTERM)
             assert len(results) == 1
             assert await process.wait() == 0

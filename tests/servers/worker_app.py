@@ -24,8 +24,10 @@ def pid(busy: float = 0.0) -> int:
 
 
 @server.tool()
-async def slow(seconds: float) -> int:
-    """Sleep, so a call is in flight when the worker is told to drain; returns the process id."""
+async def slow(seconds: float, ctx: Context) -> int:
+    """Sleep, so a call is in flight when the worker is told to drain (a progress update says it began); returns
+    the process id."""
+    await ctx.report_progress(0, 1)
     await trio.sleep(seconds)
     return os.getpid()
 

@@ -300,7 +300,7 @@ async def test_batches_on_2025_03_26(endpoint: Endpoint) -> None:
         await refused.aclose()
 
 
-async def test_session_cap_and_idle_reaping(nursery: trio.Nursery) -> None:
+async def test_session_cap_and_idle_reaping(nursery: trio.Nursery, autojump_clock: trio.testing.MockClock) -> None:
     async with HttpClient() as http:
         endpoint = await endpoint_with(nursery, http, max_sessions=2, session_idle_timeout=0.3)
         with trio.fail_after(10):

@@ -531,7 +531,7 @@ async def test_connection_cap() -> None:
 # -- keep-alive and vanishing peers -------------------------------------------------------------------------
 
 
-async def test_idle_connection_is_kept_alive_by_pings() -> None:
+async def test_idle_connection_is_kept_alive_by_pings(autojump_clock: trio.testing.MockClock) -> None:
     fast: dict[str, Any] = {"ping_interval": 0.1, "pong_timeout": 0.5}
     with trio.fail_after(10):
         async with (
