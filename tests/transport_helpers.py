@@ -15,7 +15,7 @@ import trio.testing
 
 import trio_mcp
 from trio_mcp.testing import open_in_memory
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 
 
 @asynccontextmanager

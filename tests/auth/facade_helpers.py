@@ -17,7 +17,7 @@ import trio
 import trio_mcp
 from trio_mcp.auth.facade import AuthorizationFacade, Upstream, oidc
 from trio_mcp.client._oauth import code_challenge
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 from trio_mcp.transports.http import HttpTransportOptions, RouteHandler
 from trio_mcp.transports.streamable_http import serve_mounts
 

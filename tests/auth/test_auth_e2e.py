@@ -37,7 +37,7 @@ from trio_mcp.auth import (
     parse_www_authenticate,
 )
 from trio_mcp.client._oauth import OAuthClientProvider, OAuthToken
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 
 pytest.importorskip("jwt", reason="the auth extra (PyJWT[crypto]) is not installed")
 pytestmark = pytest.mark.interop  # a real authorization server and the official SDK: peers nobody here wrote

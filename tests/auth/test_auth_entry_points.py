@@ -18,7 +18,7 @@ from paths import TESTS
 from trio_mcp.asgi import McpAsgiApp
 from trio_mcp.auth import parse_www_authenticate
 from trio_mcp.server._server import serve_http_many
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 from trio_mcp.transports.streamable_http import HttpTransportOptions
 
 sys.path.insert(0, str(TESTS / "servers"))

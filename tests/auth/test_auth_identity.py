@@ -14,7 +14,7 @@ from test_auth_e2e import get_token, issuer
 import trio_mcp
 from trio_mcp.auth import JwtVerifier, ResourceServerAuth
 from trio_mcp.server import TaskManager
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 from trio_mcp.types import ElicitResult
 
 pytest.importorskip("jwt", reason="the auth extra (PyJWT[crypto]) is not installed")

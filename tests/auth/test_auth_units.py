@@ -31,7 +31,7 @@ from trio_mcp.auth import (
     protected_resource_metadata,
 )
 from trio_mcp.auth._metadata import challenge, protected_resource_metadata_paths
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 from trio_mcp.transports.streamable_http import HttpTransportOptions
 
 

@@ -18,7 +18,7 @@ import trio
 import trio_mcp
 from trio_mcp.asgi import McpAsgiApp
 from trio_mcp.auth import IntrospectionVerifier, JwtVerifier, ResourceServerAuth
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 from trio_mcp.transports.streamable_http import HttpTransportOptions
 
 jwt = pytest.importorskip("jwt", reason="the auth extra (PyJWT[crypto]) is not installed")

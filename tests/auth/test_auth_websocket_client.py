@@ -13,7 +13,7 @@ import trio
 
 import trio_mcp
 from trio_mcp.auth import CallableVerifier, Principal, ResourceServerAuth, parse_www_authenticate
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 from trio_mcp.transports.websocket import WebSocketRejected
 
 

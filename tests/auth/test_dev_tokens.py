@@ -16,7 +16,7 @@ from cli_helpers import cli_env, run_cli
 
 import trio_mcp
 from trio_mcp.auth import DEV_SECRET_ENV, DevTokens, InvalidToken, JwtVerifier, ResourceServerAuth
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 
 
 def _free_port() -> int:

@@ -16,7 +16,7 @@ from facade_helpers import REDIRECT, GitHubShaped, UserAgent, serve_with_facade
 import trio_mcp
 from trio_mcp.auth.facade import AuthorizationFacade, MemoryFacadeStore, Upstream, entra_id, github, google, oidc
 from trio_mcp.client._oauth import OAuthClientProvider, code_challenge
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 from trio_mcp.transports.http import HttpTransportOptions
 
 

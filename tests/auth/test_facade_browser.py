@@ -18,7 +18,7 @@ from trio_websocket import open_websocket_url
 
 import trio_mcp
 from trio_mcp.client._oauth import OAuthClientProvider
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [

@@ -21,7 +21,7 @@ from paths import ROOT
 import trio_mcp
 from trio_mcp.auth.facade import AuthorizationFacade, oidc
 from trio_mcp.client._oauth import OAuthClientProvider, code_challenge
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 from trio_mcp.transports.http import HttpTransportOptions
 
 pytestmark = pytest.mark.interop  # oidc-provider: a peer nobody here wrote

@@ -16,7 +16,7 @@ from trio_mcp.auth import InvalidToken, VerifierUnavailable
 from trio_mcp.auth.facade import AuthorizationFacade, github
 from trio_mcp.client._oauth import OAuthClientProvider
 from trio_mcp.scale import RedisClient, RedisFacadeStore
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 
 PREFIX = "trio-mcp:oauth:"
 

@@ -14,8 +14,8 @@ import trio
 import trio_mcp
 from trio_mcp import Context, Server
 from trio_mcp.client import ChangeNotification, SessionLost
+from trio_mcp.transports._client.h11client import HttpClient
 from trio_mcp.transports._h11server import HttpLimits, HttpRequest, HttpResponse, serve_http
-from trio_mcp.transports._http_client import HttpClient
 from trio_mcp.transports.streamable_http_client import StreamableHttpSessionStream
 from trio_mcp.types import LoggingMessageNotificationParams
 

@@ -18,8 +18,7 @@ import trio
 import trio.testing
 
 from trio_mcp._core.sse import ServerSentEvent, SSEDecoder, encode_event
-from trio_mcp.transports._h11server import HttpLimits, HttpRequest, HttpResponse, serve_http, serve_http_listeners
-from trio_mcp.transports._http_client import (
+from trio_mcp.transports._client.h11client import (
     HttpClient,
     HttpClosed,
     HttpConnectError,
@@ -29,6 +28,7 @@ from trio_mcp.transports._http_client import (
     HttpTimeout,
     HttpTimeouts,
 )
+from trio_mcp.transports._h11server import HttpLimits, HttpRequest, HttpResponse, serve_http, serve_http_listeners
 
 
 @asynccontextmanager

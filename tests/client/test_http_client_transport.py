@@ -19,9 +19,9 @@ import trio.testing
 from trio_mcp import Client, ConnectionClosed, Context, Field, McpError, RemoteProtocolError, Server
 from trio_mcp._core.sse import encode_event
 from trio_mcp._session import InboundRequest, Session
+from trio_mcp.transports._client.h11client import HttpClient
+from trio_mcp.transports._client.sse import SseClientStream
 from trio_mcp.transports._h11server import HttpLimits, HttpRequest, HttpResponse, serve_http
-from trio_mcp.transports._http_client import HttpClient
-from trio_mcp.transports.sse_client import SseClientStream
 from trio_mcp.transports.streamable_http import HttpTransportOptions
 from trio_mcp.transports.streamable_http_client import (
     HTTP_ERROR,

@@ -12,7 +12,7 @@ from asgi_helpers import hypercorn
 from paths import ROOT
 
 import trio_mcp
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 
 pytest.importorskip("quart_trio", reason="Quart-Trio is a test dependency: pip install quart-trio")
 

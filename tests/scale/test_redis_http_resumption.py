@@ -13,7 +13,7 @@ from transport_helpers import open_raw_session
 from trio_mcp import Context, Server
 from trio_mcp._core.sse import SSEDecoder
 from trio_mcp.scale import RedisClient, RedisEventStore
-from trio_mcp.transports._http_client import ClientResponse, HttpClient
+from trio_mcp.transports._client.h11client import ClientResponse, HttpClient
 from trio_mcp.transports.streamable_http import HttpTransportOptions
 
 VERSION = "2025-11-25"

@@ -19,7 +19,7 @@ from trio_mcp._core.session_record import SessionRecord, SessionState
 from trio_mcp._core.sse import SSEDecoder
 from trio_mcp.errors import INTERNAL_ERROR
 from trio_mcp.scale import RedisClient, RedisEventStore, RedisSessionDirectory
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 from trio_mcp.transports.streamable_http import HttpTransportOptions
 
 VERSION = "2025-06-18"

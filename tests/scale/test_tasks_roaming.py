@@ -19,7 +19,7 @@ from scale_peers import RedisServer, supervisor
 from transport_helpers import open_raw_session
 
 from trio_mcp.scale import RedisClient
-from trio_mcp.transports._http_client import HttpClient, HttpClosed
+from trio_mcp.transports._client.h11client import HttpClient, HttpClosed
 from trio_mcp.types.tasks import TASKS_EXTENSION_ID
 
 CORE, MODERN = "2025-11-25", "2026-07-28"

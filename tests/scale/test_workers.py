@@ -15,7 +15,7 @@ from scale_peers import ROOT, supervisor
 import trio_mcp
 from trio_mcp.client import connect_http_client
 from trio_mcp.scale import WorkerSettings
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 from trio_mcp.types import ElicitResult
 
 MODERN = "2026-07-28"

@@ -15,7 +15,7 @@ import trio
 import trio_mcp
 from trio_mcp._identity import caller_key
 from trio_mcp.auth import Principal
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 
 KEY_OF_A_PRINCIPAL = """
 import sys

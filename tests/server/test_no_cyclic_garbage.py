@@ -15,7 +15,7 @@ import trio
 from transport_helpers import POST_HEADERS, open_raw_session
 
 from trio_mcp import Server
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 
 STATELESS_HEADERS = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "echo")]
 MODERN_META = {

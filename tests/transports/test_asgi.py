@@ -13,7 +13,7 @@ from asgi_helpers import hypercorn  # skips without Hypercorn
 import trio_mcp
 from trio_mcp import Server
 from trio_mcp.asgi import McpAsgiApp
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 from trio_mcp.transports.http import HttpTransportOptions
 
 APP = "http://localhost:5173"

@@ -21,7 +21,7 @@ import trio.testing
 import trio_mcp
 from trio_mcp import Context, McpLogHandler, Server
 from trio_mcp._core.sse import SSEDecoder
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 from trio_mcp.transports.http import Drain, HttpTransportOptions
 
 from transport_helpers import initialize_request  # isort: skip

@@ -11,7 +11,7 @@ import tracemalloc
 import trio
 
 from trio_mcp import Server
-from trio_mcp.transports._http_client import HttpClient
+from trio_mcp.transports._client.h11client import HttpClient
 
 from transport_helpers import POST_HEADERS, open_raw_session  # isort: skip
 from waiting import HeldCalls  # isort: skip

@@ -14,7 +14,7 @@ from transport_helpers import POST_HEADERS, open_raw_session
 
 from trio_mcp import Context, Server
 from trio_mcp._core.sse import SSEDecoder
-from trio_mcp.transports._http_client import ClientResponse, HttpClient
+from trio_mcp.transports._client.h11client import ClientResponse, HttpClient
 
 STEPS = 30
 ACCEPT = "application/json, text/event-stream"

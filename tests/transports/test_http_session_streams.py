@@ -18,7 +18,7 @@ import trio.testing
 
 import trio_mcp
 from trio_mcp import Context, Server
-from trio_mcp.transports._http_client import ClientResponse, HttpClient
+from trio_mcp.transports._client.h11client import ClientResponse, HttpClient
 from trio_mcp.transports.http import HttpTransportOptions
 from trio_mcp.types import TextContent
 

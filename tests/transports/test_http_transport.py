@@ -17,8 +17,8 @@ from paths import TESTS
 import trio_mcp
 from trio_mcp import Context, Field, Server
 from trio_mcp._core.sse import SSEDecoder
+from trio_mcp.transports._client.h11client import ClientResponse, HttpClient
 from trio_mcp.transports._h11server import HttpLimits
-from trio_mcp.transports._http_client import ClientResponse, HttpClient
 from trio_mcp.transports.streamable_http import HttpTransportOptions
 
 from transport_helpers import INITIALIZED, initialize_request  # isort: skip

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ..transports._http_client import HttpClient, HttpError, HttpTimeouts
+from ..transports._client.h11client import HttpClient, HttpError, HttpTimeouts
 
 __all__ = ["BODY_LIMIT", "FORM", "TIMEOUTS", "HttpFailure", "fetch_json", "get_json", "post"]
 

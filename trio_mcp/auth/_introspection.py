@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from ..transports._http_client import HttpClient
+from ..transports._client.h11client import HttpClient
 from ._http import FORM, HttpFailure, post
 from ._jwt import principal_from_claims
 from ._tokens import InvalidToken, Principal, VerifierUnavailable

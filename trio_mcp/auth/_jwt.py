@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import trio
 
-from ..transports._http_client import HttpClient
+from ..transports._client.h11client import HttpClient
 from ._extra import load_jwt
 from ._http import HttpFailure, fetch_json
 from ._metadata import authorization_server_metadata_urls

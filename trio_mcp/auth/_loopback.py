@@ -15,8 +15,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import trio
 
+from ..transports._client.h11client import HttpClient
 from ..transports._h11server import HttpRequest, HttpResponse, serve_http
-from ..transports._http_client import HttpClient
 from ._errors import OAuthError
 
 __all__ = ["LoopbackRedirect", "loopback_authorization"]

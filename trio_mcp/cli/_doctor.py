@@ -18,7 +18,7 @@ import attrs
 import trio
 
 from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
-from ..transports._http_client import ClientResponse, HttpClient, HttpError, HttpTimeouts
+from ..transports._client.h11client import ClientResponse, HttpClient, HttpError, HttpTimeouts
 from ._connect import parse_headers
 from ._exit import CONNECTION, OK, TOOL_ERROR, CliError
 

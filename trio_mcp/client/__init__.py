@@ -17,7 +17,7 @@ from ._tasks import TaskCancelled, TaskStatusHandler, call_tool_as_task, get_tas
 from ._tools import StructuredContentError
 
 if TYPE_CHECKING:
-    from ..transports._http_client import HttpClient, HttpTimeouts
+    from ..transports._client.h11client import HttpClient, HttpTimeouts
     from ._oauth import OAuthClientProvider
     from ._remote import (
         WebSocketOptions,
@@ -39,9 +39,9 @@ def __getattr__(name: str) -> Any:
 
         return getattr(_remote, name)
     if name in ("HttpClient", "HttpTimeouts"):  # for http=: a TLS context of your own, a pool shared by clients
-        from ..transports import _http_client
+        from ..transports._client import h11client
 
-        return getattr(_http_client, name)
+        return getattr(h11client, name)
     if name == "OAuthClientProvider":
         from ._oauth import OAuthClientProvider
 

@@ -63,7 +63,7 @@ from ..auth._metadata import (
 )
 from ..auth._signing import CLIENT_ASSERTION_TYPE, DpopKey, client_assertion
 from ..auth._store import MemoryTokenStore, TokenStore
-from ..transports._http_client import HttpClient, HttpError
+from ..transports._client.h11client import HttpClient, HttpError
 
 __all__ = [
     "AuthorizationServer",

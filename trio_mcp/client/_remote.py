@@ -28,10 +28,10 @@ from ..errors import (
     RequestTimeout,
 )
 from ..transports._base import MessageStream
-from ..transports._http_client import HttpClient
-from ..transports.sse_client import SseClientStream
-from ..transports.stateless_http_client import StatelessHttpStream
-from ..transports.streamable_http_client import HttpAuth, LegacyTransportRequired, StreamableHttpSessionStream
+from ..transports._client.h11client import HttpClient
+from ..transports._client.session import HttpAuth, LegacyTransportRequired, StreamableHttpSessionStream
+from ..transports._client.sse import SseClientStream
+from ..transports._client.stateless import StatelessHttpStream
 from ..transports.websocket import connect_websocket_stream
 from ._client import Client
 from ._options import ClientOptions, check_client_options, check_timeout

@@ -49,7 +49,7 @@ from ._http_types import decode_headers
 from .http.guard import Guard
 
 if TYPE_CHECKING:
-    from ._http_stream import HttpAuth
+    from ._client.common import HttpAuth
 
 __all__ = [
     "SUBPROTOCOL",
@@ -607,7 +607,7 @@ async def connect_websocket_stream(
     )
     if auth is None:
         return await open_stream(base)
-    from ._http_client import HttpClient
+    from ._client.h11client import HttpClient
 
     http_url = ("https" if secure else "http") + url[url.index(":") :]
     async with HttpClient() as http:  # for the provider's own requests (refresh, discovery, token endpoint)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import unquote_plus, urlsplit
 
-from ...transports._http_client import HttpClient
+from ...transports._client.h11client import HttpClient
 from .._http import HttpFailure, fetch_json
 from ._state import FacadeStore, Record
 

@@ -25,8 +25,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import trio
 
+from ...transports._client.h11client import HttpClient
 from ...transports._h11server import ClientDisconnected, RequestBodyError
-from ...transports._http_client import HttpClient
 from ...transports.http.exchange import Request, Response
 from .._metadata import origin_of
 from .._resource_server import ResourceServerAuth

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import trio
 
-from ...transports._http_client import HttpClient
+from ...transports._client.h11client import HttpClient
 from .._http import FORM, HttpFailure, fetch_json, post
 from .._metadata import authorization_server_metadata_urls
 from ._providers import Upstream

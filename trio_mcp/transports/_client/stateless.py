@@ -7,31 +7,31 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._core.jsonrpc import RequestId, encode, is_request_id
-from .._core.mcp_headers import NAMED_METHODS, encode_header_value
-from .._core.sse import SSEDecoder
-from .._wire.methods import METHODS
-from .._wire.versions import LATEST_VERSION
-from ..errors import ConnectionClosed
-from ._base import connection_lost
-from ._http_client import HttpClient, HttpError, HttpTimeouts
-from ._http_stream import (
-    _JSON,
-    _META_VERSION,
-    _SSE,
+from ..._core.jsonrpc import RequestId, encode, is_request_id
+from ..._core.mcp_headers import NAMED_METHODS, encode_header_value
+from ..._core.sse import SSEDecoder
+from ..._wire.methods import METHODS
+from ..._wire.versions import LATEST_VERSION
+from ...errors import ConnectionClosed
+from .._base import connection_lost
+from .common import (
     DEFAULT_TIMEOUTS,
+    JSON_TYPE,
+    META_VERSION,
+    SSE_TYPE,
+    Call,
     HeaderPathsFor,
     HttpAuth,
-    _Call,
-    _content_type,
-    _HttpMessageStream,
+    HttpMessageStream,
     logger,
+    media_type,
 )
+from .h11client import HttpClient, HttpError, HttpTimeouts
 
 __all__ = ["StatelessHttpStream"]
 
 
-class StatelessHttpStream(_HttpMessageStream):
+class StatelessHttpStream(HttpMessageStream):
     """Streamable HTTP for 2026-07-28, as a ``MessageStream``: one self-contained POST per request.
 
     Requests must carry their ``_meta`` (the client layer adds it). The engine's ``notifications/cancelled``
@@ -62,7 +62,7 @@ class StatelessHttpStream(_HttpMessageStream):
         )
         self.header_paths_for = header_paths_for
         self.protocol_version = protocol_version
-        self._calls: dict[RequestId, _Call] = {}
+        self._calls: dict[RequestId, Call] = {}
 
     def request_headers(self, message: Mapping[str, Any]) -> list[tuple[str, str]]:
         """The headers of the POST that carries the request ``message`` (the standard MCP request headers)."""
@@ -70,10 +70,10 @@ class StatelessHttpStream(_HttpMessageStream):
         params = message.get("params")
         params = params if isinstance(params, Mapping) else {}
         meta = params.get("_meta")
-        version = meta.get(_META_VERSION) if isinstance(meta, Mapping) else None
+        version = meta.get(META_VERSION) if isinstance(meta, Mapping) else None
         headers = dict(self.headers)
-        headers["accept"] = f"{_JSON}, {_SSE}"
-        headers["content-type"] = _JSON
+        headers["accept"] = f"{JSON_TYPE}, {SSE_TYPE}"
+        headers["content-type"] = JSON_TYPE
         headers["mcp-protocol-version"] = version if isinstance(version, str) else self.protocol_version
         headers["mcp-method"] = method
         field = NAMED_METHODS.get(method)
@@ -109,7 +109,7 @@ class StatelessHttpStream(_HttpMessageStream):
             return
         method = message.get("method")
         if isinstance(method, str) and "id" in message and is_request_id(message["id"]):
-            call = _Call({message["id"]: method})
+            call = Call({message["id"]: method})
             self._calls[message["id"]] = call
             self._spawn(self._run_request, call, encode(message), self.request_headers(message))
         elif method == "notifications/cancelled":
@@ -137,11 +137,11 @@ class StatelessHttpStream(_HttpMessageStream):
         if response.status != 202:
             logger.warning("the server answered %s with HTTP %d instead of 202", method, response.status)
 
-    def _forget(self, request_id: RequestId, call: _Call) -> None:
+    def _forget(self, request_id: RequestId, call: Call) -> None:
         if self._calls.get(request_id) is call:
             del self._calls[request_id]
 
-    async def _run_request(self, call: _Call, body: bytes, headers: list[tuple[str, str]]) -> None:
+    async def _run_request(self, call: Call, body: bytes, headers: list[tuple[str, str]]) -> None:
         with call.scope:
             try:
                 try:
@@ -152,8 +152,8 @@ class StatelessHttpStream(_HttpMessageStream):
                     detail = f"the POST failed: {exc}"
                     await self._fail(call, lambda rid, method: connection_lost(rid, method, detail))
                     return
-                content_type = _content_type(response)
-                if response.status == 200 and content_type == _SSE:
+                content_type = media_type(response)
+                if response.status == 200 and content_type == SSE_TYPE:
                     problem = await self._pump(response, SSEDecoder(), call)
                     detail = (
                         f"unreadable SSE stream: {problem}"
@@ -162,7 +162,7 @@ class StatelessHttpStream(_HttpMessageStream):
                         "be resumed, re-issue it with a new id"
                     )
                     await self._fail(call, lambda rid, method: connection_lost(rid, method, detail))
-                elif response.status == 200 and content_type == _JSON:
+                elif response.status == 200 and content_type == JSON_TYPE:
                     await self._read_json(call, response)
                 else:
                     await self._fail_with_status(call, response, modern_bodies=True)

@@ -10,34 +10,34 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Concatenate, Final, TypeVar
+from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import trio
 
-from .._core.jsonrpc import RequestId, decode, encode, is_request_id
-from .._core.sse import ServerSentEvent, SSEDecoder, SSEProtocolError
-from ..errors import ConnectionClosed, McpError, RemoteProtocolError
-from ._base import connection_lost
-from ._http_client import ClientResponse, HttpClient, HttpError, HttpTimeout, HttpTimeouts
-from ._http_stream import (
-    _P,
+from ..._core.jsonrpc import RequestId, decode, encode, is_request_id
+from ..._core.sse import ServerSentEvent, SSEDecoder, SSEProtocolError
+from ...errors import ConnectionClosed, McpError, RemoteProtocolError
+from .._base import connection_lost
+from .common import (
     DEFAULT_TIMEOUTS,
     HttpAuth,
-    _content_type,
-    _excerpt,
-    _HttpMessageStream,
-    _status_error,
-    _text,
+    HttpMessageStream,
+    as_text,
+    media_type,
+    read_excerpt,
+    status_error,
 )
+from .h11client import ClientResponse, HttpClient, HttpError, HttpTimeout, HttpTimeouts
 
 __all__ = ["SseClientStream"]
 
 _T = TypeVar("_T", bound="SseClientStream")
+_P = ParamSpec("_P")
 
 logger = logging.getLogger("trio_mcp.http.client")
 
-_SSE: Final = "text/event-stream"
+SSE_TYPE: Final = "text/event-stream"
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
@@ -47,7 +47,7 @@ def _origin(url: str) -> tuple[str, str, int | None]:
     return scheme, (parts.hostname or "").lower(), port
 
 
-class SseClientStream(_HttpMessageStream):
+class SseClientStream(HttpMessageStream):
     """HTTP+SSE (2024-11-05) as a ``MessageStream``: ``await SseClientStream.connect(nursery, sse_url)``.
 
     ``connect`` returns once the ``endpoint`` event has arrived (``endpoint_url``); run a ``Client`` with
@@ -111,23 +111,23 @@ class SseClientStream(_HttpMessageStream):
 
     async def _open(self) -> tuple[ClientResponse, SSEDecoder, list[ServerSentEvent]]:
         headers = dict(self.headers)
-        headers["accept"] = _SSE
+        headers["accept"] = SSE_TYPE
         try:
             response = await self._http("GET", self.url, list(headers.items()))
         except HttpError as exc:
             raise ConnectionClosed(f"HTTP+SSE: GET {self.url} failed", detail=str(exc)) from None
         try:
             if response.status in (401, 403):  # refused: the McpError Streamable HTTP gives (status, challenge)
-                body_bytes = await _excerpt(response, 500)
-                refusal = _status_error(  # (the id is never sent anywhere)
-                    0, f"HTTP+SSE: GET {self.url}", response, body_bytes, content_type=_content_type(response)
+                body_bytes = await read_excerpt(response, 500)
+                refusal = status_error(  # (the id is never sent anywhere)
+                    0, f"HTTP+SSE: GET {self.url}", response, body_bytes, content_type=media_type(response)
                 )
                 raise McpError.from_error(refusal["error"])
-            if response.status != 200 or _content_type(response) != _SSE:
-                body = _text(await _excerpt(response, 500))
+            if response.status != 200 or media_type(response) != SSE_TYPE:
+                body = as_text(await read_excerpt(response, 500))
                 raise ConnectionClosed(
                     f"HTTP+SSE: GET {self.url} answered HTTP {response.status} "
-                    f"({_content_type(response) or 'no content type'}), not an event stream",
+                    f"({media_type(response) or 'no content type'}), not an event stream",
                     detail=body or None,
                 )
             decoder = SSEDecoder()
@@ -221,14 +221,14 @@ class SseClientStream(_HttpMessageStream):
                 logger.warning("could not deliver a message to %s: %s", self.endpoint_url, exc)
             return
         if 200 <= response.status < 300:
-            await _excerpt(response)
+            await read_excerpt(response)
             return
-        content_type = _content_type(response)
-        body = await _excerpt(response)
+        content_type = media_type(response)
+        body = await read_excerpt(response)
         if response.status == 404:
             self._shutdown(ConnectionClosed("HTTP+SSE: the server no longer knows this session (404 Not Found)"))
             raise self._closed_error()
         for request_id, method in requests.items():
-            self._feed_soon(_status_error(request_id, method, response, body, content_type=content_type))
+            self._feed_soon(status_error(request_id, method, response, body, content_type=content_type))
         if not requests:
-            logger.warning("the server refused a message: HTTP %d %s", response.status, _text(body)[:300])
+            logger.warning("the server refused a message: HTTP %d %s", response.status, as_text(body)[:300])

@@ -2,7 +2,7 @@
 task nursery, the connection-failure policy, and the helpers that turn a failed HTTP exchange into a JSON-RPC
 error for the request it carried (code ``HTTP_ERROR``), or into ``connection_lost`` when the connection went.
 
-``streamable_http_client`` builds the handshake-era stream on it, ``stateless_http_client`` the 2026-07-28 one.
+``session`` builds the handshake-era stream on it, ``stateless`` the 2026-07-28 one.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any, Concatenate, Final, ParamSpec, Protocol, TypeVar
 
 import trio
 
-from .._core.jsonrpc import RequestId, decode, error_message
-from .._core.sse import SSEDecoder, SSEProtocolError
-from ..errors import (
+from ..._core.jsonrpc import RequestId, decode, error_message
+from ..._core.sse import SSEDecoder, SSEProtocolError
+from ...errors import (
     HEADER_MISMATCH,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -24,15 +24,29 @@ from ..errors import (
     ConnectionClosed,
     TrioMcpError,
 )
-from ._base import carried_tag, connection_lost, request_tag
-from ._http_client import ClientResponse, HttpClient, HttpConnectError, HttpError, HttpTimeout, HttpTimeouts
+from .._base import carried_tag, connection_lost, request_tag
+from .h11client import ClientResponse, HttpClient, HttpConnectError, HttpError, HttpTimeout, HttpTimeouts
 
 __all__ = [
+    "Call",
     "DEFAULT_TIMEOUTS",
+    "DELETE_TIMEOUT",
     "HTTP_ERROR",
     "HeaderPathsFor",
     "HttpAuth",
+    "HttpMessageStream",
+    "JSON_TYPE",
     "LegacyTransportRequired",
+    "META_VERSION",
+    "SSE_TYPE",
+    "as_text",
+    "http_failure",
+    "is_modern_error",
+    "jsonrpc_error_in",
+    "media_type",
+    "read_excerpt",
+    "status_error",
+    "with_id",
 ]
 
 logger = logging.getLogger("trio_mcp.http.client")
@@ -45,7 +59,7 @@ HTTP_ERROR: Final = -32000
 DEFAULT_TIMEOUTS: Final = HttpTimeouts(connect=10.0, read_idle=300.0)
 # For POSTs answered by a bare 202 and for DELETE.
 _SHORT_READ: Final = 30.0
-_DELETE_TIMEOUT: Final = 2.0
+DELETE_TIMEOUT: Final = 2.0
 _INBOX_SIZE: Final = 128
 _EXCERPT_BYTES: Final = 2048
 _DRAIN_SECONDS: Final = 0.5
@@ -53,11 +67,11 @@ _CONNECT_BACKOFF: Final = 0.2
 #: A request answered 503 with Retry-After is sent again this many times at most, waiting at most this long in all.
 _BUSY_MAX_WAIT: Final = 5
 _BUSY_RETRIES: Final = 3
-_META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+META_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 #: Error codes only a 2026-07-28 server sends in an HTTP 4xx body.
 _MODERN_CODES: Final = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})
-_SSE: Final = "text/event-stream"
-_JSON: Final = "application/json"
+SSE_TYPE: Final = "text/event-stream"
+JSON_TYPE: Final = "application/json"
 
 
 class HttpAuth(Protocol):
@@ -94,7 +108,7 @@ HeaderPathsFor = Callable[[str], "Mapping[str, Sequence[str]] | None"]
 """For a tool name: ``{x-mcp-header name: property path in the arguments}``, or None (the client layer knows
 the tool schemas from ``tools/list``; ``_core.mcp_headers.header_paths`` computes the mapping)."""
 
-_S = TypeVar("_S", bound="_HttpMessageStream")
+_S = TypeVar("_S", bound="HttpMessageStream")
 _P = ParamSpec("_P")
 
 
@@ -115,11 +129,11 @@ class LegacyTransportRequired(TrioMcpError):
 # -- helpers --------------------------------------------------------------------------------------------------
 
 
-def _content_type(response: ClientResponse) -> str:
+def media_type(response: ClientResponse) -> str:
     return response.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
-async def _excerpt(response: ClientResponse, limit: int = _EXCERPT_BYTES) -> bytes:
+async def read_excerpt(response: ClientResponse, limit: int = _EXCERPT_BYTES) -> bytes:
     """Up to ``limit`` bytes of the body, then the response is closed (never reads an endless body)."""
     chunks: list[bytes] = []
     size = 0
@@ -138,11 +152,11 @@ async def _excerpt(response: ClientResponse, limit: int = _EXCERPT_BYTES) -> byt
     return b"".join(chunks)[:limit]
 
 
-def _text(body: bytes) -> str:
+def as_text(body: bytes) -> str:
     return body.decode("utf-8", "replace")
 
 
-def _jsonrpc_error(body: bytes) -> dict[str, Any] | None:
+def jsonrpc_error_in(body: bytes) -> dict[str, Any] | None:
     """The body as a JSON-RPC error response, or None if it is not one."""
     message = decode(body)
     if type(message) is not dict or message.get("jsonrpc") != "2.0" or "method" in message:
@@ -153,14 +167,14 @@ def _jsonrpc_error(body: bytes) -> dict[str, Any] | None:
     return message
 
 
-def _with_id(message: dict[str, Any], request_id: RequestId) -> dict[str, Any]:
+def with_id(message: dict[str, Any], request_id: RequestId) -> dict[str, Any]:
     """An error body as the response to ``request_id`` (servers may send ``id: null`` in HTTP error bodies)."""
     if message.get("id") == request_id:
         return message
     return {**message, "id": request_id}
 
 
-def _is_modern_error(message: dict[str, Any], status: int) -> bool:
+def is_modern_error(message: dict[str, Any], status: int) -> bool:
     code = message["error"]["code"]
     return code in _MODERN_CODES or (status == 404 and code == METHOD_NOT_FOUND)
 
@@ -171,7 +185,7 @@ def _retry_after(response: ClientResponse) -> float | None:
     return float(value) if value.isdigit() else None
 
 
-def _status_error(
+def status_error(
     request_id: RequestId, method: str, response: ClientResponse, body: bytes, *, content_type: str
 ) -> dict[str, Any]:
     """The JSON-RPC error that stands for an HTTP answer that is not an MCP one."""
@@ -188,8 +202,8 @@ def _status_error(
     if content_type:
         data["contentType"] = content_type
     if body:
-        data["body"] = _text(body)
-    embedded = _jsonrpc_error(body)
+        data["body"] = as_text(body)
+    embedded = jsonrpc_error_in(body)
     if embedded is not None:
         data["error"] = embedded["error"]
         inner = embedded["error"].get("message")
@@ -201,12 +215,12 @@ def _status_error(
     return error_message(request_id, HTTP_ERROR, f"{method} failed: {detail}", data)
 
 
-def _failure(request_id: RequestId, method: str, detail: str, status: int | None = None) -> dict[str, Any]:
+def http_failure(request_id: RequestId, method: str, detail: str, status: int | None = None) -> dict[str, Any]:
     data = {"status": status} if status is not None else None
     return error_message(request_id, HTTP_ERROR, f"{method} failed: {detail}", data)
 
 
-class _Call:
+class Call:
     """The requests one POST carries (one, or several in a 2025-03-26 batch) and the task serving them."""
 
     __slots__ = ("pending", "scope", "tag")
@@ -225,7 +239,7 @@ class _Call:
 # -- the common machinery ----------------------------------------------------------------------------------
 
 
-class _HttpMessageStream:
+class HttpMessageStream:
     """An inbox that tasks fill and ``receive()`` empties, the task nursery, and connection-failure policy."""
 
     def __init__(
@@ -345,7 +359,7 @@ class _HttpMessageStream:
                 await self._before_close()
             self._shutdown(ConnectionClosed("the HTTP transport was closed"))
             if self._started:
-                with trio.move_on_after(_DELETE_TIMEOUT):
+                with trio.move_on_after(DELETE_TIMEOUT):
                     await self._finished.wait()
             elif self._own_http:
                 await self.http.aclose()
@@ -473,7 +487,7 @@ class _HttpMessageStream:
         self,
         response: ClientResponse,
         decoder: SSEDecoder,
-        call: _Call | None,
+        call: Call | None,
         *,
         on_message: Callable[[Any], None] | None = None,
     ) -> str | None:
@@ -522,39 +536,37 @@ class _HttpMessageStream:
         finally:
             await response.aclose()
 
-    def _answered(self, call: _Call, message: Any) -> None:
+    def _answered(self, call: Call, message: Any) -> None:
         for item in message if type(message) is list else (message,):
             if type(item) is dict and "method" not in item and item.get("id") in call.pending:
                 call.pending.pop(item["id"])
                 self._forget(item["id"], call)
 
-    def _forget(self, request_id: RequestId, call: _Call) -> None:
+    def _forget(self, request_id: RequestId, call: Call) -> None:
         """Hook: the response to ``request_id`` is in (or was given up on)."""
 
-    async def _fail(self, call: _Call, make: Callable[[RequestId, str], dict[str, Any]]) -> None:
+    async def _fail(self, call: Call, make: Callable[[RequestId, str], dict[str, Any]]) -> None:
         """Answer every request still pending on ``call`` with the error ``make(id, method)``."""
         pending, call.pending = call.pending, {}
         for request_id, method in pending.items():
             self._forget(request_id, call)
             await self._feed(make(request_id, method))
 
-    async def _fail_with_status(self, call: _Call, response: ClientResponse, *, modern_bodies: bool) -> None:
+    async def _fail_with_status(self, call: Call, response: ClientResponse, *, modern_bodies: bool) -> None:
         """Fail ``call`` for a non-MCP HTTP answer; a JSON-RPC error body passes through as is when allowed."""
-        content_type = _content_type(response)
-        body = await _excerpt(response)
-        embedded = _jsonrpc_error(body) if not 200 <= response.status < 300 else None
+        content_type = media_type(response)
+        body = await read_excerpt(response)
+        embedded = jsonrpc_error_in(body) if not 200 <= response.status < 300 else None
         if (
             embedded is not None
             and len(call.pending) == 1
-            and ((modern_bodies and response.status in (400, 404)) or _is_modern_error(embedded, response.status))
+            and ((modern_bodies and response.status in (400, 404)) or is_modern_error(embedded, response.status))
         ):
-            await self._fail(call, lambda rid, method: _with_id(embedded, rid))
+            await self._fail(call, lambda rid, method: with_id(embedded, rid))
             return
-        await self._fail(
-            call, lambda rid, method: _status_error(rid, method, response, body, content_type=content_type)
-        )
+        await self._fail(call, lambda rid, method: status_error(rid, method, response, body, content_type=content_type))
 
-    async def _read_json(self, call: _Call, response: ClientResponse) -> None:
+    async def _read_json(self, call: Call, response: ClientResponse) -> None:
         """Feed a JSON answer; requests it does not answer fail."""
         try:
             raw = await response.read()
@@ -567,14 +579,15 @@ class _HttpMessageStream:
         message = decode(raw)
         if type(message) is not dict and type(message) is not list:
             await self._fail(
-                call, lambda rid, method: _status_error(rid, method, response, raw[:_EXCERPT_BYTES], content_type=_JSON)
+                call,
+                lambda rid, method: status_error(rid, method, response, raw[:_EXCERPT_BYTES], content_type=JSON_TYPE),
             )
             return
         self._answered(call, message)
         await self._feed(message, call.tag)
         await self._fail(
             call,
-            lambda rid, method: _failure(
+            lambda rid, method: http_failure(
                 rid, method, "the server's JSON answer did not contain the response", response.status
             ),
         )

@@ -27,8 +27,8 @@ import attrs
 import h11
 import trio
 
-from .._util import first_leaf
-from ._http_types import Headers, HeadersLike, decode_headers, encode_headers, has_header
+from ..._util import first_leaf
+from .._http_types import Headers, HeadersLike, decode_headers, encode_headers, has_header
 
 if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
