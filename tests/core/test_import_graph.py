@@ -18,21 +18,30 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def package_of(path: Path) -> str:
+    name = module_name(path)
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def source_of(node: ast.ImportFrom, package: str) -> str:
+    """The absolute name of the module a ``from ... import`` reads, in ``package``."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def imports_of(path: Path, modules: set[str]) -> set[str]:
     """Every trio_mcp module ``path`` imports, wherever the import statement is."""
     name = module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    package = package_of(path)
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                prefix = ".".join(base + ([node.module] if node.module else []))
-            else:
-                prefix = node.module or ""
+            prefix = source_of(node, package)
             targets = [f"{prefix}.{alias.name}" for alias in node.names] + [prefix]
         else:
             continue
@@ -98,6 +107,24 @@ def test_the_engine_and_the_wire_layer_import_nothing_above_them() -> None:
             m for m in modules[name] if m.startswith(("trio_mcp.server", "trio_mcp.client", "trio_mcp.transports."))
         }
         assert above <= {"trio_mcp.transports._base"}, (name, above)
+
+
+def test_no_module_imports_the_private_names_of_another() -> None:
+    """What one module uses of another is named without an underscore (a private module may hold public names), so
+    the interface between two modules is the names they show, never what one keeps to itself."""
+    paths = list(PACKAGE.rglob("*.py"))
+    modules = {module_name(path) for path in paths}
+    private = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            source = source_of(node, package_of(path))
+            for alias in node.names:
+                is_private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if is_private and source.startswith("trio_mcp") and f"{source}.{alias.name}" not in modules:
+                    private.append(f"{module_name(path)} imports {alias.name} from {source}")
+    assert private == []
 
 
 if __name__ == "__main__":  # PYTHONPATH=tests python tests/core/test_import_graph.py: every circle, if any

@@ -17,14 +17,14 @@ from typing import Any, Final
 
 import trio
 
+from ._connection import READ_SIZE, Connection, Failed
 from ._resp import RespProtocolError, encode_commands
-from .redis import RedisClient, RedisUnavailable, _Connection, _Failed
+from .redis import RedisClient, RedisUnavailable
 
 __all__ = ["Subscription", "follow", "subscribe"]
 
 logger = logging.getLogger("trio_mcp.scale")
 
-_READ_SIZE: Final = 65536
 #: The longest pause between attempts to subscribe again after an outage.
 _MAX_PAUSE: Final = 5.0
 
@@ -48,7 +48,7 @@ class Subscription:
         self._channels = channels
         self._health_interval = health_interval
         self._on_join = on_join
-        self._connection: _Connection | None = None
+        self._connection: Connection | None = None
         self._messages: collections.deque[tuple[str, bytes]] = collections.deque()
 
     async def _open(self) -> None:
@@ -57,7 +57,7 @@ class Subscription:
         for attempt in range(client.retries + 1):
             if attempt:
                 await trio.sleep(client.retry_backoff * 2 ** (attempt - 1))
-            connection: _Connection | None = None
+            connection: Connection | None = None
             try:
                 connection = await client._connect()
                 with trio.fail_after(client.command_timeout):
@@ -68,7 +68,7 @@ class Subscription:
                         confirmed += isinstance(reply, list) and reply[:1] == [b"subscribe"]
                 self._connection = connection
                 break
-            except (_Failed, OSError, trio.BrokenResourceError, trio.TooSlowError, RespProtocolError) as exc:
+            except (Failed, OSError, trio.BrokenResourceError, trio.TooSlowError, RespProtocolError) as exc:
                 failure = exc
                 if connection is not None:
                     await trio.aclose_forcefully(connection.stream)
@@ -80,14 +80,14 @@ class Subscription:
             await self._on_join()
 
     @staticmethod
-    async def _read(connection: _Connection) -> Any:
+    async def _read(connection: Connection) -> Any:
         while True:
             complete, reply = connection.reader.next_reply()
             if complete:
                 return reply
-            data = await connection.stream.receive_some(_READ_SIZE)
+            data = await connection.stream.receive_some(READ_SIZE)
             if not data:
-                raise _Failed("Redis closed the connection", sent=True)
+                raise Failed("Redis closed the connection", sent=True)
             connection.reader.feed(data)
 
     def __aiter__(self) -> Subscription:
@@ -101,7 +101,7 @@ class Subscription:
             try:
                 await self._receive(self._connection)
             except (
-                _Failed,
+                Failed,
                 OSError,
                 trio.BrokenResourceError,
                 trio.ClosedResourceError,
@@ -112,7 +112,7 @@ class Subscription:
                 self._connection = None
         return self._messages.popleft()
 
-    async def _receive(self, connection: _Connection) -> None:
+    async def _receive(self, connection: Connection) -> None:
         """Wait for the next message; after ``health_interval`` quiet seconds, a PING must be answered in time."""
         with trio.move_on_after(self._health_interval) as quiet:
             reply = await self._read(connection)

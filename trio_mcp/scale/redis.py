@@ -20,20 +20,18 @@ noticed before reuse and replaced, so a restart costs no request that arrives af
 from __future__ import annotations
 
 import math
-import select
 import ssl
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import trio
 
 from ..errors import TrioMcpError
-from ._resp import Arg, ErrorReply, ReplyReader, RespProtocolError, encode_commands, load_hiredis
+from ._connection import Connection, Failed
+from ._resp import Arg, ErrorReply, RespProtocolError, encode_commands, load_hiredis
 
 __all__ = ["RedisClient", "RedisError", "RedisUnavailable", "RedisCommandError"]
-
-_READ_SIZE: Final = 65536
 
 
 class RedisError(TrioMcpError):
@@ -53,39 +51,6 @@ class RedisUnavailable(RedisError):
 
 class RedisCommandError(RedisError):
     """Redis refused a command (wrong type, unknown command, out of memory...); the connection is fine."""
-
-
-class _Failed(Exception):
-    def __init__(self, reason: str, *, sent: bool, timed_out: bool = False) -> None:
-        super().__init__(reason)
-        self.sent = sent
-        self.timed_out = timed_out
-
-
-class _Connection:
-    def __init__(self, stream: trio.abc.Stream, tcp: trio.SocketStream) -> None:
-        self.stream = stream
-        self.tcp = tcp
-        self.reader = ReplyReader()
-
-    def closed_by_peer(self) -> bool:
-        """An idle connection with something to read has been closed (or garbled) by the server."""
-        readable, _, _ = select.select([self.tcp.socket.fileno()], [], [], 0)
-        return bool(readable)
-
-    async def round_trip(self, payload: bytes, count: int) -> list[Any]:
-        await self.stream.send_all(payload)
-        replies: list[Any] = []
-        while len(replies) < count:
-            complete, reply = self.reader.next_reply()
-            if complete:
-                replies.append(reply)
-                continue
-            data = await self.stream.receive_some(_READ_SIZE)
-            if not data:
-                raise _Failed("Redis closed the connection", sent=True)
-            self.reader.feed(data)
-        return replies
 
 
 def _seconds(name: str, value: float) -> float:
@@ -139,7 +104,7 @@ class RedisClient:
             raise ValueError(f"max_connections must be a whole number, 1 or more, not {max_connections!r}")
         self.retries = retries
         self._slots = trio.Semaphore(max_connections)
-        self._idle: list[_Connection] = []
+        self._idle: list[Connection] = []
         self._closed = False
 
     def __repr__(self) -> str:
@@ -179,7 +144,7 @@ class RedisClient:
             try:
                 replies = await self._attempt(payload, len(commands))
                 break
-            except _Failed as failure:
+            except Failed as failure:
                 retry = not failure.sent or (idempotent and not failure.timed_out)
                 if not retry or attempt >= self.retries:
                     where = f"Redis at {self.host}:{self.port}"
@@ -201,7 +166,7 @@ class RedisClient:
             with trio.move_on_after(self.command_timeout) as waiting:
                 await self._slots.acquire()
             if waiting.cancelled_caught:
-                raise _Failed(
+                raise Failed(
                     f"no connection became free within {self.command_timeout:g} s", sent=False, timed_out=True
                 ) from None
         try:
@@ -212,11 +177,11 @@ class RedisClient:
                     replies = await connection.round_trip(payload, count)
                     done = True
                 if timer.cancelled_caught:
-                    raise _Failed(f"no reply within {self.command_timeout:g} s", sent=True, timed_out=True)
+                    raise Failed(f"no reply within {self.command_timeout:g} s", sent=True, timed_out=True)
             except (OSError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                raise _Failed(f"the connection failed ({exc.__class__.__name__})", sent=True) from None
+                raise Failed(f"the connection failed ({exc.__class__.__name__})", sent=True) from None
             except RespProtocolError:
-                raise _Failed("the server sent bytes that are not RESP", sent=True) from None
+                raise Failed("the server sent bytes that are not RESP", sent=True) from None
             finally:
                 if done and not self._closed:
                     self._idle.append(connection)
@@ -226,7 +191,7 @@ class RedisClient:
         finally:
             self._slots.release()
 
-    async def _checkout(self) -> _Connection:
+    async def _checkout(self) -> Connection:
         while self._idle:
             connection = self._idle.pop()
             if not connection.closed_by_peer():
@@ -234,23 +199,23 @@ class RedisClient:
             await trio.aclose_forcefully(connection.stream)
         return await self._connect()
 
-    async def _connect(self) -> _Connection:
+    async def _connect(self) -> Connection:
         with trio.move_on_after(self.connect_timeout) as timer:
             try:
                 stream = await trio.open_tcp_stream(self.host, self.port)
             except OSError as exc:
-                raise _Failed(f"cannot connect ({exc.strerror or exc})", sent=False) from None
+                raise Failed(f"cannot connect ({exc.strerror or exc})", sent=False) from None
         if timer.cancelled_caught:
-            raise _Failed(f"cannot connect within {self.connect_timeout:g} s", sent=False)
-        connection = _Connection(await self._secure(stream) if self._ssl_context else stream, stream)
+            raise Failed(f"cannot connect within {self.connect_timeout:g} s", sent=False)
+        connection = Connection(await self._secure(stream) if self._ssl_context else stream, stream)
         setup: list[list[Arg]] = ([self._auth] if self._auth else []) + ([["SELECT", self.db]] if self.db else [])
         if setup:
             try:
                 with trio.fail_after(self.connect_timeout):
                     replies = await connection.round_trip(encode_commands(setup), len(setup))
-            except (OSError, trio.BrokenResourceError, trio.TooSlowError, RespProtocolError, _Failed):
+            except (OSError, trio.BrokenResourceError, trio.TooSlowError, RespProtocolError, Failed):
                 await trio.aclose_forcefully(stream)
-                raise _Failed("the connection failed while logging in", sent=False) from None
+                raise Failed("the connection failed while logging in", sent=False) from None
             refused = next((reply for reply in replies if isinstance(reply, ErrorReply)), None)
             if refused is not None:
                 await trio.aclose_forcefully(stream)
@@ -268,8 +233,8 @@ class RedisClient:
                 await trio.aclose_forcefully(tcp)
                 if isinstance(exc.__cause__, ssl.SSLCertVerificationError):
                     raise RedisError(f"Redis at {self.host}:{self.port}: {exc.__cause__.verify_message}") from None
-                raise _Failed("the TLS handshake failed", sent=False) from None
+                raise Failed("the TLS handshake failed", sent=False) from None
         if timer.cancelled_caught:
             await trio.aclose_forcefully(tcp)
-            raise _Failed(f"no TLS handshake within {self.connect_timeout:g} s", sent=False)
+            raise Failed(f"no TLS handshake within {self.connect_timeout:g} s", sent=False)
         return tls
