@@ -63,6 +63,17 @@ def initialize_request(
     return {"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params}
 
 
+def initialize_result(
+    version: str = "2025-11-25", *, capabilities: dict[str, Any] | None = None, server: str = "raw"
+) -> dict[str, Any]:
+    """The result a server answers ``initialize`` with, for a test that plays the server by hand."""
+    return {
+        "protocolVersion": version,
+        "capabilities": capabilities or {},
+        "serverInfo": {"name": server, "version": "1"},
+    }
+
+
 #: A 2025-11-25 ``initialize`` request with id 0.
 INITIALIZE: dict[str, Any] = initialize_request()
 #: The notification that ends the handshake.

@@ -20,6 +20,7 @@ import pytest
 import trio
 import trio.testing
 from paths import TESTS
+from transport_helpers import initialize_result
 
 import trio_mcp
 from trio_mcp import ConnectionClosed, McpError, RequestTimeout
@@ -132,11 +133,7 @@ class RawServer:
             method, params = message["method"], message.get("params")
             try:
                 if method == "initialize":
-                    result: Any = {
-                        "protocolVersion": params["protocolVersion"],
-                        "capabilities": self.capabilities,
-                        "serverInfo": {"name": "raw", "version": "0"},
-                    }
+                    result: Any = initialize_result(params["protocolVersion"], capabilities=self.capabilities)
                 elif method in self.handlers:
                     result = self.handlers[method](params)
                 else:

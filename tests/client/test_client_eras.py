@@ -10,6 +10,7 @@ import pytest
 import trio
 import trio.testing
 from paths import TESTS
+from transport_helpers import initialize_result
 
 import trio_mcp
 from trio_mcp import Context, Server
@@ -153,11 +154,7 @@ async def test_probe_falls_back_after_silence(autojump_clock: trio.testing.MockC
                     {
                         "jsonrpc": "2.0",
                         "id": message["id"],
-                        "result": {
-                            "protocolVersion": "2025-11-25",
-                            "capabilities": {},
-                            "serverInfo": {"name": "old", "version": "1"},
-                        },
+                        "result": initialize_result(server="old"),
                     }
                 )
             elif method == "ping":
@@ -201,11 +198,7 @@ async def test_unsupported_modern_version_with_handshake_fallback() -> None:
                     {
                         "jsonrpc": "2.0",
                         "id": message["id"],
-                        "result": {
-                            "protocolVersion": "2025-11-25",
-                            "capabilities": {},
-                            "serverInfo": {"name": "d", "version": "1"},
-                        },
+                        "result": initialize_result(server="d"),
                     }
                 )
 
@@ -318,11 +311,7 @@ async def test_undeclared_modes_of_server_requests_are_refused_in_both_eras(
                     {
                         "jsonrpc": "2.0",
                         "id": message["id"],
-                        "result": {
-                            "protocolVersion": "2025-11-25",
-                            "capabilities": {"tools": {}},
-                            "serverInfo": {"name": "greedy", "version": "1"},
-                        },
+                        "result": initialize_result(capabilities={"tools": {}}, server="greedy"),
                     }
                 )
             elif method == "tools/call" and version == "2026-07-28":

@@ -19,6 +19,8 @@ from trio_mcp.transports._h11server import HttpLimits, HttpRequest, HttpResponse
 from trio_mcp.transports.streamable_http_client import StreamableHttpSessionStream
 from trio_mcp.types import LoggingMessageNotificationParams
 
+from transport_helpers import initialize_result  # isort: skip
+
 VERSION = "2025-11-25"
 
 
@@ -139,11 +141,7 @@ async def test_the_standalone_stream_reconnects_with_backoff_until_it_brings_som
             await trio.sleep_forever()
         body = json.loads(await request.read_body())
         if body.get("method") == "initialize":
-            result = {
-                "protocolVersion": VERSION,
-                "capabilities": {"tools": {"listChanged": True}},
-                "serverInfo": {"name": "flaky-get", "version": "1"},
-            }
+            result = initialize_result(VERSION, capabilities={"tools": {"listChanged": True}}, server="flaky-get")
             payload = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": result}).encode()
             await response.send(200, [("content-type", "application/json"), ("mcp-session-id", "s-1")], payload)
         else:
@@ -189,11 +187,7 @@ async def test_a_busy_server_is_asked_again_after_its_retry_after(retry_after: s
             await response.send(503, [("retry-after", retry_after), ("content-type", "text/plain")], b"busy")
             return
         if body["method"] == "initialize":
-            result: dict[str, object] = {
-                "protocolVersion": VERSION,
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "busy", "version": "1"},
-            }
+            result = initialize_result(VERSION, capabilities={"tools": {}}, server="busy")
         else:
             result = {"tools": []}
         payload = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": result}).encode()

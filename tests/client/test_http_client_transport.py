@@ -31,6 +31,8 @@ from trio_mcp.transports.streamable_http_client import (
 )
 from trio_mcp.types import Root
 
+from transport_helpers import initialize_result  # isort: skip
+
 MODERN = "2026-07-28"
 LIMITS = HttpLimits(graceful_shutdown_timeout=0.2)
 
@@ -180,10 +182,6 @@ def modern_params(params: dict[str, Any]) -> dict[str, Any]:
 
 def b64(text: str) -> str:
     return "=?base64?" + base64.b64encode(text.encode()).decode() + "?="
-
-
-def init_result(version: str) -> dict[str, Any]:
-    return {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": {"name": "raw", "version": "1"}}
 
 
 def text_result(text: str) -> dict[str, Any]:
@@ -403,7 +401,11 @@ async def test_sse_retry_scenario() -> None:
         elif body.get("method") == "initialize":
             await send_json(
                 response,
-                {"jsonrpc": "2.0", "id": body["id"], "result": init_result("2025-03-26")},
+                {
+                    "jsonrpc": "2.0",
+                    "id": body["id"],
+                    "result": initialize_result("2025-03-26", capabilities={"tools": {}}),
+                },
                 headers=[("mcp-session-id", "raw-session-1")],
             )
         elif "id" not in body:
@@ -447,7 +449,11 @@ async def test_http_errors_fail_the_request_not_the_session() -> None:
         if body.get("method") == "initialize":
             await send_json(
                 response,
-                {"jsonrpc": "2.0", "id": body["id"], "result": init_result("2025-06-18")},
+                {
+                    "jsonrpc": "2.0",
+                    "id": body["id"],
+                    "result": initialize_result("2025-06-18", capabilities={"tools": {}}),
+                },
                 headers=[("mcp-session-id", "s-1")],
             )
         elif "id" not in body:

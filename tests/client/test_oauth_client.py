@@ -31,6 +31,8 @@ from trio_mcp.client._oauth import (
     select_scopes,
 )
 
+from transport_helpers import initialize_result  # isort: skip
+
 # -- pure functions -------------------------------------------------------------------------------------------
 
 
@@ -233,11 +235,7 @@ class Mock:
         if "id" not in message:
             return 202, {}, None
         results: dict[str, Any] = {
-            "initialize": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "mock", "version": "1"},
-            },
+            "initialize": initialize_result(capabilities={"tools": {}}, server="mock"),
             "tools/list": {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]},
             "tools/call": {"content": [{"type": "text", "text": "ok"}]},
         }

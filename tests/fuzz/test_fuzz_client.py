@@ -16,6 +16,8 @@ from trio_mcp._wire.methods import METHODS
 from trio_mcp.transports import memory_stream_pair
 from trio_mcp.types import Root
 
+from transport_helpers import initialize_result  # isort: skip
+
 _PROFILE = settings.get_profile("trio_mcp_fuzz")
 FUZZ = settings(_PROFILE, max_examples=max(20, _PROFILE.max_examples // 2))
 VERSION = "2025-11-25"
@@ -111,11 +113,9 @@ async def exercise(sequence: list[Any]) -> None:
                             {
                                 "jsonrpc": "2.0",
                                 "id": incoming["id"],
-                                "result": {
-                                    "protocolVersion": VERSION,
-                                    "capabilities": {"tools": {}, "logging": {}},
-                                    "serverInfo": {"name": "hostile", "version": "1"},
-                                },
+                                "result": initialize_result(
+                                    VERSION, capabilities={"tools": {}, "logging": {}}, server="hostile"
+                                ),
                             }
                         )
                     elif incoming.get("method") == "ping":
