@@ -116,7 +116,7 @@ class InboundRequest:
         "params",
         "session",
         "cancel_scope",
-        "cancel_requested",
+        "_cancel_requested",
         "cancel_reason",
         "_last_progress",
         "_batch",
@@ -135,10 +135,17 @@ class InboundRequest:
         self.params = params
         self.session = session
         self.cancel_scope = trio.CancelScope() if cancel_scope is None else cancel_scope
-        self.cancel_requested = trio.Event()
+        self._cancel_requested: trio.Event | None = None  # made when first asked for: most requests never are
         self.cancel_reason: str | None = None
         self._last_progress: float | None = None
         self._batch: _Batch | None = None
+
+    @property
+    def cancel_requested(self) -> trio.Event:
+        """Set when the peer sends ``notifications/cancelled`` for this request."""
+        if self._cancel_requested is None:
+            self._cancel_requested = trio.Event()
+        return self._cancel_requested
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -635,7 +642,8 @@ class Session:
             response = self._internal_error(request.id, what, exc)
         finally:
             self._in_flight.pop(request.id, None)
-            if request.cancel_requested.is_set():
+            cancelled = request._cancel_requested
+            if cancelled is not None and cancelled.is_set():
                 response = None  # never answer a request the peer cancelled
             if response is None:
                 self._no_answer(request)
