@@ -92,6 +92,9 @@ def test_encode_an_event_with_an_id_as_a_session_stream_writes_it() -> None:
     """A message's one-line JSON with its store id, and data of several lines with an id, both read back."""
     assert encode_event('{"id":1,"result":{}}', id="s.1_2") == b'id: s.1_2\ndata: {"id":1,"result":{}}\n\n'
     assert decode_all(encode_event("a\nb\rc", id="7")) == [ev("a\nb\nc", id="7")]
+    priming = encode_event("", id="s.1_1", retry=1000)  # a stream's first event: an id, a retry hint, no data
+    assert priming == b"id: s.1_1\nretry: 1000\ndata:\n\n"
+    assert decode_all(priming) == [ev("", id="s.1_1", retry=1000)]
     with pytest.raises(ValueError, match="NUL"):
         encode_event("x\ny", id="a\0b")
 

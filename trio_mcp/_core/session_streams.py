@@ -38,6 +38,7 @@ MAX_SENT: Final = 4096
 
 
 class StreamPhase(enum.Enum):
+    __hash__ = object.__hash__  # a member is itself alone: looked up in ``TRANSITIONS`` without a Python call
     #: More may come on it; no client reads it now (what comes is kept for the next reader).
     WAITING = "waiting"
     #: More may come on it, and a client's response carries it.
@@ -49,6 +50,7 @@ class StreamPhase(enum.Enum):
 
 
 class Step(enum.Enum):
+    __hash__ = object.__hash__
     #: A client's response starts carrying the stream: the POST that opened it, or the session's GET.
     READ = "read"
     #: A GET with ``Last-Event-ID`` takes the stream over, replacing a response whose end the server missed.

@@ -63,6 +63,10 @@ def _field(name: str, value: str) -> str:
     return f"{name}: {value}\n" if value else f"{name}:\n"
 
 
+def _retry_ok(retry: int | None) -> bool:
+    return retry is None or (isinstance(retry, int) and not isinstance(retry, bool) and retry >= 0)
+
+
 def _single_line(name: str, value: str) -> str:
     if "\r" in value or "\n" in value:
         raise ValueError(f"an SSE {name} cannot contain CR or LF: {value!r}")
@@ -78,8 +82,10 @@ def encode_event(data: str, *, event: str | None = None, id: str | None = None, 
     LF in ``event`` or ``id``, NUL in ``id`` (receivers ignore such ids), a negative ``retry``, or lone
     surrogates anywhere.
     """
-    if data and id and not event and retry is None and not _BREAK_OR_NUL.search(id) and not _BREAK.search(data):
-        return f"id: {id}\ndata: {data}\n\n".encode()  # an event of a stream: its message's one-line JSON
+    if id and not event and not _BREAK_OR_NUL.search(id) and not _BREAK.search(data) and _retry_ok(retry):
+        # An event of a stream (its message's one-line JSON and store id), or the mark a stream starts with.
+        hint = "" if retry is None else f"retry: {retry}\n"
+        return f"id: {id}\n{hint}data:{' ' if data else ''}{data}\n\n".encode()
     parts: list[str] = []
     if id is not None:
         if "\0" in _single_line("id", id):
@@ -88,7 +94,7 @@ def encode_event(data: str, *, event: str | None = None, id: str | None = None, 
     if event:
         parts.append(_field("event", _single_line("event", event)))
     if retry is not None:
-        if isinstance(retry, bool) or not isinstance(retry, int) or retry < 0:
+        if not _retry_ok(retry):
             raise ValueError(f"an SSE retry must be a non-negative int of milliseconds, not {retry!r}")
         parts.append(f"retry: {retry}\n")
     for line in _LINE_BREAK.split(data):
