@@ -29,14 +29,16 @@ class QuickLock:
         """Whether a writer holds it (so that taking it would wait)."""
         return self._held
 
-    async def acquire(self, *, shielded: bool = False) -> None:
+    async def acquire(self, *, shielded: bool = False, turn: bool = True) -> None:
         """Take the lock, waiting in line if it is held. ``shielded``: a cancelled caller still takes it, at
-        once if it is free (a caller that must wait for it waits in a shielded scope of its own)."""
+        once if it is free (a caller that must wait for it waits in a shielded scope of its own). ``turn=False``:
+        a free lock is taken without the schedule point, for a holder whose writes take theirs."""
         if not shielded:
             await trio.lowlevel.checkpoint_if_cancelled()
         if not self._held:
             self._held = True
-            await pass_turn()
+            if turn:
+                await pass_turn()
             return
         if self._waiters is None:
             self._waiters = trio.lowlevel.ParkingLot()

@@ -297,7 +297,9 @@ class HttpSession:
             and not await self._first_to_tell(stream)
         ):
             return
-        async with stream.lock:
+        # The write that follows is the checkpoint: taking a free lock needs no schedule point of its own.
+        await stream.lock.acquire(turn=False)
+        try:
             # Events get ids only where they can be resumed from: with an event store.
             # Made into text once: the store keeps the text (nothing for the collector to walk), the writer sends it.
             data = event_data(message)
@@ -317,6 +319,8 @@ class HttpSession:
                 if stream.backlog is None:
                     stream.backlog = collections.deque(maxlen=_BACKLOG)
                 stream.backlog.append((event_id, message))
+        finally:
+            stream.lock.release()
 
     async def _first_to_tell(self, stream: SessionStream) -> bool:
         """Whether this process tells the client of the change being sent. Every process serving the session
@@ -337,7 +341,8 @@ class HttpSession:
 
         Events emitted while the backlog is replayed wait on the stream's lock, so none is skipped or doubled.
         """
-        async with stream.lock:
+        await stream.lock.acquire(turn=False)  # what it writes takes the schedule points
+        try:
             told = last_event_id
             if last_event_id is not None and self._store is not None:
                 stream.backlog = None  # a resuming client gets the stored events instead
@@ -360,6 +365,8 @@ class HttpSession:
             stream.told = told
             stream.read_by(writer, resume=last_event_id is not None)
             return True
+        finally:
+            stream.lock.release()
 
     async def _tell(
         self, stream: SessionStream, writer: SseWriter, data: str, event_id: str | None, *, last: bool = False
