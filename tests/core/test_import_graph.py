@@ -1,5 +1,6 @@
-"""No import circles: no module imports one that imports it back, directly or around a loop, counting
-imports made only for type checking (``if TYPE_CHECKING:``) and imports inside functions."""
+"""The package's shape: no import circles (no module imports one that imports it back, directly or around a loop,
+counting imports made only for type checking and imports inside functions), no module importing another's private
+names, and no file longer than one reader can hold."""
 
 from __future__ import annotations
 
@@ -125,6 +126,16 @@ def test_no_module_imports_the_private_names_of_another() -> None:
                 if is_private and source.startswith("trio_mcp") and f"{source}.{alias.name}" not in modules:
                     private.append(f"{module_name(path)} imports {alias.name} from {source}")
     assert private == []
+
+
+def test_no_library_file_is_over_900_lines() -> None:
+    """A file over 900 lines does more than one job: split it by job (as ``transports/_h11server/`` is)."""
+    long = {
+        str(path.relative_to(PACKAGE)): n
+        for path in PACKAGE.rglob("*.py")
+        if (n := len(path.read_text().splitlines())) > 900
+    }
+    assert long == {}
 
 
 if __name__ == "__main__":  # PYTHONPATH=tests python tests/core/test_import_graph.py: every circle, if any
