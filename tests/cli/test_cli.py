@@ -11,6 +11,7 @@ from configparser import ConfigParser
 from pathlib import Path
 
 import pytest
+import schema_facts as facts
 import trio
 from cli_helpers import CLI_SERVER, REPO, cli_env, run_cli, server_command, start
 from transport_helpers import initialize_request
@@ -292,3 +293,34 @@ async def test_run_refuses_tls_it_cannot_serve(self_signed_cert: tuple[str, str]
         out = await run_cli("run", str(CLI_SERVER), *words)
         assert out.status == 2, out.stderr
         assert complaint in out.stderr
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-11-25", "2026-07-28"])
+async def test_info_lists_the_methods_the_revision_and_the_server_offer(version: str) -> None:
+    out = await run_cli("info", "--json", "--protocol-version", version, *server_command())
+    assert out.status == 0, out.stderr
+    # The server offers tools, resources, prompts and logging; no completions (2024-11-05 has no capability
+    # for them, so there the client cannot know and may ask) and no tasks.
+    lacking = {"completions", "tasks"} & facts.SERVER_CAPABILITIES[version]
+    expected = {
+        method
+        for method in facts.CLIENT_REQUESTS[version]
+        if facts.REQUIRED_CAPABILITY.get(method, ("",))[0] not in lacking
+    }
+    assert set(json.loads(out.stdout)["methods"]) == expected
+    text = await run_cli("info", "--protocol-version", version, *server_command())
+    assert f"methods:      {', '.join(json.loads(out.stdout)['methods'])}" in text.stdout
+
+
+async def test_asking_for_what_the_server_does_not_offer_says_so_in_one_line(tmp_path: Path) -> None:
+    script = tmp_path / "tools_only.py"
+    script.write_text(
+        "import trio\nfrom trio_mcp import Server\nserver = Server('tools-only')\n\n"
+        "@server.tool()\ndef hello() -> str:\n    return 'hi'\n\ntrio.run(server.serve_stdio)\n"
+    )
+    out = await run_cli("list", "prompts", "--", sys.executable, str(script))
+    assert out.status == 2, out.stderr
+    assert out.stderr.strip().endswith(
+        "prompts/list: the server did not declare the 'prompts' capability (`trio-mcp info` lists the methods "
+        "this server offers)"
+    )

@@ -16,6 +16,7 @@ from transport_helpers import connect
 
 import trio_mcp
 from trio_mcp.errors import METHOD_NOT_FOUND
+from trio_mcp.types import CreateMessageResult, ElicitResult, Root, TextContent
 
 #: Params that make each method a valid request (where a method needs any).
 PARAMS: dict[str, dict[str, Any]] = {
@@ -131,3 +132,53 @@ async def test_what_the_client_refuses(revision: str, full: bool) -> None:
         if revision == "2026-07-28":
             async with client.listen(tools=True) as subscription:
                 assert subscription.honoured is not None
+
+
+async def answer_roots() -> list[Root]:
+    return [Root(uri="file:///tmp")]
+
+
+async def answer_sampling(params: Any) -> CreateMessageResult:
+    return CreateMessageResult(role="assistant", content=TextContent(text="ok"), model="m")
+
+
+async def answer_elicitation(params: Any) -> ElicitResult:
+    return ElicitResult(action="decline")
+
+
+def asking_server() -> trio_mcp.Server:
+    server = trio_mcp.Server("asking")
+
+    @server.tool()
+    async def ask(method: str, ctx: trio_mcp.Context) -> str:
+        if method == "roots/list":
+            await ctx.list_roots()
+        elif method == "sampling/createMessage":
+            await ctx.sample("hi", max_tokens=5)
+        else:
+            await ctx.elicit("name?", {"type": "object", "properties": {}})
+        return "answered"
+
+    return server
+
+
+@pytest.mark.parametrize("declares", [False, True], ids=["no-callbacks", "callbacks"])
+@pytest.mark.parametrize("revision", facts.REVISIONS)
+async def test_what_a_server_asks_a_client(revision: str, declares: bool) -> None:
+    """A server asks a client only what the revision lets it ask (as a request, or embedded in an input
+    request on 2026-07-28) and the client declared; else the tool's call fails naming the capability."""
+    callbacks: dict[str, Any] = (
+        {"roots": answer_roots, "sampling": answer_sampling, "elicitation": answer_elicitation} if declares else {}
+    )
+    async with connect(asking_server(), "websocket", protocol_version=revision, **callbacks) as client:
+        for method in ("roots/list", "sampling/createMessage", "elicitation/create"):
+            askable = method in facts.SERVER_REQUESTS[revision] | facts.EMBEDDED_REQUESTS[revision]
+            capability = facts.REQUIRED_CAPABILITY[method][0]
+            with trio.fail_after(10):
+                if askable and declares:
+                    result = await client.call_tool("ask", {"method": method})
+                    assert not result.is_error and result.content[0].text == "answered", method
+                    continue
+                with pytest.raises(trio_mcp.McpError) as caught:
+                    await client.call_tool("ask", {"method": method})
+            assert f"did not declare the {capability} capability" in caught.value.message, method

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from typing import Any, Final
 
-from .versions import V2025_03_26, V2025_06_18, V2025_11_25, V2026_07_28
+from .versions import V2024_11_05, V2025_03_26, V2025_06_18, V2025_11_25, V2026_07_28
 
 __all__ = ["Feature", "REVISIONS", "has", "project", "content_for_revision"]
 
@@ -35,6 +35,8 @@ class Feature(enum.Enum):
     TASKS = "tasks: the tasks capability, tasks/* requests, Tool.execution"
     TASKS_EXTENSION = "tasks as an extension (io.modelcontextprotocol/tasks)"
     PRIMING_EVENTS = "an SSE stream opened by an event id and a retry hint (Streamable HTTP)"
+    HTTP_SSE = "the HTTP+SSE transport (an SSE stream and a POST endpoint it names)"
+    DEADLINES = "request deadlines, declared as an extension under capabilities.extensions"
 
     # Members are singletons compared by identity: hash them so too, not by their name in Python (``has`` looks
     # features up on every call a server answers).
@@ -60,6 +62,8 @@ REVISIONS: Final[dict[Feature, tuple[str, str | None]]] = {
     Feature.TASKS: (V2025_11_25, V2025_11_25),
     Feature.TASKS_EXTENSION: (V2026_07_28, None),
     Feature.PRIMING_EVENTS: (V2025_11_25, None),
+    Feature.HTTP_SSE: (V2024_11_05, V2024_11_05),
+    Feature.DEADLINES: (V2026_07_28, None),
 }
 
 

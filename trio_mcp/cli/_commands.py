@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from .._wire.convert import to_wire
+from .._wire.methods import methods_for, send_refusal
 from ..client import Client
 from ..types import LoggingMessageNotificationParams, ProgressNotificationParams, Tool
 from ._arguments import string_arguments, tool_arguments
@@ -111,9 +112,21 @@ def _era(client: Client) -> str:
     return "stateless" if client.era == "modern" else "session"
 
 
+def _methods(client: Client) -> list[str]:
+    """The requests this client may send the server on the revision in use: the method table's, less those
+    whose capability the server did not declare."""
+    version = client.protocol_version
+    return [
+        method
+        for method in methods_for(version)
+        if send_refusal(method, version, "client", client.server_capabilities) is None
+    ]
+
+
 async def _info(client: Client, args: argparse.Namespace) -> int:
     capabilities = to_wire(client.server_capabilities)
     info = to_wire(client.server_info)
+    methods = _methods(client)
     if args.json:
         emit_json(
             {
@@ -121,6 +134,7 @@ async def _info(client: Client, args: argparse.Namespace) -> int:
                 "protocolVersion": client.protocol_version,
                 "serverInfo": info,
                 "capabilities": capabilities,
+                "methods": methods,
                 "instructions": client.instructions,
             }
         )
@@ -135,6 +149,7 @@ async def _info(client: Client, args: argparse.Namespace) -> int:
         flags = [flag for flag, on in value.items() if on is True] if isinstance(value, dict) else []
         offered.append(name + (f" ({', '.join(flags)})" if flags else ""))
     print(f"capabilities: {', '.join(offered) or 'none'}")
+    print(f"methods:      {', '.join(methods)}")
     if client.instructions:
         print("instructions:")
         for line in client.instructions.splitlines():

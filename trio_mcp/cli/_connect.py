@@ -16,7 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 import trio
 
 from ..client import Client, open_stdio_client
-from ..errors import McpError, RequestTimeout, TrioMcpError
+from ..errors import CapabilityError, McpError, RequestTimeout, TrioMcpError
 from ._configured import configured_server
 from ._exit import CONNECTION, TOOL_ERROR, USAGE, CliError
 
@@ -122,6 +122,8 @@ async def open_target_client(args: argparse.Namespace, **options: Any) -> AsyncI
         status = TOOL_ERROR if connected else CONNECTION
         hint = "" if connected else _authorization_hint(exc, args.header)
         raise CliError(f"the server answered with an error: {exc}{hint}", status) from None
+    except CapabilityError as exc:  # refused before sending: the server does not offer it on this revision
+        raise CliError(f"{exc} (`trio-mcp info` lists the methods this server offers)", USAGE) from None
     except RequestTimeout as exc:
         raise CliError(f"timed out: {exc} (--timeout)", CONNECTION) from None
     except BrokenPipeError:  # our own stdout was closed (`| head`); the server's pipe fails as ConnectionClosed

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 import attrs
 import trio
 
+from .._wire.features import Feature, has
 from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ..transports._client.h11client import ClientResponse, HttpClient, HttpError, HttpTimeouts
 from ._connect import parse_headers
@@ -28,6 +29,8 @@ Status = Literal["ok", "warn", "fail", "not offered", "info"]
 _FOREIGN_ORIGIN: Final = "https://doctor-probe.invalid"
 _ACCEPT: Final = "application/json, text/event-stream"
 _LATEST: Final = HANDSHAKE_VERSIONS[-1]
+#: The revision spoken over the HTTP+SSE transport, tried at the sibling ``/sse`` endpoint.
+_SSE_VERSION: Final = next(v for v in HANDSHAKE_VERSIONS if has(v, Feature.HTTP_SSE))
 
 
 @attrs.frozen
@@ -135,9 +138,9 @@ async def _revisions(probe: _Probe) -> list[Finding]:
         else:
             failures[version] = failure
     legacy_url = _sibling_sse_url(probe.url)
-    if "2024-11-05" not in spoken and legacy_url is not None:
-        if await _attempt(probe, legacy_url, "2024-11-05") is None:
-            spoken.insert(0, f"2024-11-05 (HTTP+SSE at {legacy_url})")
+    if not any(has(v, Feature.HTTP_SSE) for v in spoken) and legacy_url is not None:
+        if await _attempt(probe, legacy_url, _SSE_VERSION) is None:
+            spoken.insert(0, f"{_SSE_VERSION} (HTTP+SSE at {legacy_url})")
     if not spoken:
         return [await _nothing_spoken(probe)]
     eras = []

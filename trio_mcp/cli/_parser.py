@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 
 from .._version import __version__
-from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from .._wire.versions import KNOWN_VERSIONS
 from ._install import add_install_commands
 
 __all__ = ["build_parser", "parse"]
@@ -52,7 +52,7 @@ def _client_options() -> argparse.ArgumentParser:
     )
     group.add_argument(
         "--protocol-version",
-        choices=HANDSHAKE_VERSIONS + MODERN_VERSIONS,
+        choices=KNOWN_VERSIONS,
         default=None,
         help="speak this revision instead of probing for the newest the server speaks",
     )

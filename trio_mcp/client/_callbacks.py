@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
 from .._session import InboundRequest
 from .._wire.convert import params_from_wire, to_wire
 from .._wire.features import Feature, has
-from .._wire.versions import MODERN_VERSIONS
+from .._wire.methods import METHODS, declared
 from ..errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
-from ..types import CreateMessageRequestParams, ElicitRequestParams, ElicitRequestURLParams
+from ..types import ElicitRequestURLParams
 from ._options import ElicitationHandler, RootsHandler, SamplingHandler
 
 __all__ = ["ServerRequestHandlers", "Refused", "report_progress", "serving"]
@@ -47,7 +47,8 @@ class ServerRequestHandlers:
         """
         capabilities: dict[str, Any] = {}
         if self.roots is not None:
-            capabilities["roots"] = {} if version in MODERN_VERSIONS else {"listChanged": True}
+            tells = METHODS["notifications/roots/list_changed"].sent_by("client", version)
+            capabilities["roots"] = {"listChanged": True} if tells else {}
         if self.sampling is not None:
             capabilities["sampling"] = (
                 {"tools": {}} if self.sampling_tools and has(version, Feature.SAMPLING_TOOLS) else {}
@@ -59,25 +60,31 @@ class ServerRequestHandlers:
                 capabilities["elicitation"] = {}
         return capabilities
 
-    async def answer(self, method: str, params: Any, declared: Mapping[str, Any]) -> Any:
+    async def answer(self, method: str, params: Any, declared_capabilities: Mapping[str, Any]) -> Any:
         """The wire result for the server's ``method`` request, from the registered callback.
 
-        Raises ``Refused`` for a request outside the ``declared`` capabilities or with params that do not parse
-        (-32602), and whatever the callback raises.
+        Raises ``Refused`` for a request outside the ``declared_capabilities`` or with params that do not parse
+        (-32602, read as the method table's params type), and whatever the callback raises.
         """
-        if method == "roots/list" and self.roots is not None and "roots" in declared:
-            return {"roots": [to_wire(root) for root in await self.roots()]}
-        if method == "sampling/createMessage" and self.sampling is not None and "sampling" in declared:
-            sampling = _parse(params, CreateMessageRequestParams)
-            if (sampling.tools is not None or sampling.tool_choice is not None) and "tools" not in declared["sampling"]:
+        callback: Any = getattr(self, _CALLBACKS[method]) if method in _CALLBACKS else None
+        spec = METHODS[method] if callback is not None else None
+        if spec is None or spec.capability is None or not declared(declared_capabilities, spec.capability):
+            raise Refused(METHOD_NOT_FOUND, f"Method not found: {method}")
+        asked = _parse(params, spec.params_type)
+        if method == "roots/list":
+            return {"roots": [to_wire(root) for root in await callback()]}
+        if method == "sampling/createMessage":
+            if (asked.tools is not None or asked.tool_choice is not None) and not declared(
+                declared_capabilities, ("sampling", "tools")
+            ):
                 raise Refused(INVALID_PARAMS, "Invalid params: this client did not declare sampling with tools")
-            return to_wire(await self.sampling(sampling))
-        if method == "elicitation/create" and self.elicitation is not None and "elicitation" in declared:
-            elicit: Any = _parse(params, ElicitRequestParams)
-            if isinstance(elicit, ElicitRequestURLParams) and "url" not in declared["elicitation"]:
-                raise Refused(INVALID_PARAMS, "Invalid params: this client did not declare URL-mode elicitation")
-            return to_wire(await self.elicitation(elicit))
-        raise Refused(METHOD_NOT_FOUND, f"Method not found: {method}")
+        elif isinstance(asked, ElicitRequestURLParams) and not declared(declared_capabilities, ("elicitation", "url")):
+            raise Refused(INVALID_PARAMS, "Invalid params: this client did not declare URL-mode elicitation")
+        return to_wire(await callback(asked))
+
+
+#: The server requests a callback answers, and the attribute that holds it.
+_CALLBACKS: Final = {"roots/list": "roots", "sampling/createMessage": "sampling", "elicitation/create": "elicitation"}
 
 
 def _parse(params: Any, cls: Any) -> Any:

@@ -23,7 +23,7 @@ from .._util import collapse_exception_groups
 from .._version import __version__
 from .._wire.convert import to_wire
 from .._wire.features import Feature, has
-from .._wire.methods import send_refusal
+from .._wire.methods import METHODS, send_refusal
 from .._wire.versions import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
@@ -372,7 +372,7 @@ class Client(SkillMethods, AppMethods):
                 f"server chose protocol version {result.protocol_version!r}, which this client does not support"
             )
         self._initialize_result = result
-        self.session.accept_batches = result.protocol_version == "2025-03-26"
+        self.session.accept_batches = has(result.protocol_version, Feature.BATCHES)
         self.lifecycle.handle(HandshakeEvent.INITIALIZE_RESULT)
         await self.session.notify("notifications/initialized")
         self.lifecycle.handle(HandshakeEvent.INITIALIZED_NOTIFICATION)
@@ -387,14 +387,14 @@ class Client(SkillMethods, AppMethods):
         if tasks is not None:
             capabilities["tasks"] = tasks
         capabilities = self.custom.declared(capabilities)
-        return declare_deadlines(capabilities) if version in MODERN_VERSIONS else capabilities
+        return declare_deadlines(capabilities) if has(version, Feature.DEADLINES) else capabilities
 
     async def notify_roots_changed(self) -> None:
         """Tell the server the roots changed (``notifications/roots/list_changed``; a no-op on 2026-07-28,
         where the server asks for roots with each request that needs them)."""
         if "roots" not in self._declared:
             raise RuntimeError("no roots handler was registered, so no roots capability was declared")
-        if self.era == "modern":
+        if not METHODS["notifications/roots/list_changed"].sent_by("client", self.protocol_version):
             return
         await self.session.notify("notifications/roots/list_changed")
 

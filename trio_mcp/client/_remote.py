@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import trio
 
 from .._util import collapse_exception_groups
+from .._wire.features import Feature, has
 from .._wire.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS, V2024_11_05
 from ..errors import (
     HEADER_MISMATCH,
@@ -185,7 +186,7 @@ async def _connect(
                     raise
                 break  # no usable server/discover: a legacy server
         version = LATEST_HANDSHAKE_VERSION
-    if version == V2024_11_05:
+    if has(version, Feature.HTTP_SSE):
         return await _sse(nursery, url, headers, http, options, auth)
     try:
         session = await StreamableHttpSessionStream.connect(nursery, url, http=http, headers=headers, auth=auth)

@@ -16,6 +16,7 @@ from .._schema import json_schema_for, validate
 from .._session import InboundRequest
 from .._wire.convert import WireFormatError, from_wire, to_wire
 from .._wire.features import Feature, has
+from .._wire.methods import METHODS, declared
 from ..errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -274,7 +275,7 @@ class Context:
 
         ``key`` names the input request on 2026-07-28 (default: generated from the call order).
         """
-        self._require(self.client_capabilities.roots is not None, "roots", {"roots": {}})
+        self._require_method("roots/list")
         raw = await self._ask("roots/list", None, timeout, key)
         return self._parse(raw, ListRootsResult, "roots/list").roots
 
@@ -299,8 +300,8 @@ class Context:
         ``messages`` may be one user prompt as a string. ``tools``/``tool_choice`` (2025-11-25) need the
         client's ``sampling.tools`` capability; the result may then contain ``tool_use`` content.
         """
+        self._require_method("sampling/createMessage")
         sampling = self.client_capabilities.sampling
-        self._require(sampling is not None, "sampling", {"sampling": {}})
         if tools is not None or tool_choice is not None:
             self._require(
                 has(self.protocol_version, Feature.SAMPLING_TOOLS)
@@ -342,11 +343,7 @@ class Context:
         TypedDict/attrs class to derive it from. Accepted content is validated against the schema; content
         that does not match is refused with ``McpError`` rather than handed to the handler.
         """
-        self._require(
-            has(self.protocol_version, Feature.ELICITATION) and self.client_capabilities.elicitation is not None,
-            "elicitation",
-            {"elicitation": {}},
-        )
+        self._require_method("elicitation/create")
         requested = dict(schema) if isinstance(schema, Mapping) else _flat_schema(schema)
         raw = await self._ask("elicitation/create", {"message": message, "requestedSchema": requested}, timeout, key)
         result = self._parse(raw, ElicitResult, "elicitation/create")
@@ -399,8 +396,19 @@ class Context:
         """Send the client a notification that belongs with this request (on its stream, before its answer)."""
         await self._request.notify(method, params)
 
-    def _require(self, declared: bool, capability: str, required: dict[str, Any]) -> None:
-        if declared:
+    def _require_method(self, method: str) -> None:
+        """Refuse to ask for ``method`` unless the revision has it and the client declared its capability."""
+        spec = METHODS[method]
+        assert spec.capability is not None
+        version = self.protocol_version
+        self._require(
+            spec.asked_in(version) and declared(self.client_capabilities, spec.capability),
+            ".".join(spec.capability),
+            {spec.capability[0]: {}},
+        )
+
+    def _require(self, allowed: bool, capability: str, required: dict[str, Any]) -> None:
+        if allowed:
             return
         message = f"the client did not declare the {capability} capability (protocol {self.protocol_version})"
         if self._modern is not None:

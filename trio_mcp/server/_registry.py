@@ -674,7 +674,7 @@ class ServerCore:
         extensions in ``initialize`` too, and the skills and apps extensions are used there) and the deadline
         extension (2026-07-28)."""
         entries = self.custom.declared(task_capabilities(self.tools.values(), version))
-        if version in MODERN_VERSIONS:
+        if has(version, Feature.DEADLINES):
             entries = declare_deadlines(entries)
         for extension in (self.skills, self.apps):
             if extension.offered:
