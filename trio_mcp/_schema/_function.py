@@ -99,24 +99,28 @@ class FunctionSchema:
             raise ArgumentError([f"arguments: {expected_message(['object'], arguments)}"])
         run = Run()
         bound: dict[str, Any] = {}
+        given = 0  # arguments that are parameters: when all are, none is unexpected
         try:
             for param in self._params:
-                if param.name in arguments:
-                    value = param.node.convert(arguments[param.name], (param.name,), run)
+                name = param.name
+                if name in arguments:
+                    given += 1
+                    value = param.node.convert(arguments[name], (name,), run)
                     if value is not FAIL:
-                        bound[param.name] = value
+                        bound[name] = value
                 elif param.required:
-                    run.fail(Err((param.name,), "required argument missing"))
+                    run.fail(Err((name,), "required argument missing"))
                 else:
-                    bound[param.name] = param.default
+                    bound[name] = param.default
         except Abort as abort:
             raise ArgumentError(render([Err(abort.path, abort.message)], "arguments", prefixed=False)) from None
         except RecursionError:  # only when the caller was already deep in the stack
             raise ArgumentError(["arguments: nested too deeply"]) from None
-        names = self._names
-        for key in arguments:
-            if key not in names:
-                run.fail(Err((str(key),), "unexpected argument" + suggest(key, names)))
+        if given < len(arguments):
+            names = self._names
+            for key in arguments:
+                if key not in names:
+                    run.fail(Err((str(key),), "unexpected argument" + suggest(key, names)))
         if run.errors:
             raise ArgumentError(render(run.errors, "arguments", prefixed=False))
         return bound
