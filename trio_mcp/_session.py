@@ -542,7 +542,10 @@ class Session:
             await self._receive_batch(message)
         else:
             event = classify(message) if type(message) is not InvalidMessage else message
-            await self._dispatch(event, None, reader, runner)
+            if type(event) is Request:  # most messages: one coroutine fewer than through _dispatch
+                await self._receive_request(event, None, reader, runner)
+            else:
+                await self._dispatch(event, None, reader, runner)
 
     async def _dispatch(
         self, event: Any, batch: _Batch | None, reader: Reader | None = None, runner: RequestRunner | None = None
