@@ -125,9 +125,9 @@ class Inline(Spawn):
 class InCaller:
     """In the task that handed the request over: an HTTP POST that carries one request, served before it answers.
 
-    Owner: that task, the HTTP request's. Cancel scope: with ``tasks`` (a session's ``TaskSet``, or the one a
-    stateless call's connection runs in) its own, entered around the handler and held by the set, so that the
-    peer's ``notifications/cancelled`` and the end of the session or call cancel it; without, none, the task
+    Owner: that task, the HTTP request's. Cancel scope: with ``tasks`` (a session's ``TaskSet``) its own,
+    entered around the handler and held by the set, so that the peer's ``notifications/cancelled`` and the end
+    of the session cancel it; without (a stateless request, the only message of its connection), none, the task
     being its scope (the client closing the response cancels it). It runs in a context copied for it, as in a
     task of its own. ``on_wait`` is called the first time the handler waits, so that what the task would have
     done meanwhile (keeping the POST's stream alive) is done by another. Ends: when the handler returns and the

@@ -538,10 +538,12 @@ class Session:
                 self._shutdown(reason)
 
     async def _take(self, message: Any, reader: Reader | None = None, runner: RequestRunner | None = None) -> None:
-        if type(message) is list:
+        kind = type(message)
+        if kind is list:
             await self._receive_batch(message)
         else:
-            event = classify(message) if type(message) is not InvalidMessage else message
+            # A message the transport classified already (a stateless POST's ``Request``) is dispatched as it is.
+            event = message if kind is Request or kind is InvalidMessage else classify(message)
             if type(event) is Request:  # most messages: one coroutine fewer than through _dispatch
                 await self._receive_request(event, None, reader, runner)
             else:

@@ -21,6 +21,7 @@ from trio_mcp._core.inbound import (
     answer_status,
     check,
 )
+from trio_mcp._core.jsonrpc import Request
 
 from transport_helpers import initialize_request  # isort: skip
 
@@ -308,6 +309,12 @@ def test_either_the_meta_or_the_header_makes_a_request_stateless(meta_only: bool
     message = {"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"_meta": META} if meta_only else {}}
     route = check("POST", Headers(**STATELESS, mcp_method="tools/list"), body(message), BOTH)
     assert isinstance(route, Route) and route.era == "stateless" and route.request_ids == {5}
+    request = route.request  # classified once, then served as it is
+    assert isinstance(request, Request) and (request.id, request.method, request.params) == (
+        5,
+        "tools/list",
+        message["params"],
+    )
 
 
 def test_stateless_notification_is_accepted_with_nothing_to_answer() -> None:

@@ -166,6 +166,8 @@ class Route:
     version_header: str | None = None
     #: ``Last-Event-ID`` of a resuming GET.
     last_event_id: str | None = None
+    #: The classified request of a stateless POST, served as it is (nothing classifies it again).
+    request: Request | None = None
 
     @property
     def opens_session(self) -> bool:
@@ -217,8 +219,9 @@ def _check_post(headers: HeaderView, body: bytes, rules: InboundRules) -> Route 
         reason = getattr(message, "reason", "Parse error: the body is not a JSON object or array")
         return Rejection(Refusal.PARSE_ERROR, reason)
     version_header = headers.get("mcp-protocol-version")
-    if rules.stateless and (_carries_meta_version(message) or version_header in MODERN_VERSIONS):
-        return _check_stateless(headers, message, version_header, rules)
+    body_version = _meta_version(message)  # read once: which era, then held against the header
+    if rules.stateless and (body_version is not _NO_VERSION or version_header in MODERN_VERSIONS):
+        return _check_stateless(headers, message, version_header, body_version, rules)
     if not rules.sessions:
         # A stateless-only server names the versions it speaks, so a dual-era client knows to switch.
         params = message.get("params") if type(message) is dict else None
@@ -233,7 +236,7 @@ def _check_post(headers: HeaderView, body: bytes, rules: InboundRules) -> Route 
 
 
 def _check_stateless(
-    headers: HeaderView, message: Any, version_header: str | None, rules: InboundRules
+    headers: HeaderView, message: Any, version_header: str | None, body_version: Any, rules: InboundRules
 ) -> Route | Rejection:
     if type(message) is not dict:
         return Rejection(Refusal.BATCH_NOT_ALLOWED, "Invalid Request: batches are not supported")
@@ -249,7 +252,7 @@ def _check_stateless(
                 version_header=version_header,
             )
         return Rejection(Refusal.NOT_A_REQUEST, "Invalid Request: expected a request")
-    mismatch = _header_mismatch(headers, event, version_header, rules.header_paths)
+    mismatch = _header_mismatch(headers, event, version_header, body_version, rules.header_paths)
     if mismatch is not None:
         return Rejection(Refusal.HEADER_MISMATCH, f"Header mismatch: {mismatch}", event.id)
     return Route(
@@ -259,19 +262,19 @@ def _check_stateless(
         rpc_method=event.method,
         request_ids=frozenset([event.id]),
         version_header=version_header,
+        request=event,
     )
 
 
 def _header_mismatch(
-    headers: HeaderView, event: Request, version_header: str | None, header_paths: HeaderPaths | None
+    headers: HeaderView, event: Request, version_header: str | None, body_version: Any, header_paths: HeaderPaths | None
 ) -> str | None:
-    """What is wrong between a stateless request's headers and its body, or None."""
+    """What is wrong between a stateless request's headers and its body (``body_version``: its ``_meta``
+    version, ``_NO_VERSION`` when absent), or None."""
     params = event.params or {}
-    meta = params.get("_meta")
-    body_version = meta.get(META_PROTOCOL_VERSION) if type(meta) is dict else None
     if version_header is None:
         return "the MCP-Protocol-Version header is required"
-    if body_version is not None and version_header != body_version:
+    if body_version is not _NO_VERSION and body_version is not None and version_header != body_version:
         return f"MCP-Protocol-Version {version_header!r} does not match _meta version {body_version!r}"
     for name in ("mcp-method", "mcp-name"):
         if len(headers.get_all(name)) > 1:
@@ -340,10 +343,15 @@ def _check_session_post(headers: HeaderView, message: Any, version_header: str |
     )
 
 
-def _carries_meta_version(message: Any) -> bool:
+#: What ``_meta_version`` gives for a message whose ``_meta`` has no protocol version.
+_NO_VERSION: Final = object()
+
+
+def _meta_version(message: Any) -> Any:
+    """The protocol version in a message's ``_meta`` (whatever its type), or ``_NO_VERSION``."""
     params = message.get("params") if type(message) is dict else None
     meta = params.get("_meta") if type(params) is dict else None
-    return type(meta) is dict and META_PROTOCOL_VERSION in meta
+    return meta.get(META_PROTOCOL_VERSION, _NO_VERSION) if type(meta) is dict else _NO_VERSION
 
 
 def _id_of(message: Any) -> RequestId | None:

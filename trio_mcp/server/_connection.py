@@ -96,6 +96,9 @@ logger = logging.getLogger("trio_mcp.server")
 MethodHandler = Callable[["ServerConnection", InboundRequest, "ModernRequest | None"], Awaitable[Any]]
 
 _NO_CAPABILITIES: Final = ClientCapabilities()
+#: How the one request of a connection that serves one message runs: in the caller's task, that task its scope
+#: (no peer's cancel can reach a request that is the connection's only message, and its end ends the call).
+_ALONE: Final = InCaller()
 #: Notifications queued for delivery outside a request (list changes, resource updates, bridged logs).
 _OUTBOX_LIMIT: Final = 1024
 #: A notification queued for delivery outside a request (see ``ServerConnection._outbox``).
@@ -274,18 +277,19 @@ class ServerConnection:
     async def _serve_alone(self, runner: InCaller) -> None:
         """Serve the one message of a stateless HTTP request in this task (``Session.serve_alone``), then end;
         what the request starts (its notifications' delivery, its tasks) runs in ``runner.tasks``, a
-        transport's (no nursery to open for a request that starts nothing), or else in a nursery of its own."""
+        transport's (no nursery to open for a request that starts nothing), or else in a nursery of its own.
+        The request itself needs no scope of its own (``_ALONE``): nothing but its task's end can end it."""
         message = await self._stream.receive()
         tasks = runner.tasks
         if tasks is not None:
             self._nursery = tasks
             with self._serving(tasks.cancel):
-                await self.session.serve_alone(message, runner)
+                await self.session.serve_alone(message, _ALONE)
             return
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             with self._serving(nursery.cancel_scope.cancel):
-                await self.session.serve_alone(message, runner)
+                await self.session.serve_alone(message, _ALONE)
 
     def _attach(self, runner: Spawn) -> None:
         """Serve with no task of this connection's own (``Session.attach``): the transport hands each client

@@ -110,7 +110,8 @@ class Server(ServerCore):
           is set up, the transport hands it every client message (``control.on_inbound``), each request runs in
           a task of ``tasks`` (a ``TaskSet``), and ``tasks.cancel()`` ends it;
         - ``InCaller(tasks)``: the one message ``stream.receive()`` returns (a stateless request) is served in
-          this task, what it starts runs in ``tasks`` if given, and the connection then ends.
+          this task, whose cancellation is the request's, what it starts runs in ``tasks`` if given, and the
+          connection then ends.
 
         Raises ``TypeError`` for any other ``runner``. This does not run the lifespan; wrap it in ``running()``
         when the server has one.

@@ -59,7 +59,8 @@ class MessageStream(Protocol):
     """A bidirectional pipe of JSON-RPC messages.
 
     ``receive()`` returns one decoded JSON value (an object, or a list for a batch) or an ``InvalidMessage``
-    for input that could not be decoded, and raises ``ConnectionClosed`` once the peer is gone.
+    for input that could not be decoded (or, from a transport that classified it already, the message's
+    ``_core.jsonrpc.Request``), and raises ``ConnectionClosed`` once the peer is gone.
     ``send()`` writes one message; ``related_request_id`` names the inbound request it belongs to, so that
     transports with one stream per request (Streamable HTTP) can route it, and ``final`` says that it
     answers that request (nothing more for it follows). Both may be called from several tasks; a transport

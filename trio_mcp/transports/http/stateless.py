@@ -127,7 +127,7 @@ async def serve_stateless(
             await connect(exchange, modern_only=True, principal=request_principal.get(), runner=InCaller())
         await response.send(202)
         return
-    exchange = _Exchange(route.message, response, nursery, keepalive)
+    exchange = _Exchange(route.request, response, nursery, keepalive)  # classified already: served as it is
     tasks = TaskSet(nursery, on_failure=_background_failed)  # holds nothing unless the request starts something
     serve = functools.partial(
         connect, exchange, modern_only=True, principal=request_principal.get(), runner=InCaller(tasks)
