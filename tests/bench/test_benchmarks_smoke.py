@@ -3,11 +3,10 @@
 - trio_mcp's echo server (benchmarks/echo_server.py) through the load generator over stdio and HTTP (sessions
   and stateless): every request is answered with the echo, and every cancellation shows in the sleep tool's
   marker file;
-- the load generator's, the hot-path micro-benchmark's, the layer profile's, the observability benchmark's and
-  the capacity benchmark's command lines;
-- ``compare.py --quick`` against the official SDKs (marked interop), ending with the targets table (shape, not
-  verdicts): skipped, with the reason, only when their
-  set-up (``bash benchmarks/setup.sh``) has not been run.
+- the command lines of the load generator, the hot-path micro-benchmark, the layer profile, the stdio counts, the
+  observability benchmark and the capacity benchmark;
+- ``compare.py --quick`` against the official SDKs (marked interop), ending with the targets table (its shape, not
+  its verdicts): skipped, with the reason, only when their set-up (``bash benchmarks/setup.sh``) has not been run.
 """
 
 from __future__ import annotations
@@ -129,6 +128,22 @@ def test_profiling_splits_both_servers_by_layer(kind: str, layer: str) -> None:
         if kind != "stdio":
             assert figures["total without h11"][1] < figures["total"][1], table
             assert "with h11's share subtracted from both" in table and "h11 alone, unprofiled" in table
+
+
+def test_counts_of_a_stdio_call() -> None:
+    """benchmarks/counts.py counts the bytecodes and calls one stdio echo call runs, in both servers."""
+    done = run_script("counts.py", "--calls", "64", "--per-read", "2", "--per-read", "64", "--top", "3", timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines()[1:] if not line.startswith(" ")]
+    assert [(row[0], row[1]) for row in rows] == [
+        ("bare_trio", "2"),
+        ("trio_mcp", "2"),
+        ("bare_trio", "64"),
+        ("trio_mcp", "64"),
+    ]
+    for bare, ours in (rows[0:2], rows[2:4]):
+        assert 0 < float(bare[2]) < float(ours[2]) and 0 < float(bare[3]) < float(ours[3]), done.stdout
+    assert len([line for line in done.stdout.splitlines() if line.startswith("    ")]) == 6  # the top 3, twice
 
 
 def test_observability_overhead_benchmark() -> None:

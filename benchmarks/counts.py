@@ -1,0 +1,150 @@
+"""What one stdio echo call costs the server in Python bytecodes and function calls: counts, not times.
+
+    .venv/bin/python benchmarks/counts.py                 # 64 requests a read, and 2 (what loadgen's clients send)
+    .venv/bin/python benchmarks/counts.py --per-read 64 --top 30   # and the functions that execute the most
+
+On a shared machine timings of the same code move by 10 % or more from run to run; the number of bytecodes and
+calls the interpreter executes does not. Both servers run in this process over the same input: trio_mcp's echo
+server (``echo_server.py``) through ``serve_connection`` on a ``StdioMessageStream``, and the bare echo's stdio
+loop, each reading requests from memory in reads of ``--per-read`` lines and writing to the null device. Only the
+calls are counted (from the first read after the handshake to the end of input). The work done in C (the JSON
+scanner and encoder, the system calls) is not counted: a count says how much Python a call runs, to compare two
+versions of the code, not what it costs (``loadgen.py`` measures that).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sys
+from pathlib import Path
+from types import CodeType, FrameType
+from typing import Any
+
+import trio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+INITIALIZE = (
+    b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},'
+    b'"clientInfo":{"name":"counts","version":"1"}}}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+)
+
+
+def echo_line(request_id: int) -> bytes:
+    return (
+        b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello, benchmark"}}}\n'
+        % request_id
+    )
+
+
+class Counter:
+    """Counts every bytecode and call of the frames started while it is on (``sys.settrace`` with opcode events)."""
+
+    def __init__(self) -> None:
+        self.bytecodes = 0
+        self.calls = 0
+        self.by_code: collections.Counter[CodeType] = collections.Counter()
+
+    def trace(self, frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "call":
+            self.calls += 1
+            frame.f_trace_opcodes = True
+        elif event == "opcode":
+            self.bytecodes += 1
+            self.by_code[frame.f_code] += 1
+        return self.trace
+
+
+class Requests(trio.abc.ReceiveStream):
+    """The handshake, then ``reads`` reads of ``per_read`` echo requests each, then end of input; counting from the
+    first read of requests to the end."""
+
+    def __init__(self, reads: int, per_read: int, counter: Counter) -> None:
+        self.chunks = [INITIALIZE] + [
+            b"".join(echo_line(1 + read * per_read + i) for i in range(per_read)) for read in range(reads)
+        ]
+        self.next = 0
+        self.counter = counter
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        await trio.lowlevel.checkpoint()
+        if self.next == 1:
+            sys.settrace(self.counter.trace)
+        if self.next == len(self.chunks):
+            sys.settrace(None)
+            return b""
+        self.next += 1
+        return self.chunks[self.next - 1]
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+
+def null_output() -> trio.lowlevel.FdStream:
+    return trio.lowlevel.FdStream(os.open(os.devnull, os.O_WRONLY))
+
+
+async def serve_trio_mcp(requests: Requests) -> None:
+    from echo_server import server
+
+    from trio_mcp.errors import ConnectionClosed
+    from trio_mcp.transports.stdio import StdioMessageStream
+
+    try:
+        await server.serve_connection(StdioMessageStream(requests, null_output()))
+    except ConnectionClosed:
+        pass
+
+
+async def serve_bare(requests: Requests) -> None:
+    """The bare echo's stdio loop (``bare_trio_echo.serve_stdio``) on these streams."""
+    from bare_trio_echo import answer
+
+    stdout = null_output()
+    pending = b""
+    while chunk := await requests.receive_some(1 << 16):
+        lines = (pending + chunk).split(b"\n")
+        pending = lines.pop()
+        out = []
+        for line in lines:
+            if line.strip():
+                reply = answer(json.loads(line))
+                if reply is not None:
+                    out.append(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+        if out:
+            await stdout.send_all(b"".join(out))
+
+
+def count(server: str, reads: int, per_read: int) -> Counter:
+    counter = Counter()
+    trio.run(serve_trio_mcp if server == "trio_mcp" else serve_bare, Requests(reads, per_read, counter))
+    return counter
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--per-read", type=int, action="append", help="requests a read (default: 64 and 2)")
+    parser.add_argument("--calls", type=int, default=3200, help="echo calls counted per figure (default 3200)")
+    parser.add_argument("--top", type=int, default=0, help="also list trio_mcp's N functions that run the most")
+    args = parser.parse_args()
+    sizes = args.per_read or [64, 2]
+    if args.calls < 1 or any(size < 1 for size in sizes):
+        parser.error("--calls and --per-read must be at least 1")
+    print(f"{'server':<10}{'per read':>9}{'bytecodes':>11}{'calls':>8}   (a stdio echo call, counted in-process)")
+    for size in sizes:
+        reads = max(1, args.calls // size)
+        for server in ("bare_trio", "trio_mcp"):
+            counter = count(server, reads, size)
+            calls = reads * size
+            print(f"{server:<10}{size:>9}{counter.bytecodes / calls:>11.1f}{counter.calls / calls:>8.1f}")
+            if server == "trio_mcp" and args.top:
+                for code, ran in counter.by_code.most_common(args.top):
+                    where = code.co_filename.split("site-packages/")[-1].split("/trio_mcp/")[-1]
+                    print(f"    {ran / calls:8.1f}  {where}:{code.co_firstlineno} {code.co_qualname}")
+
+
+if __name__ == "__main__":
+    main()
