@@ -155,3 +155,20 @@ def every_method() -> frozenset[str]:
         for methods in table.values():
             found |= methods
     return frozenset(found)
+
+
+#: 2026-07-28 caching page: the requests whose complete results carry ``ttlMs`` and ``cacheScope`` (no earlier
+#: revision has caching hints).
+CACHE_HINTED: Final[dict[str, frozenset[str]]] = {
+    **{revision: frozenset() for revision in REVISIONS[:-1]},
+    "2026-07-28": frozenset(
+        {
+            "server/discover",
+            "tools/list",
+            "prompts/list",
+            "resources/list",
+            "resources/templates/list",
+            "resources/read",
+        }
+    ),
+}

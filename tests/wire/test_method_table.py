@@ -58,6 +58,12 @@ def test_the_capability_each_request_needs(revision: str, method: str) -> None:
         assert spec.capability_in(revision) == expected
 
 
+@pytest.mark.parametrize("revision", facts.REVISIONS)
+def test_which_results_carry_caching_hints(revision: str) -> None:
+    hinted = {method for method, spec in METHODS.items() if revision in spec.cache_hint_revisions}
+    assert hinted == facts.CACHE_HINTED[revision]
+
+
 def test_the_header_codec_names_what_the_transport_page_says() -> None:
     assert dict(NAMED_METHODS) == facts.MCP_NAME
 

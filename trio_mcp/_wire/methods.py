@@ -99,7 +99,8 @@ class MethodSpec:
     ``InputRequiredResult``. ``capability`` is the path of the capability the receiver declares when it serves
     the method (``("resources", "subscribe")``: ``capabilities.resources.subscribe``); a revision outside
     ``capability_revisions`` has no such capability, so a sender cannot check it there. ``name_param`` is the
-    param the 2026-07-28 ``Mcp-Name`` request header mirrors.
+    param the 2026-07-28 ``Mcp-Name`` request header mirrors; ``cache_hint_revisions`` are those whose complete
+    results carry caching hints (``ttlMs``, ``cacheScope``).
     """
 
     method: str
@@ -111,6 +112,7 @@ class MethodSpec:
     capability: tuple[str, ...] | None = None
     capability_revisions: frozenset[str] = ALL_REVISIONS
     name_param: str | None = None
+    cache_hint_revisions: frozenset[str] = _NONE
     #: Every revision where the method is a JSON-RPC message, sent by either side.
     revisions: frozenset[str] = attrs.field(init=False)
 
@@ -157,15 +159,29 @@ _WITH_COMPLETIONS: Final = _having(Feature.COMPLETIONS)
 _SPECS: Final = (
     # lifecycle
     _request("initialize", InitializeRequestParams, InitializeResult, by_client=_HANDSHAKE),
-    _request("server/discover", RequestParams, DiscoverResult, by_client=_MODERN),
+    _request("server/discover", RequestParams, DiscoverResult, by_client=_MODERN, cache_hint_revisions=_MODERN),
     _request("ping", RequestParams, EmptyResult, by_client=_HANDSHAKE, by_server=_HANDSHAKE),
     # tools
-    _request("tools/list", PaginatedRequestParams, ListToolsResult, by_client=_ALL, capability=("tools",)),
+    _request(
+        "tools/list",
+        PaginatedRequestParams,
+        ListToolsResult,
+        by_client=_ALL,
+        capability=("tools",),
+        cache_hint_revisions=_MODERN,
+    ),
     _request(
         "tools/call", CallToolRequestParams, CallToolResult, by_client=_ALL, capability=("tools",), name_param="name"
     ),
     # prompts
-    _request("prompts/list", PaginatedRequestParams, ListPromptsResult, by_client=_ALL, capability=("prompts",)),
+    _request(
+        "prompts/list",
+        PaginatedRequestParams,
+        ListPromptsResult,
+        by_client=_ALL,
+        capability=("prompts",),
+        cache_hint_revisions=_MODERN,
+    ),
     _request(
         "prompts/get",
         GetPromptRequestParams,
@@ -175,13 +191,21 @@ _SPECS: Final = (
         name_param="name",
     ),
     # resources
-    _request("resources/list", PaginatedRequestParams, ListResourcesResult, by_client=_ALL, capability=("resources",)),
+    _request(
+        "resources/list",
+        PaginatedRequestParams,
+        ListResourcesResult,
+        by_client=_ALL,
+        capability=("resources",),
+        cache_hint_revisions=_MODERN,
+    ),
     _request(
         "resources/templates/list",
         PaginatedRequestParams,
         ListResourceTemplatesResult,
         by_client=_ALL,
         capability=("resources",),
+        cache_hint_revisions=_MODERN,
     ),
     _request(
         "resources/read",
@@ -190,6 +214,7 @@ _SPECS: Final = (
         by_client=_ALL,
         capability=("resources",),
         name_param="uri",
+        cache_hint_revisions=_MODERN,
     ),
     _request(
         "resources/subscribe",

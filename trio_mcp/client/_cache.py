@@ -14,13 +14,14 @@ from typing import Any, Final
 
 import trio
 
+from .._wire.methods import METHODS
 from ._listen import ChangeNotification
 
 __all__ = ["ResultCache", "CACHEABLE_METHODS"]
 
 #: The requests whose 2026-07-28 results carry caching hints (``server/discover`` is cached as the era itself).
 CACHEABLE_METHODS: Final = frozenset(
-    {"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
+    method for method, spec in METHODS.items() if spec.cache_hint_revisions and method != "server/discover"
 )
 #: The listings each kind of ``list_changed`` makes stale.
 _STALE_AFTER: Final = {

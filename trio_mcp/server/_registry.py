@@ -23,6 +23,7 @@ from .._pagination import CursorCodec
 from .._uri_template import MatchedVariables, TemplateRouter
 from .._wire.convert import to_wire
 from .._wire.features import Feature, has, project
+from .._wire.methods import METHODS
 from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, V2025_11_25
 from ..apps import AppCsp, AppPermissions
 from ..auth._scopes import ScopeTable
@@ -57,19 +58,11 @@ if TYPE_CHECKING:
 
 __all__ = ["ServerCore", "CompletionHandler", "Listener", "Mounted"]
 
-#: 2026-07-28 results that carry ``ttlMs``/``cacheScope``.
-_CACHEABLE_METHODS = frozenset(
-    {
-        "server/discover",
-        "tools/list",
-        "prompts/list",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "skills/list",
-        "skills/get",
-    }
-)
+#: 2026-07-28 results that carry ``ttlMs``/``cacheScope``: the method table's, and the skills extension's.
+_CACHEABLE_METHODS = frozenset(method for method, spec in METHODS.items() if spec.cache_hint_revisions) | {
+    "skills/list",
+    "skills/get",
+}
 
 F = TypeVar("F", bound=Callable[..., Any])
 D = TypeVar("D", ToolDefinition, ResourceDefinition, PromptDefinition)
