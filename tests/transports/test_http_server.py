@@ -598,7 +598,9 @@ async def test_client_disconnect_during_a_stream_is_noticed_at_once() -> None:
     assert noticed["at"] - closed_at < 0.1
 
 
-async def test_a_shielded_write_is_sent_whole_though_its_writer_is_cancelled_while_it_waits() -> None:
+async def test_a_shielded_write_is_sent_whole_though_its_writer_is_cancelled_while_it_waits(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     # One writer holds the connection with a write larger than the socket takes while the client does not read;
     # a second, shielded, is cancelled while it waits for the first; then the client reads. Both arrive whole, in
     # order, and the response ends cleanly; an unshielded write cancelled the same way would break it.
@@ -628,7 +630,9 @@ async def test_a_shielded_write_is_sent_whole_though_its_writer_is_cancelled_whi
     assert outcome == {"cancel_caught": False, "finished": True}
 
 
-async def test_a_shielded_write_to_a_full_socket_is_sent_whole_though_its_writer_is_cancelled() -> None:
+async def test_a_shielded_write_to_a_full_socket_is_sent_whole_though_its_writer_is_cancelled(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     big = b"f" * (8 * 1024 * 1024)
     outcome: dict[str, Any] = {}
 
@@ -875,7 +879,7 @@ async def test_cancelling_the_server_cancels_every_handler_at_once() -> None:
     assert sorted(cancelled) == ["/slow", "/stream"] and elapsed < 0.1
 
 
-async def test_read_body_is_cancel_safe() -> None:
+async def test_read_body_is_cancel_safe(autojump_clock: trio.testing.MockClock) -> None:
     attempts: list[bool] = []
 
     async def handler(request: HttpRequest, response: HttpResponse) -> None:
