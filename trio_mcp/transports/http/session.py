@@ -3,7 +3,9 @@
 Every event goes through its stream's lock: it is recorded in the ``EventStore`` and then written, so a resuming
 client (GET with ``Last-Event-ID``) gets every event exactly once and in order, however often its connection
 drops, even during a replay. When sessions roam (a session directory other processes share), messages whose
-reader is another process travel through the directory. ``sessions.py`` opens, finds and ends sessions.
+reader is another process travel through the directory. What may happen to a stream, and which stream carries
+what, is decided without I/O in ``_core/session_streams.py``; here is the I/O. ``sessions.py`` opens, finds
+and ends sessions.
 """
 
 from __future__ import annotations
