@@ -175,10 +175,17 @@ class Route:
         return self.era == "session" and self.session_id is None and self.rpc_method == "initialize"
 
 
-def check(method: str, headers: HeaderView, body: bytes, rules: InboundRules) -> Route | Rejection:
-    """Route one request to the Streamable HTTP endpoint, or say why it is refused (see ``REFUSALS``)."""
+#: ``check``'s ``decoded`` when nobody decoded the body before it.
+NOT_DECODED: Final[Any] = object()
+
+
+def check(
+    method: str, headers: HeaderView, body: bytes, rules: InboundRules, decoded: Any = NOT_DECODED
+) -> Route | Rejection:
+    """Route one request to the Streamable HTTP endpoint, or say why it is refused (see ``REFUSALS``).
+    ``decoded``: the body as ``jsonrpc.decode`` gave it already (to the authorization guard), not decoded again."""
     if method == "POST":
-        return _check_post(headers, body, rules)
+        return _check_post(headers, body, rules, decoded)
     if method in ("GET", "DELETE") and rules.sessions:
         return _check_session_request(method, headers)
     allow = "GET, POST, DELETE" if rules.sessions else "POST"
@@ -207,14 +214,14 @@ def _check_session_request(method: str, headers: HeaderView) -> Route | Rejectio
     )
 
 
-def _check_post(headers: HeaderView, body: bytes, rules: InboundRules) -> Route | Rejection:
+def _check_post(headers: HeaderView, body: bytes, rules: InboundRules, decoded: Any) -> Route | Rejection:
     content_type = (headers.get("content-type") or "").split(";")[0].strip().lower()
     if content_type != "application/json":
         return Rejection(Refusal.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json")
     accept = (headers.get("accept") or "*/*").lower()
     if not any(kind in accept for kind in ("application/json", "text/event-stream", "*/*", "application/*")):
         return Rejection(Refusal.NOT_ACCEPTABLE, "Accept must allow application/json and text/event-stream")
-    message = decode(body)
+    message = decode(body) if decoded is NOT_DECODED else decoded
     if type(message) is not dict and type(message) is not list:
         reason = getattr(message, "reason", "Parse error: the body is not a JSON object or array")
         return Rejection(Refusal.PARSE_ERROR, reason)

@@ -28,7 +28,7 @@ import attrs
 from ..transports._http_types import ClientDisconnected, Headers, RequestBodyError, decode_headers
 from ..transports.http.exchange import Request as HttpRequest  # h11 or ASGI
 from ..transports.http.exchange import Response as HttpResponse
-from ..transports.http.guard import ScopesFor
+from ..transports.http.guard import ScopesFor, posted_message
 from ._dpop import DpopVerifier, InvalidDpopProof
 from ._metadata import challenge, protected_resource_metadata, protected_resource_metadata_paths
 from ._tokens import InvalidToken, Principal, TokenVerifier, VerifierUnavailable
@@ -242,8 +242,8 @@ class ResourceServerAuth:
     async def _message_scopes(request: HttpRequest, scopes_for: ScopesFor) -> set[str]:
         """The scopes the JSON-RPC request in the body needs (a body the transport will refuse needs none)."""
         try:
-            message = json.loads(await request.read_body())
-        except (RequestBodyError, ClientDisconnected, ValueError):
+            message = await posted_message(request)  # decoded once: the inbound check reads the same
+        except (RequestBodyError, ClientDisconnected):
             return set()
         messages = message if isinstance(message, list) else [message]
         needed: set[str] = set()

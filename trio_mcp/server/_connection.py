@@ -96,6 +96,11 @@ logger = logging.getLogger("trio_mcp.server")
 MethodHandler = Callable[["ServerConnection", InboundRequest, "ModernRequest | None"], Awaitable[Any]]
 
 _NO_CAPABILITIES: Final = ClientCapabilities()
+#: The phase of every connection without a handshake (``modern_only``): NEW, for good (nothing advances it).
+_NO_HANDSHAKE: Final = Lifecycle()
+#: What such a connection has for its ``_initialized`` event: never set, never waited for (its notifications
+#: never wait for a handshake).
+_NEVER_INITIALIZED: Final = trio.Event()
 #: How the one request of a connection that serves one message runs: in the caller's task, that task its scope
 #: (no peer's cancel can reach a request that is the connection's only message, and its end ends the call).
 _ALONE: Final = InCaller()
@@ -181,7 +186,9 @@ class ServerConnection:
         self.modern_only = modern_only
         self._principal = principal
         self._stream = stream
-        self.lifecycle = Lifecycle()
+        # A 2026-07-28 connection has no handshake: it stays in its first phase, which every such connection shares.
+        handshake = not modern_only or control is not None
+        self.lifecycle = Lifecycle() if handshake else _NO_HANDSHAKE
         self.protocol_version: str | None = None
         self.client_info: Implementation | None = None
         self.client_capabilities: ClientCapabilities = _NO_CAPABILITIES
@@ -207,7 +214,8 @@ class ServerConnection:
         self._held_logs: dict[RequestId, list[dict[str, Any]]] = {}
         self._outbox_ready: trio.Event | None = None
         self._outbox_dropped = 0
-        self._initialized = trio.Event()
+        #: Set once the client is initialized (what needs it waits); never, without a handshake.
+        self._initialized = trio.Event() if handshake else _NEVER_INITIALIZED
         self._nursery: trio.Nursery | TaskSet | None = None
         self._delivering = False
         self._trio_token = trio.lowlevel.current_trio_token()
@@ -221,6 +229,7 @@ class ServerConnection:
 
     def past_handshake(self, version: str) -> None:
         """Serve as a session that is past its handshake on ``version`` (the work of a task run again here)."""
+        assert self.lifecycle is not _NO_HANDSHAKE, "a 2026-07-28 connection has no handshake to be past"
         self.protocol_version = version
         self.lifecycle.phase = Phase.READY
         self._initialized.set()

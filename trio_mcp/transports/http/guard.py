@@ -7,6 +7,7 @@ server both use ``Guard``.
 
 from __future__ import annotations
 
+import contextvars
 import ipaddress
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, Final, Protocol
@@ -15,13 +16,49 @@ from urllib.parse import urlsplit
 import attrs
 
 from ..._core.hosts import parse_host
+from ..._core.inbound import NOT_DECODED
+from ..._core.jsonrpc import decode
 from ..._identity import caller_key
 from .exchange import Request, Response
 
-__all__ = ["LOCAL_NAMES", "Guard", "Refused", "RequestGuard", "ScopesFor", "is_loopback", "parse_host"]
+__all__ = [
+    "LOCAL_NAMES",
+    "Guard",
+    "Refused",
+    "RequestGuard",
+    "ScopesFor",
+    "decoded_message",
+    "is_loopback",
+    "parse_host",
+    "posted_message",
+]
 
 #: The names a local server answers to, as ``parse_host`` returns them.
 LOCAL_NAMES: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
+
+
+#: The request whose body was decoded last in this task, and its message: the guard's scope check and the inbound
+#: check read one body, decoded once.
+_decoded: contextvars.ContextVar[tuple[Request, Any] | None] = contextvars.ContextVar(
+    "trio_mcp_decoded_body", default=None
+)
+
+
+async def posted_message(request: Request) -> Any:
+    """``request``'s body as ``jsonrpc.decode`` gives it (an ``InvalidMessage`` for what is not JSON), decoded once
+    for the request; raises what ``read_body`` raises."""
+    held = _decoded.get()
+    if held is not None and held[0] is request:
+        return held[1]
+    message = decode(await request.read_body())
+    _decoded.set((request, message))
+    return message
+
+
+def decoded_message(request: Request) -> Any:
+    """What ``posted_message`` decoded of ``request``'s body, or ``NOT_DECODED`` if nothing did."""
+    held = _decoded.get()
+    return held[1] if held is not None and held[0] is request else NOT_DECODED
 
 
 def is_loopback(bound_host: str) -> bool:

@@ -22,7 +22,7 @@ from .._h11server import serve_http_listeners
 from ._common import ConnectFunction, read_body, refuse, request_principal, send_error
 from .cors import Cors, CorsResponse
 from .exchange import Request, Response, ResponseWithHeaders
-from .guard import LOCAL_NAMES, Guard, ScopesFor
+from .guard import LOCAL_NAMES, Guard, ScopesFor, decoded_message
 from .legacy_sse import serve_sse_post, serve_sse_stream
 from .options import HttpTransportOptions
 from .sessions import SessionEndpoint
@@ -152,7 +152,7 @@ class StreamableHttpApp:
             if read is None:
                 return
             body = read
-        route = check(request.method, request.headers, body, self._rules)
+        route = check(request.method, request.headers, body, self._rules, decoded_message(request))
         if isinstance(route, Rejection):
             await refuse(response, route)
         elif route.era == "stateless":
