@@ -54,7 +54,7 @@ def test_every_step_in_every_phase(phase: StreamPhase, step: Step) -> None:
         assert stream.step(step) is expected is stream.phase
         assert stream.over is (expected in (E, D))
         return
-    mistake = ClientMistake if (phase, step) == (R, Step.READ) else ServerMistake
+    mistake = ClientMistake if step is Step.READ and phase in (R, E) else ServerMistake
     with pytest.raises(mistake):
         stream.check(step)
     with pytest.raises(mistake) as raised:
@@ -68,8 +68,10 @@ def test_the_table_is_the_one_written_out() -> None:
     assert dict(TRANSITIONS) == EXPECTED
 
 
-def test_a_second_get_while_one_reads_is_the_clients_mistake_refused_with_409() -> None:
-    stream = in_phase(R)
+@pytest.mark.parametrize("phase", [R, E])
+def test_a_second_get_while_one_reads_is_the_clients_mistake_refused_with_409(phase: StreamPhase) -> None:
+    """Also while the first one's response is ending (the session ended under it)."""
+    stream = in_phase(phase)
     with pytest.raises(ClientMistake) as raised:
         stream.step(Step.READ)
     assert raised.value.rejection.refusal is Refusal.STREAM_ALREADY_OPEN

@@ -95,7 +95,7 @@ class ClientMistake(Exception):
 
 def mistake(phase: StreamPhase, step: Step, stream_id: str) -> ClientMistake | ServerMistake:
     """What is wrong with taking ``step`` in ``phase``, and whose mistake it is."""
-    if phase is _R and step is Step.READ:  # only a client's second GET reads an open stream afresh
+    if step is Step.READ and (phase is _R or phase is _E):  # only a client's second GET reads a read stream afresh
         return ClientMistake(Rejection(Refusal.STREAM_ALREADY_OPEN, "A GET stream is already open for this session"))
     return ServerMistake(f"stream {stream_id!r}: cannot {step.value} while {phase.value}")
 
