@@ -171,8 +171,7 @@ class StdioMessageStream:
         if sent == len(data):
             lines.clear()
             return True
-        if sent:
-            lines[:] = [data[sent:]]
+        lines[:] = [data[sent:] if sent else data]  # joined once: the write that waits takes it as it is
         return False
 
     def _write_at_once(self, data: bytes) -> int:
