@@ -295,3 +295,54 @@ def test_dpop_keys_with_short_coordinates_still_verify() -> None:
             proof = key.proof("POST", url, access_token="tok")
             verifier.check(proof, method="POST", url=url, access_token="tok", principal=principal)
     assert short > 0, "no key with a short coordinate in 2,000 tries (expected about 16)"
+
+
+async def test_a_stateless_call_is_admitted_by_the_scopes_of_its_body() -> None:
+    """The guard reads a POST's body for the scopes its tool needs (403 without them), and the endpoint serves the
+    same message; a body that is not JSON is the endpoint's parse error, with or without the scopes."""
+
+    async def check(token: str) -> Principal | None:
+        scopes = {"admin"} if token == "admin" else set()
+        return Principal(token, scopes=scopes, audience=["http://127.0.0.1/mcp"])
+
+    auth = ResourceServerAuth(CallableVerifier(check), authorization_servers=["http://127.0.0.1:9"])
+    server = trio_mcp.Server("s")
+
+    @server.tool(scopes=["admin"])
+    def admin() -> str:
+        return "admitted"
+
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "admin", "_meta": meta}}
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "admin",
+    }
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery, HttpClient() as http:
+            port = await nursery.start(
+                lambda task_status: server.serve_http(
+                    port=0, options=HttpTransportOptions(auth=auth), task_status=task_status
+                )
+            )
+
+            async def post(token: str, body: bytes) -> tuple[int, bytes]:
+                sent = {**headers, "authorization": f"Bearer {token}"}
+                response = await http.request("POST", f"http://127.0.0.1:{port}/mcp", headers=sent, body=body)
+                async with response:
+                    return response.status, await response.read()
+
+            status, _ = await post("user", json.dumps(call).encode())
+            assert status == 403
+            status, body = await post("admin", json.dumps(call).encode())
+            assert status == 200 and json.loads(body)["result"]["content"][0]["text"] == "admitted"
+            for token in ("user", "admin"):
+                status, body = await post(token, b"{not json")
+                assert status == 400 and json.loads(body)["error"]["code"] == -32700
+            nursery.cancel_scope.cancel()
