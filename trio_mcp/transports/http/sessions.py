@@ -75,7 +75,7 @@ class SessionEndpoint:
                 return
             session = opened
         else:
-            found = await self._lookup(route.session_id, response, _single_id(message))
+            found = await self._lookup(route.session_id, response, message)
             if found is None:
                 return
             session = found
@@ -232,23 +232,21 @@ class SessionEndpoint:
         if route.session_id is None:
             await refuse(response, Rejection(Refusal.SESSION_NOT_FOUND, "Session not found"))
             return None
-        return await self._lookup(route.session_id, response, None)
+        return await self._lookup(route.session_id, response)
 
-    async def _lookup(
-        self, session_id: str, response: HttpResponse, request_id: RequestId | None
-    ) -> HttpSession | None:
+    async def _lookup(self, session_id: str, response: HttpResponse, message: Any = None) -> HttpSession | None:
         """The caller's session with this id, taken over from the directory if another process opened it;
-        None after answering 404 (or 503 when the directory cannot be reached)."""
+        None after answering 404 (or 503 when the directory cannot be reached) to ``message``."""
         session = self.find(session_id)
         if session is None and session_id not in self.sessions:
             try:
                 session = await self._adopt(session_id)
             except Exception as exc:  # the directory's own failure (Redis down, say): this request only
                 logger.warning("session directory unavailable for session %s: %s", session_id[:8], type(exc).__name__)
-                await refuse(response, unavailable(request_id))
+                await refuse(response, unavailable(_single_id(message)))
                 return None
         if session is None:
-            await refuse(response, Rejection(Refusal.SESSION_NOT_FOUND, "Session not found", request_id))
+            await refuse(response, Rejection(Refusal.SESSION_NOT_FOUND, "Session not found", _single_id(message)))
         return session
 
     async def _adopt(self, session_id: str) -> HttpSession | None:
@@ -315,9 +313,9 @@ class SessionEndpoint:
                 open_ = await writer.raw(b"")
         if open_ and not stream.over:
             await self._keep_open(session, stream, writer, response)
+            session.touch()  # the end of a stream held open is traffic too (a quick one began moments ago)
         stream.left(writer)
         await writer.end()
-        session.touch()
 
     async def _keep_open(
         self, session: HttpSession, stream: SessionStream, writer: SseWriter, response: HttpResponse
