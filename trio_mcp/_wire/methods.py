@@ -61,16 +61,13 @@ from ..types import (
     UpdateTaskRequestParams,
 )
 from .features import Feature, has
-from .versions import HANDSHAKE_VERSIONS, KNOWN_VERSIONS, V2026_07_28
+from .versions import HANDSHAKE_VERSIONS, KNOWN_VERSIONS, MODERN_VERSIONS
 
 __all__ = [
     "MethodSpec",
     "Side",
     "METHODS",
     "TASKS_EXTENSION_METHODS",
-    "ALL_REVISIONS",
-    "HANDSHAKE_REVISIONS",
-    "MODERN_REVISIONS",
     "methods_for",
     "spec_for",
     "declared",
@@ -79,9 +76,9 @@ __all__ = [
 
 Side = Literal["client", "server"]
 
-ALL_REVISIONS: Final = frozenset(KNOWN_VERSIONS)
-HANDSHAKE_REVISIONS: Final = frozenset(HANDSHAKE_VERSIONS)
-MODERN_REVISIONS: Final = frozenset({V2026_07_28})
+_ALL: Final = frozenset(KNOWN_VERSIONS)
+_HANDSHAKE: Final = frozenset(HANDSHAKE_VERSIONS)
+_MODERN: Final = frozenset(MODERN_VERSIONS)
 _NONE: Final[frozenset[str]] = frozenset()
 
 
@@ -110,7 +107,7 @@ class MethodSpec:
     by_server: frozenset[str] = _NONE
     embedded_revisions: frozenset[str] = _NONE
     capability: tuple[str, ...] | None = None
-    capability_revisions: frozenset[str] = ALL_REVISIONS
+    capability_revisions: frozenset[str] = _ALL
     name_param: str | None = None
     cache_hint_revisions: frozenset[str] = _NONE
     #: Every revision where the method is a JSON-RPC message, sent by either side.
@@ -149,9 +146,6 @@ def _having(feature: Feature) -> frozenset[str]:
     return frozenset(v for v in KNOWN_VERSIONS if has(v, feature))
 
 
-_ALL: Final = ALL_REVISIONS
-_HANDSHAKE: Final = HANDSHAKE_REVISIONS
-_MODERN: Final = MODERN_REVISIONS
 _TASKS: Final = _having(Feature.TASKS)
 #: The revisions whose servers declare ``completions`` (2024-11-05 has the method but no capability for it).
 _WITH_COMPLETIONS: Final = _having(Feature.COMPLETIONS)
@@ -304,7 +298,11 @@ _SPECS: Final = (
     _notification("notifications/prompts/list_changed", NotificationParams, by_server=_ALL),
     _notification("notifications/resources/list_changed", NotificationParams, by_server=_ALL),
     _notification("notifications/resources/updated", ResourceUpdatedNotificationParams, by_server=_ALL),
-    _notification("notifications/elicitation/complete", ElicitationCompleteNotificationParams, by_server=_TASKS),
+    _notification(
+        "notifications/elicitation/complete",
+        ElicitationCompleteNotificationParams,
+        by_server=_having(Feature.URL_ELICITATION) & _HANDSHAKE,
+    ),
     _notification("notifications/tasks/status", TaskStatusNotificationParams, by_client=_TASKS, by_server=_TASKS),
     _notification(
         "notifications/subscriptions/acknowledged", SubscriptionsAcknowledgedNotificationParams, by_server=_MODERN
