@@ -28,9 +28,10 @@ import attrs
 from ..transports._http_types import ClientDisconnected, Headers, RequestBodyError, decode_headers
 from ..transports.http.exchange import Request as HttpRequest  # h11 or ASGI
 from ..transports.http.exchange import Response as HttpResponse
-from ..transports.http.guard import ScopesFor, posted_message
+from ..transports.http.guard import ScopesFor, decoded_message, posted_message
 from ._dpop import DpopVerifier, InvalidDpopProof
 from ._metadata import challenge, protected_resource_metadata, protected_resource_metadata_paths
+from ._scopes import admit_scopes
 from ._tokens import InvalidToken, Principal, TokenVerifier, VerifierUnavailable
 
 __all__ = ["HostedAuthorizationServer", "Refusal", "ResourceServerAuth", "ScopesFor"]
@@ -158,6 +159,8 @@ class ResourceServerAuth:
         if isinstance(outcome, Refusal):
             await response.send(outcome.status, outcome.headers, outcome.body)
             return None
+        if scopes is not None:
+            admit_scopes(decoded_message(request))  # checked here: the server does not check them again
         return outcome
 
     async def admit_upgrade(

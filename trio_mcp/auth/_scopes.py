@@ -6,12 +6,30 @@ Pure bookkeeping for ``Server`` (``@server.tool(scopes=[...])``); the HTTP side 
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..errors import INVALID_REQUEST, McpError
 
-__all__ = ["ScopeTable", "scopes_of_principal"]
+__all__ = ["ScopeTable", "admit_scopes", "scopes_admitted", "scopes_of_principal"]
+
+#: The params of the request whose scopes the HTTP guard checked already in this task (``ResourceServerAuth``):
+#: the server does not check them a second time. Held by identity; the next request's params are another object.
+_admitted: contextvars.ContextVar[Any] = contextvars.ContextVar("trio_mcp_admitted_params", default=None)
+
+
+def admit_scopes(message: Any) -> None:
+    """Note that the scopes ``message`` (one decoded JSON-RPC message) needs were checked for its caller."""
+    params = message.get("params") if type(message) is dict else None
+    if type(params) is dict:
+        _admitted.set(params)
+
+
+def scopes_admitted(params: Mapping[str, Any]) -> bool:
+    """Whether the scopes of the request with these ``params`` were checked already (``admit_scopes``)."""
+    return _admitted.get() is params
+
 
 #: Which registry a request method looks in, and the parameter naming the item.
 _TARGETS = {"tools/call": ("tools", "name"), "prompts/get": ("prompts", "name"), "resources/read": ("resources", "uri")}

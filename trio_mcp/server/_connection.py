@@ -26,6 +26,7 @@ from .._wire.convert import from_wire, params_from_wire, to_wire
 from .._wire.features import Feature, has
 from .._wire.methods import spec_for
 from .._wire.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION
+from ..auth._scopes import scopes_admitted
 from ..errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -374,8 +375,9 @@ class ServerConnection:
             del self._held_logs[request.id]
 
     async def _dispatch(self, request: InboundRequest) -> Any:
-        if self.server.scopes and type(request.params) is dict:  # scopes= on a tool, resource or prompt
-            self.server.scopes.check(self.server.required_scopes(request.method, request.params), self.principal)
+        params = request.params
+        if self.server.scopes and type(params) is dict and not scopes_admitted(params):  # scopes= of an item
+            self.server.scopes.check(self.server.required_scopes(request.method, params), self.principal)
         if self.modern_only or is_modern(request.params):
             return await self._handle_modern(request)
         method = request.method
