@@ -64,6 +64,14 @@ def test_which_results_carry_caching_hints(revision: str) -> None:
     assert hinted == facts.CACHE_HINTED[revision]
 
 
+def test_which_requests_may_run_as_tasks() -> None:
+    augmentable = {method: spec.task_capability for method, spec in METHODS.items() if spec.task_capability}
+    assert augmentable == facts.TASK_CAPABILITY
+    for method, path in augmentable.items():
+        receiver = facts.CLIENT_CAPABILITIES if METHODS[method].by_server else facts.SERVER_CAPABILITIES
+        assert path[0] in receiver["2025-11-25"]
+
+
 def test_the_header_codec_names_what_the_transport_page_says() -> None:
     assert dict(NAMED_METHODS) == facts.MCP_NAME
 

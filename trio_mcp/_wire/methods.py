@@ -97,7 +97,8 @@ class MethodSpec:
     the method (``("resources", "subscribe")``: ``capabilities.resources.subscribe``); a revision outside
     ``capability_revisions`` has no such capability, so a sender cannot check it there. ``name_param`` is the
     param the 2026-07-28 ``Mcp-Name`` request header mirrors; ``cache_hint_revisions`` are those whose complete
-    results carry caching hints (``ttlMs``, ``cacheScope``).
+    results carry caching hints (``ttlMs``, ``cacheScope``). ``task_capability`` is where a receiver declares
+    that it runs the request as a task when asked to (2025-11-25: ``capabilities.tasks.requests.tools.call``).
     """
 
     method: str
@@ -110,6 +111,7 @@ class MethodSpec:
     capability_revisions: frozenset[str] = _ALL
     name_param: str | None = None
     cache_hint_revisions: frozenset[str] = _NONE
+    task_capability: tuple[str, ...] | None = None
     #: Every revision where the method is a JSON-RPC message, sent by either side.
     revisions: frozenset[str] = attrs.field(init=False)
 
@@ -165,7 +167,13 @@ _SPECS: Final = (
         cache_hint_revisions=_MODERN,
     ),
     _request(
-        "tools/call", CallToolRequestParams, CallToolResult, by_client=_ALL, capability=("tools",), name_param="name"
+        "tools/call",
+        CallToolRequestParams,
+        CallToolResult,
+        by_client=_ALL,
+        capability=("tools",),
+        name_param="name",
+        task_capability=("tasks", "requests", "tools", "call"),
     ),
     # prompts
     _request(
@@ -243,6 +251,7 @@ _SPECS: Final = (
         by_server=_HANDSHAKE,
         embedded_revisions=_MODERN,
         capability=("sampling",),
+        task_capability=("tasks", "requests", "sampling", "createMessage"),
     ),
     _request(
         "roots/list",
@@ -259,6 +268,7 @@ _SPECS: Final = (
         by_server=_having(Feature.ELICITATION) & _HANDSHAKE,
         embedded_revisions=_MODERN,
         capability=("elicitation",),
+        task_capability=("tasks", "requests", "elicitation", "create"),
     ),
     # 2025-11-25 core tasks (experimental); either side can host tasks
     _request(

@@ -23,6 +23,7 @@ import trio
 from .._core.tasks import TaskEvent, TaskRecord, apply, task_wire
 from .._session import Session
 from .._wire.features import Feature, has
+from .._wire.methods import METHODS, declared
 from ..errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -170,7 +171,9 @@ async def _follow_or_cancel(
 
 async def _runs_as_task(client: TaskClient, name: str) -> bool:
     """2025-11-25: only a tool the server lists with task support may be called as a task."""
-    if client.server_capabilities.tasks is None or not has(client.protocol_version, Feature.TASKS):
+    augmented = METHODS["tools/call"].task_capability  # tasks.requests.tools.call
+    assert augmented is not None
+    if not has(client.protocol_version, Feature.TASKS) or not declared(client.server_capabilities, augmented):
         return False
     async for tool in client.iter_tools():
         if tool.name == name:
@@ -287,7 +290,10 @@ def _pace(task: dict[str, Any], modern: bool, override: float | None) -> float:
 MAX_HOSTED: Final = 64
 #: The longest a finished hosted task is kept, whatever TTL the server asks for (seconds).
 MAX_HOSTED_TTL: Final = 3600.0
-_HOSTED_METHODS: Final = frozenset({"sampling/createMessage", "elicitation/create"})
+#: The server requests a client may run as tasks (2025-11-25), from the method table.
+_HOSTED_METHODS: Final = tuple(
+    sorted(method for method, spec in METHODS.items() if spec.task_capability is not None and spec.by_server)
+)
 
 
 class _Hosted:
@@ -315,10 +321,11 @@ class TaskHost:
     def capability(declared: dict[str, Any]) -> dict[str, Any] | None:
         """The ``tasks`` capability for what the client can answer (None when it answers neither)."""
         requests: dict[str, Any] = {}
-        if "sampling" in declared:
-            requests["sampling"] = {"createMessage": {}}
-        if "elicitation" in declared:
-            requests["elicitation"] = {"create": {}}
+        for method in _HOSTED_METHODS:
+            spec = METHODS[method]
+            if spec.capability is not None and spec.capability[0] in declared and spec.task_capability is not None:
+                _, _, kind, request = spec.task_capability  # tasks.requests.<kind>.<request>
+                requests.setdefault(kind, {})[request] = {}
         return {"list": {}, "cancel": {}, "requests": requests} if requests else None
 
     def close(self) -> None:
