@@ -166,6 +166,13 @@ class _AsgiResponse:
         if not hold:
             await self._emit_held()
 
+    def withdraw(self) -> bool:
+        if not self._held or self._ending:
+            return False
+        self._held = []
+        self.started = False
+        return True
+
     async def _emit_held(self) -> None:
         held, self._held = self._held, []
         for message in held:

@@ -19,7 +19,7 @@ import trio.testing
 import trio_mcp
 from trio_mcp import Context, Server
 from trio_mcp.transports._client.h11client import ClientResponse, HttpClient
-from trio_mcp.transports.http import HttpTransportOptions
+from trio_mcp.transports.http import HttpTransportOptions, MemoryEventStore
 from trio_mcp.types import TextContent
 
 from test_http_resumption import read_events  # isort: skip
@@ -329,3 +329,54 @@ async def test_a_call_does_not_see_what_an_earlier_call_set_in_its_context(versi
                 seen = [(await client.call_tool("mark", {"value": value})).content[0] for value in ("a", "b")]
             nursery.cancel_scope.cancel()
     assert [content.text for content in seen if isinstance(content, TextContent)] == ["unset", "unset"]
+
+
+class HeldStore(MemoryEventStore):
+    """The default store, except that one append waits once ``hold`` is armed: the moment between a POST finding
+    its session and handing its request over, made long enough to end the session in."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hold: trio.Event | None = None
+        self.reached = trio.Event()
+
+    async def append(self, session_id: str, stream_id: str, data: str) -> str:
+        if self.hold is not None:
+            hold, self.hold = self.hold, None
+            self.reached.set()
+            await hold.wait()
+        return await super().append(session_id, stream_id, data)
+
+
+async def test_a_post_whose_session_ends_meanwhile_is_told_the_session_is_gone() -> None:
+    """A DELETE (here, or on another process through the directory) that ends the session while one of its POSTs is
+    on the way in: that POST is answered 404 like any POST to an ended session, and the server goes on serving."""
+    store = HeldStore()
+    server = Server("ending")
+    ping = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+    with trio.fail_after(10):
+        async with HttpClient() as http, trio.open_nursery() as nursery:
+            port = await nursery.start(
+                partial(server.serve_http, "127.0.0.1", 0, options=HttpTransportOptions(event_store=store))
+            )
+            url = f"http://127.0.0.1:{port}/mcp"
+            session = await open_session(http, url)
+            answered: list[ClientResponse] = []
+            done = trio.Event()
+
+            async def ping_the_session() -> None:
+                answered.append(await post(http, url, ping, session))
+                done.set()
+
+            store.hold = hold = trio.Event()
+            nursery.start_soon(ping_the_session)
+            await store.reached.wait()  # the POST found its session and is recording its stream's first event
+            deleted = await http.request(
+                "DELETE", url, headers=[("mcp-session-id", session), ("mcp-protocol-version", VERSION)]
+            )
+            assert deleted.status == 200
+            hold.set()
+            await done.wait()
+            assert answered[0].status == 404
+            assert await open_session(http, url)  # a new session on the same server
+            nursery.cancel_scope.cancel()

@@ -249,6 +249,16 @@ class HttpResponse:
             return
         await self._carrier.send(self._head_events(raw, first))
 
+    def withdraw(self) -> bool:
+        """Take back a head started with ``hold`` that has not gone out, so the handler can still answer otherwise
+        (what it was to answer turned out gone); False once anything was sent."""
+        if self._held is None or self._ending:
+            return False
+        self._held = None
+        self._started = False
+        self.status = None
+        return True
+
     def _head_events(self, raw: list[tuple[bytes, bytes]], first: bytes) -> list[h11.Event]:
         assert self.status is not None
         events: list[h11.Event] = [

@@ -75,6 +75,11 @@ class Response(Protocol):
         with it), ``write(b"")`` sending it alone."""
         ...
 
+    def withdraw(self) -> bool:
+        """Take back a head started with ``hold`` that has not gone out, so the handler can still answer otherwise;
+        False once anything was sent."""
+        ...
+
     async def write(self, data: bytes, *, shielded: bool = False) -> None:
         """Send a piece of a started response; with ``shielded``, a cancelled writer still sends it whole."""
         ...
@@ -117,6 +122,9 @@ class ResponseWithHeaders:
 
     async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"", *, hold: bool = False) -> None:
         await self._inner.start(status, self._with_extra(headers), first, hold=hold)
+
+    def withdraw(self) -> bool:
+        return self._inner.withdraw()
 
     async def write(self, data: bytes, *, shielded: bool = False) -> None:
         await self._inner.write(data, shielded=shielded)

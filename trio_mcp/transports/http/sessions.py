@@ -11,6 +11,7 @@ serves any request of a session, taking it over from its record.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 from collections.abc import Mapping
@@ -26,6 +27,8 @@ from ..._core.sse import encode_comment
 from ..._identity import caller_key
 from ..._runner import InCaller, Spawn
 from ..._wire.features import Feature, has
+from ...errors import ConnectionClosed
+from .._h11server import ClientDisconnected
 from ._common import (
     JSON_HEADERS,
     SSE_HEADERS,
@@ -79,6 +82,18 @@ class SessionEndpoint:
             if found is None:
                 return
             session = found
+        try:
+            await self._post_to(session, response, route)
+        except ConnectionClosed:  # the session ended after it was found: a DELETE here, or on another process
+            if not response.started or response.withdraw():
+                await refuse(response, Rejection(Refusal.SESSION_NOT_FOUND, "Session not found", _single_id(message)))
+            else:  # its stream had begun: it ends with the session
+                with contextlib.suppress(ClientDisconnected):
+                    await response.finish()
+
+    async def _post_to(self, session: HttpSession, response: HttpResponse, route: Route) -> None:
+        """Serve a POST in ``session``; raises ``ConnectionClosed`` if the session ends before it is handed over."""
+        message = route.message
         if type(message) is list and not has(session.version, Feature.BATCHES):
             await refuse(
                 response,
