@@ -276,8 +276,48 @@ async def test_a_failed_install_is_one_line_naming_its_log(tmp_path: Path) -> No
     env = {"TRIO_MCP_NODE": str(node), "TRIO_MCP_INSPECTOR_DIR": str(folder)}
     out = await run_cli("dev", "app.py", "--no-open", cwd=tmp_path, env=env)
     assert out.status == 3, out.stderr
+    [log] = folder.parent.glob("inspector.installing-*/install.log")
     assert out.stderr.splitlines()[-1] == (
-        f"trio-mcp: installing the MCP Inspector failed (npm exited 1); npm's output is in {folder / 'install.log'}"
+        f"trio-mcp: installing the MCP Inspector failed (npm exited 1); npm's output is in {log}"
     )
-    assert "E404" in (folder / "install.log").read_text()
+    assert "E404" in log.read_text()
+    assert not folder.exists()  # a failed install never looks like one
     assert "serving" not in out.stderr  # nothing was started before the Inspector was there
+
+
+async def test_two_first_runs_at_once_leave_one_complete_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two first runs install at the same moment (a stand-in npm that takes a while to write a release): both get
+    the same launcher, from one complete folder, with nothing half-written or left over beside it."""
+    from trio_mcp.cli._inspector import install_inspector, pinned_version
+
+    node = tmp_path / "node" / "bin" / "node"
+    npm = tmp_path / "node" / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
+    npm.parent.mkdir(parents=True)
+    node.parent.mkdir(parents=True)
+    npm.write_text("")
+    node.write_text(
+        f"#!{sys.executable}\nimport json, pathlib, sys, time\n"
+        "prefix = pathlib.Path(sys.argv[sys.argv.index('--prefix') + 1])\n"
+        "package = prefix / 'node_modules' / '@modelcontextprotocol' / 'inspector'\n"
+        "package.mkdir(parents=True)\n"
+        f"manifest = {{'version': {pinned_version()!r}, 'bin': {{'mcp-inspector': 'cli.js'}}}}\n"
+        "(package / 'package.json').write_text(json.dumps(manifest))\n"
+        "time.sleep(0.5)\n"  # the other install starts meanwhile
+        "(prefix / 'node_modules' / '.package-lock.json').write_text('{}')\n"
+    )
+    node.chmod(0o755)
+    folder = tmp_path / "cache" / "inspector"
+    monkeypatch.setenv("TRIO_MCP_INSPECTOR_DIR", str(folder))
+    launchers: list[Path] = []
+
+    async def install() -> None:
+        launchers.append(await install_inspector(str(node), lambda line: None))
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(install)
+            nursery.start_soon(install)
+    assert launchers == [folder / "node_modules" / "@modelcontextprotocol" / "inspector" / "cli.js"] * 2
+    assert sorted(path.name for path in folder.parent.iterdir()) == ["inspector"]

@@ -12,6 +12,7 @@ import collections
 import json
 import os
 import re
+import secrets
 import shutil
 import socket
 import subprocess
@@ -120,23 +121,27 @@ def _npm(node: str) -> list[str]:
 
 
 async def install_inspector(node: str, say: Callable[[str], None]) -> Path:
-    """The Inspector's launcher, installed first (quietly; one line and the log's path if that fails) if need be."""
+    """The Inspector's launcher, installed first (quietly; one line and the log's path if that fails) if need be.
+
+    npm installs into a folder of its own beside the final one, renamed into place once complete: two first runs at
+    once each install, the first to finish is kept, and an install cut short never looks like one."""
     folder = install_folder()
     entry = _entry_point(folder)
     if entry is not None:
         return entry
     say(f"installing the MCP Inspector {pinned_version()} into {folder} (once)")
+    staging = folder.with_name(f"{folder.name}.installing-{secrets.token_hex(4)}")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        staging.mkdir(parents=True)
         for name in ("package.json", "package-lock.json"):
-            shutil.copyfile(_LOCKED / name, folder / name)
+            shutil.copyfile(_LOCKED / name, staging / name)
     except OSError as exc:
         raise CliError(
-            f"cannot install the MCP Inspector into {folder} ({exc.strerror or exc}): "
+            f"cannot install the MCP Inspector into {folder.parent} ({exc.strerror or exc}): "
             "name a writable folder with TRIO_MCP_INSPECTOR_DIR"
         ) from None
-    log = folder / "install.log"
-    command = [*_npm(node), "ci", "--prefix", str(folder), "--no-audit", "--no-fund", "--loglevel=error"]
+    log = staging / "install.log"
+    command = [*_npm(node), "ci", "--prefix", str(staging), "--no-audit", "--no-fund", "--loglevel=error"]
     with log.open("wb") as output:
         try:
             with trio.move_on_after(INSTALL_TIMEOUT) as timer:
@@ -148,10 +153,25 @@ async def install_inspector(node: str, say: Callable[[str], None]) -> Path:
     if timer.cancelled_caught or done.returncode != 0:
         why = f"took over {INSTALL_TIMEOUT:.0f} s" if timer.cancelled_caught else f"npm exited {done.returncode}"
         raise CliError(f"installing the MCP Inspector failed ({why}); npm's output is in {log}", CONNECTION)
+    if _entry_point(staging) is None:
+        raise CliError(f"npm installed no MCP Inspector {pinned_version()} into {staging}; see {log}", CONNECTION)
+    _move_into_place(staging, folder)
     entry = _entry_point(folder)
-    if entry is None:
-        raise CliError(f"npm installed no MCP Inspector {pinned_version()} into {folder}; see {log}", CONNECTION)
+    assert entry is not None  # complete, checked in staging, and folders are renamed whole
     return entry
+
+
+def _move_into_place(staging: Path, folder: Path) -> None:
+    """Rename a complete install to ``folder``, unless another install got there first (then it is dropped); a
+    folder there that is not a complete install (cut short before this way of installing) is replaced."""
+    if _entry_point(folder) is None and folder.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+    try:
+        staging.rename(folder)
+    except OSError:  # another install was renamed into place meanwhile
+        if _entry_point(folder) is None:
+            raise CliError(f"cannot move the MCP Inspector installed in {staging} to {folder}", CONNECTION) from None
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def free_port() -> int:
