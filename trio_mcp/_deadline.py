@@ -92,7 +92,10 @@ def _budget(params: Any) -> float | None:
 def serve_within(request: Q, serve: Callable[[Q], Awaitable[R]]) -> Awaitable[R]:
     """``serve(request)`` within the budget the request carries (if any), counted from now: what to await. A request
     without one (most) is served as it is, with no coroutine of this module around it."""
-    budget = _budget(request.params)
+    params = request.params
+    if not params or "_meta" not in params:  # most requests: nothing to read
+        return serve(request)
+    budget = _budget(params)
     if budget is None:
         return serve(request)
     return _serve_on_budget(request, serve, budget)

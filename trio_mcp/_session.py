@@ -246,8 +246,6 @@ class SessionStatistics:
     closed: bool
 
 
-#: What a request served alone runs in instead of its cancel scope (``Session.serve_alone``).
-_NO_SCOPE: Final[contextlib.AbstractContextManager[None]] = contextlib.nullcontext()
 #: The scope a request has until its runner gives it one, at once (``RequestRunner.run``); never entered.
 _RUNNER_GIVES_SCOPE: Final = trio.CancelScope()
 #: The runner of a session not started yet (nothing reaches it: ``take`` refuses until one is).
@@ -631,9 +629,11 @@ class Session:
         whatever it raises is its request's failure alone (see ``_failures``). ``reader``: see ``Inline``."""
         response: dict[str, Any] | None = None
         try:
-            with _NO_SCOPE if scope is None else scope:
-                result = await serve_within(request, self._handler.handle_request)
-                response = result_message(request.id, result)
+            if scope is None:  # no context manager to enter and leave: most requests (stdio's, served inline)
+                response = result_message(request.id, await serve_within(request, self._handler.handle_request))
+            else:
+                with scope:  # a cancelled scope leaves no answer
+                    response = result_message(request.id, await serve_within(request, self._handler.handle_request))
         except McpError as exc:
             response = error_message(request.id, exc.code, exc.message, exc.data)
         except BaseException as exc:

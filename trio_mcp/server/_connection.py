@@ -374,18 +374,19 @@ class ServerConnection:
         finally:
             del self._held_logs[request.id]
 
-    async def _dispatch(self, request: InboundRequest) -> Any:
+    def _dispatch(self, request: InboundRequest) -> Awaitable[Any]:
+        """What to await for ``request``'s result (its handler's coroutine: no coroutine of this method around it);
+        a request refused before its handler runs raises here."""
         params = request.params
         if self.server.scopes and type(params) is dict and not scopes_admitted(params):  # scopes= of an item
             self.server.scopes.check(self.server.required_scopes(request.method, params), self.principal)
-        if self.modern_only or is_modern(request.params):
-            return await self._handle_modern(request)
+        if self.modern_only or (params and "_meta" in params and is_modern(params)):
+            return self._handle_modern(request)
         method = request.method
         refusal = self.lifecycle.client_request_refusal(method)
         if refusal is not None:
             raise McpError(INVALID_REQUEST, f"Invalid Request: {refusal}")
-        handler = self._handler_for(method, self.version)
-        return await handler(self, request, None)
+        return self._handler_for(method, self.version)(self, request, None)
 
     def _failure_error(self, method: str, exc: BaseException) -> BaseException:
         """The JSON-RPC error a failed handler is answered with; ``exc`` itself when it must propagate."""
