@@ -16,6 +16,7 @@ __all__ = [
     "RequestBodyError",
     "RequestBodyTimeout",
     "RequestBodyTooLarge",
+    "EncodedHeaders",
     "decode_headers",
     "encode_headers",
     "has_header",
@@ -93,14 +94,39 @@ HeadersLike = Union[Mapping[str, str], Iterable[tuple[str | bytes, str | bytes]]
 
 
 def decode_headers(raw: Iterable[tuple[bytes, bytes]]) -> Headers:
-    """``Headers`` from ``(name, value)`` pairs as they came off the wire (a request is parsed once per exchange)."""
+    """``Headers`` from ``(name, value)`` pairs as they came off the wire (a request is parsed once per exchange):
+    decoded and indexed in one pass."""
+    items: list[tuple[str, str]] = []
+    index: dict[str, list[str]] = {}
+    for raw_name, raw_value in raw:
+        name = raw_name.decode("latin-1").lower()
+        value = raw_value.decode("latin-1")
+        items.append((name, value))
+        values = index.get(name)
+        if values is None:
+            index[name] = [value]
+        else:
+            values.append(value)
     headers = Headers.__new__(Headers)
-    headers._index_items([(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in raw])
+    headers._items = items
+    headers._index = index
     return headers
+
+
+class EncodedHeaders(tuple[tuple[bytes, bytes], ...]):
+    """Header fields encoded once, for a head sent on every response (a JSON answer's, an SSE stream's):
+    ``encode_headers`` takes them as they are."""
+
+    __slots__ = ()
+
+    def __new__(cls, headers: HeadersLike) -> EncodedHeaders:
+        return super().__new__(cls, encode_headers(headers))
 
 
 def encode_headers(headers: HeadersLike) -> list[tuple[bytes, bytes]]:
     """Headers a caller hands us as wire pairs: names lower case, in order, repeats kept."""
+    if type(headers) is EncodedHeaders:
+        return list(headers)
     if isinstance(headers, Headers):
         pairs: Iterable[tuple[str | bytes, str | bytes]] = headers.multi_items()
     elif isinstance(headers, Mapping):

@@ -102,20 +102,16 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
-def _framing_refusal(headers: Headers) -> str | None:
-    """Why a request head is refused before anything else (RFC 9112 sections 3.2 and 6.1), or None."""
-    if "transfer-encoding" in headers and "content-length" in headers:
-        return "a request may not carry both Content-Length and Transfer-Encoding"
-    if len(headers.get_all("host")) > 1:
-        return "more than one Host header"
-    return None
-
-
-def _declared_length(headers: Headers) -> int | None:
+def _framing(headers: Headers) -> tuple[str | None, int | None]:
+    """Why a request head is refused before anything else (RFC 9112 sections 3.2 and 6.1), or None; and the
+    body's declared length (None when chunked or absent). Each field is looked up once."""
     lengths = headers.get_all("content-length")
-    if not lengths or "transfer-encoding" in headers:
-        return None
-    return int(lengths[-1])  # h11 has validated it
+    chunked = "transfer-encoding" in headers
+    if chunked and lengths:
+        return "a request may not carry both Content-Length and Transfer-Encoding", None
+    if len(headers.get_all("host")) > 1:
+        return "more than one Host header", None
+    return None, int(lengths[-1]) if lengths and not chunked else None  # h11 has validated it
 
 
 class Connection:
@@ -267,7 +263,8 @@ class Connection:
             if self._send_broken is not None:
                 raise ClientDisconnected(self._send_broken)
             try:
-                data = b"".join(self._h11.send(event) or b"" for event in events)
+                send = self._h11.send
+                data = b"".join([send(event) or b"" for event in events])
             except h11.LocalProtocolError as exc:
                 # h11 has moved our side to ERROR: nothing more can be sent on this connection.
                 self._send_broken = f"the response broke HTTP/1.1 framing: {exc}"
@@ -372,13 +369,17 @@ class Connection:
             timer = self._nursery.cancel_scope
             timer.deadline = trio.current_time() + limits.keep_alive_timeout
             self._idle = True
+            arrived = 0
             try:
-                while not self._buffered() and not self._peer_gone and not self._server.shutting_down:
+                while not self._peer_gone and not self._server.shutting_down:
                     await self._fill()
+                    arrived = self._buffered()
+                    if arrived:
+                        break
             finally:
                 self._idle = False
                 timer.deadline = math.inf
-            if not self._buffered() or timer.cancel_called:
+            if not arrived or timer.cancel_called:
                 return None
         elif not first:
             await trio.lowlevel.checkpoint()  # the next request was sent early: let the other connections run
@@ -426,8 +427,8 @@ class Connection:
         response = HttpResponse(self, request)
         self._response = response
         if self._peer_gone:
-            response.disconnected.set()
-        refusal = _framing_refusal(request.headers)
+            response.mark_disconnected()
+        refusal, declared = _framing(request.headers)
         if refusal is not None:
             await self._send_error(400, refusal)
             return False
@@ -435,7 +436,6 @@ class Connection:
             await self._send_error(400, f"invalid Host header {request.headers['host']!r}")
             return False
         try:
-            declared = _declared_length(request.headers)
             if declared is not None and declared > self._limits.max_body_bytes:
                 await self._send_error(
                     413, f"request body of {declared} bytes is over the {self._limits.max_body_bytes}-byte limit"
@@ -481,7 +481,7 @@ class Connection:
                 await self._send_error(500, "internal server error", close=False)
             return
         if not response.started:
-            if response.disconnected.is_set():
+            if response.gone:
                 return  # the client left and the handler gave up: nothing to answer, nothing wrong
             logger.error("HTTP handler returned without responding to %s %s; sent 500", request.method, request.target)
             await self._send_error(500, "internal server error: the handler did not respond", close=False)

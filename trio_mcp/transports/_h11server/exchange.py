@@ -138,7 +138,8 @@ class HttpResponse:
     """
 
     __slots__ = (
-        "disconnected",
+        "_disconnected",
+        "_gone",
         "_carrier",
         "_request",
         "_started",
@@ -151,8 +152,9 @@ class HttpResponse:
     )
 
     def __init__(self, carrier: Carrier, request: HttpRequest) -> None:
-        #: Set when the client closes or resets the connection (or stops reading) mid-request.
-        self.disconnected = trio.Event()
+        # ``disconnected``, made when first asked for: most responses end without anyone waiting for it.
+        self._disconnected: trio.Event | None = None
+        self._gone = False
         self._cancel_scopes: list[trio.CancelScope] = []
         self._cancels_task = False
         #: The status sent, once started.
@@ -166,10 +168,25 @@ class HttpResponse:
         #: A head (its fields and first bytes) started with ``hold``, not sent yet: it goes with the next write.
         self._held: tuple[list[tuple[bytes, bytes]], bytes] | None = None
 
+    @property
+    def disconnected(self) -> trio.Event:
+        """Set when the client closes or resets the connection (or stops reading) mid-request."""
+        event = self._disconnected
+        if event is None:
+            event = self._disconnected = trio.Event()
+            if self._gone:
+                event.set()
+        return event
+
+    @property
+    def gone(self) -> bool:
+        """Whether the client went away before the response was complete (``disconnected`` is set)."""
+        return self._gone
+
     def cancel_on_disconnect(self, scope: trio.CancelScope, *, or_shutdown: bool = False) -> None:
         """Cancel ``scope`` as soon as the client goes away (at once if it already has), and with
         ``or_shutdown`` also when a ``Drain`` begins: no watcher task per request."""
-        if self.disconnected.is_set() or (or_shutdown and self._carrier.draining):
+        if self._gone or (or_shutdown and self._carrier.draining):
             scope.cancel()
             return
         self._cancel_scopes.append(scope)
@@ -181,13 +198,15 @@ class HttpResponse:
         nothing else meanwhile and ends with its client anyway. A handler then needs no scope of its own for it
         (entering one costs several microseconds). Always possible here: True."""
         self._cancels_task = True
-        if self.disconnected.is_set():
+        if self._gone:
             self._carrier.cancel_task()
         return True
 
     def mark_disconnected(self) -> None:
         """The carrier's call when the client goes away before the response is complete."""
-        self.disconnected.set()
+        self._gone = True
+        if self._disconnected is not None:
+            self._disconnected.set()
         for scope in self._cancel_scopes:
             scope.cancel()
         if self._cancels_task:

@@ -18,6 +18,7 @@ from .._h11server import (
     ClientDisconnected,
     RequestBodyError,
 )
+from .._http_types import EncodedHeaders
 from .exchange import Request as HttpRequest  # the h11 server's, or the ASGI adapter's
 from .exchange import Response as HttpResponse
 
@@ -34,12 +35,15 @@ __all__ = [
     "send_error",
 ]
 
-SSE_HEADERS: Final = (
-    ("content-type", "text/event-stream"),
-    ("cache-control", "no-cache"),
-    ("x-accel-buffering", "no"),
+# Encoded once: every answer carries one of them.
+SSE_HEADERS: Final = EncodedHeaders(
+    (
+        ("content-type", "text/event-stream"),
+        ("cache-control", "no-cache"),
+        ("x-accel-buffering", "no"),
+    )
 )
-JSON_HEADERS: Final = (("content-type", "application/json"),)
+JSON_HEADERS: Final = EncodedHeaders((("content-type", "application/json"),))
 
 #: Who sent the HTTP request being handled (set per request task; None without authentication).
 request_principal: contextvars.ContextVar[Any] = contextvars.ContextVar("trio_mcp_http_principal", default=None)
