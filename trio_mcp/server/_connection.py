@@ -635,7 +635,9 @@ class ServerConnection:
     async def _list_tools(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
         return self._page(request, modern, "tools/list", "tools")
 
-    async def _call_tool(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
+    def _call_tool(self, request: InboundRequest, modern: ModernRequest | None) -> Awaitable[Any]:
+        """What to await for a ``tools/call``'s result: the tool's run itself, or its task's start (no coroutine of
+        this method around either); bad params and an unknown tool raise here."""
         params = request.params or {}
         name = params.get("name")
         arguments = params.get("arguments")
@@ -653,27 +655,25 @@ class ServerConnection:
                 def work(live: LiveTask) -> Awaitable[dict[str, Any]]:
                     return self.run_tool(tool, arguments, TaskContext(request, self, modern, live, tasks))
 
-                return await tasks.start(self, request, modern, tool, asked, work)
-        try:
-            with self._context(request, modern, sees_context=bool(tool.schema.skipped)) as context:
-                return await self.run_tool(tool, arguments, context)
-        except HandlerCancelled as exc:
-            return error_result(f"Tool {tool.name} {exc}")
+                return tasks.start(self, request, modern, tool, asked, work)
+        return self.run_tool(tool, arguments, Context(request, self, modern), sees_context=bool(tool.schema.skipped))
 
     async def run_tool(
-        self, tool: ToolDefinition, arguments: dict[str, Any] | None, context: Context
+        self, tool: ToolDefinition, arguments: dict[str, Any] | None, context: Context, *, sees_context: bool = False
     ) -> dict[str, Any]:
         """Run a tool (inline, or as a task) and return its finished ``CallToolResult``: whatever the handler
-        raises becomes an ``isError`` result, except a protocol error and the cancellation of a scope around it."""
-        token = current_context.set(context)
+        raises becomes an ``isError`` result, except a protocol error and the cancellation of a scope around it.
+        ``sees_context``: as for ``_context``, whose scope cancelled or timed out is an ``isError`` result too."""
         try:
-            return await tool.run(arguments, context, context.protocol_version)
-        except McpError:
-            raise
-        except BaseException as exc:
-            return self._tool_failure(tool.name, exc)
-        finally:
-            current_context.reset(token)
+            with _HandlerContext(context, sees_context):
+                try:
+                    return await tool.run(arguments, context, context.protocol_version)
+                except McpError:
+                    raise
+                except BaseException as exc:
+                    return self._tool_failure(tool.name, exc)
+        except HandlerCancelled as exc:
+            return error_result(f"Tool {tool.name} {exc}")
 
     def _tool_failure(self, name: str, exc: BaseException) -> dict[str, Any]:
         """The ``isError`` result for a tool that raised ``exc`` (or ``exc`` re-raised when it is no failure)."""

@@ -676,6 +676,8 @@ class ServerCore:
 
     def offers(self, capability: str) -> bool:
         """True if this server serves the methods behind ``capability`` ("tools", "prompts", ...)."""
+        if capability == "tools":  # asked on every tools/call
+            return bool(self.tools)
         if capability == "completions":
             return self.completion_handler is not None or any(m.child.offers("completions") for m in self.mounts)
         if capability == "resources":
