@@ -7,6 +7,7 @@ their carrier for the rest: bytes off the socket, a write, a cancel when the cli
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from http import HTTPStatus
 from typing import Protocol
@@ -23,6 +24,8 @@ __all__ = ["REASONS", "Carrier", "Handler", "HttpRequest", "HttpResponse"]
 #: The reason phrase of each status, as h11 sends it.
 REASONS = {status.value: status.phrase.encode("ascii") for status in HTTPStatus}
 _NO_BODY_STATUSES = frozenset({204, 304})
+#: ``parse_host``, remembered for the few ``Host`` values a server sees (every request of a client sends the same).
+_parsed_host = functools.lru_cache(maxsize=128)(parse_host)
 
 
 class Carrier(Protocol):
@@ -82,7 +85,7 @@ class HttpRequest:
         self.peer = peer
         host = self.headers.get("host")
         #: The ``Host`` (``trio_mcp._core.hosts.parse_host``): lower case, IPv6 bracketed, no port; None if absent.
-        self.host = parse_host(host) if host is not None else None
+        self.host = _parsed_host(host) if host is not None else None
         self._carrier = carrier
         self._body: bytes | None = None
         self._body_error: Exception | None = None

@@ -47,7 +47,9 @@ class MemoryEventStore:
         self._dropped: dict[str, dict[str, int]] = {}
 
     async def append(self, session_id: str, stream_id: str, data: str) -> str:
-        streams = self._events.setdefault(session_id, {})
+        streams = self._events.get(session_id)
+        if streams is None:
+            streams = self._events[session_id] = {}
         events = streams.pop(stream_id, None)  # put back last: the streams stay in the order of their last event
         if events is None:
             events = []

@@ -60,6 +60,7 @@ class StreamableHttpApp:
             bound_host, allowed_hosts=options.allowed_hosts, allowed_origins=origins, authenticate=options.authenticate
         )
         self._cors = Cors(options.cors_origins)
+        self._probes = frozenset(path for path in (options.liveness_path, options.readiness_path) if path)
         self._nursery = nursery
         self.sessions = SessionEndpoint(connect, nursery, options)
         self._legacy = options.sessions and options.sse_path is not None
@@ -110,7 +111,7 @@ class StreamableHttpApp:
         # browsers post its consent form from the server's own public origin, and apps call its token endpoint.
         own = options.auth is not None and path in options.auth.metadata_paths(options.path) and path != options.path
         refused = refused or (None if own else self._guard.check_origin(headers.get_all("origin")))
-        if refused is None and path in (options.liveness_path, options.readiness_path):
+        if refused is None and path in self._probes:
             await _probe(request, response, ready=path == options.readiness_path)
             return
         if refused is None and path in options.routes:

@@ -29,8 +29,10 @@ from ..._wire.features import Feature, has
 from ..._wire.versions import DEFAULT_NEGOTIATED_VERSION
 from ...errors import INTERNAL_ERROR, ConnectionClosed
 from .._base import notified_change
+from .._http_types import EncodedHeaders
 from .._quick_lock import QuickLock
 from ._common import (
+    SSE_HEADERS,
     SseWriter,
     event_data,
 )
@@ -131,6 +133,8 @@ class HttpSession:
         restored: SessionState | None = None,
     ) -> None:
         self.id = session_id
+        #: The head of each of its SSE responses, encoded once.
+        self.sse_head = EncodedHeaders((*SSE_HEADERS, ("mcp-session-id", session_id)))
         self.principal = principal
         #: Who the session belongs to (``caller_key``): the same for every token of that caller, in every process.
         self.caller = caller_key(principal)

@@ -31,7 +31,6 @@ from ...errors import ConnectionClosed
 from .._h11server import ClientDisconnected
 from ._common import (
     JSON_HEADERS,
-    SSE_HEADERS,
     ConnectFunction,
     SseWriter,
     refuse,
@@ -114,7 +113,6 @@ class SessionEndpoint:
             return
         message = here
         stream = await session.open_stream(set(route.request_ids))
-        headers: list[tuple[str, str]] = [("mcp-session-id", session.id)]
         # When sessions roam, a request that changes the session's record is answered once it is kept: a 503 if
         # it could not be (the session is not opened, or not changed for good).
         recording = session.roams and type(message) is dict and message.get("method") in _RECORDING
@@ -133,6 +131,7 @@ class SessionEndpoint:
             if response.disconnected.is_set() or session.closed.is_set():
                 return
             if self.options.json_response:
+                headers = (("mcp-session-id", session.id),)
                 answers = session.collected_answers(stream)
                 if not answers:  # every request was cancelled: nothing to answer
                     await response.send(202, headers)
@@ -140,7 +139,7 @@ class SessionEndpoint:
                 body = answers[0] if type(message) is dict and len(answers) == 1 else answers
                 await response.send(200, [*JSON_HEADERS, *headers], encode(body))
                 return
-            await response.start(200, [*SSE_HEADERS, *headers])
+            await response.start(200, session.sse_head)
             writer = SseWriter(response)
             if await session.attach(stream, writer):  # what it collected
                 stream.left(writer)
@@ -150,7 +149,7 @@ class SessionEndpoint:
         priming = None if route.opens_session else await session.priming(stream)
         # The head waits for the first event: a quick answer goes with it in one write (a slow one gets it after
         # ``_HEAD_HOLD``, below).
-        await response.start(200, [*SSE_HEADERS, *headers], priming or b"", hold=True)
+        await response.start(200, session.sse_head, priming or b"", hold=True)
         writer = SseWriter(response)
         await session.attach(stream, writer)
         if type(message) is not dict:  # a batch: its members run in the session's tasks
@@ -211,7 +210,7 @@ class SessionEndpoint:
             except ClientMistake as mistake:
                 await refuse(response, mistake.rejection)
                 return
-        await response.start(200, [*SSE_HEADERS, ("mcp-session-id", session.id)])
+        await response.start(200, session.sse_head)
         writer = SseWriter(response)
         try:
             if not await session.attach(stream, writer, last_event_id=last_event_id):
