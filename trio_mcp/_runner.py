@@ -28,14 +28,25 @@ class Reader:
 
     ``scope`` is entered around the reading: a request served inline has it for its cancel scope, as the task
     becomes that request's alone once it waits (and nothing but that request can cancel it before).
-    ``serving`` is the request run as a step of the reading right now, before it first waits."""
+    ``serving`` is the request run as a step of the reading right now, before it first waits; ``read_on``
+    starts a new reading task once it waited."""
 
-    __slots__ = ("handed_off", "scope", "serving")
+    __slots__ = ("handed_off", "scope", "serving", "read_on")
 
     def __init__(self) -> None:
         self.handed_off = False
         self.scope = trio.CancelScope()
         self.serving: object = None
+        self.read_on: Callable[[], None] | None = None
+
+    def hand_off(self) -> bool:
+        """The request served inline waited: this turn is over, and reading goes on in a new task (whose context
+        is the reader's own, untouched). A bound method, not a closure made per request."""
+        self.serving = None
+        self.handed_off = True
+        assert self.read_on is not None
+        self.read_on()
+        return True
 
 
 class Request(Protocol):
@@ -106,18 +117,11 @@ class Inline(Spawn):
             await super().run(serve, request, reader)
             return
         request.cancel_scope = reader.scope
-
-        def hand_off() -> bool:
-            # The reader's own context is untouched, so the new reader starts from the same one.
-            reader.serving = None
-            reader.handed_off = True
-            self._read_on()
-            return True
-
+        reader.read_on = self._read_on
         reader.serving = request
         try:
             # In a context copied for it, as trio gives a task it spawns.
-            await run_noting_waits(serve(request, None, reader), hand_off, contextvars.copy_context())
+            await run_noting_waits(serve(request, None, reader), reader.hand_off, contextvars.copy_context())
         finally:
             reader.serving = None
 

@@ -535,17 +535,16 @@ class Session:
             if not reader.handed_off:
                 self._shutdown(reason)
 
-    async def _take(self, message: Any, reader: Reader | None = None, runner: RequestRunner | None = None) -> None:
+    def _take(self, message: Any, reader: Reader | None = None, runner: RequestRunner | None = None) -> Awaitable[None]:
+        """What to await to handle one message read (no coroutine of this method around it)."""
         kind = type(message)
         if kind is list:
-            await self._receive_batch(message)
-        else:
-            # A message the transport classified already (a stateless POST's ``Request``) is dispatched as it is.
-            event = message if kind is Request or kind is InvalidMessage else classify(message)
-            if type(event) is Request:  # most messages: one coroutine fewer than through _dispatch
-                await self._receive_request(event, None, reader, runner)
-            else:
-                await self._dispatch(event, None, reader, runner)
+            return self._receive_batch(message)
+        # A message the transport classified already (a stateless POST's ``Request``) is dispatched as it is.
+        event = message if kind is Request or kind is InvalidMessage else classify(message)
+        if type(event) is Request:  # most messages: one coroutine fewer than through _dispatch
+            return self._receive_request(event, None, reader, runner)
+        return self._dispatch(event, None, reader, runner)
 
     async def _dispatch(
         self, event: Any, batch: _Batch | None, reader: Reader | None = None, runner: RequestRunner | None = None

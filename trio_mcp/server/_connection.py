@@ -191,6 +191,9 @@ class ServerConnection:
         handshake = not modern_only or control is not None
         self.lifecycle = Lifecycle() if handshake else _NO_HANDSHAKE
         self.protocol_version: str | None = None
+        #: The negotiated revision (the newest handshake revision before ``initialize``) and its handlers.
+        self.version = LATEST_HANDSHAKE_VERSION
+        self._methods = _DISPATCH[LATEST_HANDSHAKE_VERSION]
         self.client_info: Implementation | None = None
         self.client_capabilities: ClientCapabilities = _NO_CAPABILITIES
         self.log_level = server.default_log_level
@@ -231,7 +234,7 @@ class ServerConnection:
     def past_handshake(self, version: str) -> None:
         """Serve as a session that is past its handshake on ``version`` (the work of a task run again here)."""
         assert self.lifecycle is not _NO_HANDSHAKE, "a 2026-07-28 connection has no handshake to be past"
-        self.protocol_version = version
+        self._negotiated(version)
         self.lifecycle.phase = Phase.READY
         self._initialized.set()
 
@@ -247,7 +250,7 @@ class ServerConnection:
 
     def _apply_state(self, state: SessionState) -> None:
         """Take what another process serving this session recorded (``session_state``) as this session's own."""
-        self.protocol_version = state.protocol_version
+        self._negotiated(state.protocol_version)
         info = state.client_info
         self.client_info = from_wire(info, Implementation) if info is not None else None
         self.client_capabilities = from_wire(state.capabilities, ClientCapabilities)
@@ -259,10 +262,11 @@ class ServerConnection:
         if self.control is not None:
             await self.control.remember(self.session_state())
 
-    @property
-    def version(self) -> str:
-        """The negotiated revision (the newest handshake revision before ``initialize``)."""
-        return self.protocol_version or LATEST_HANDSHAKE_VERSION
+    def _negotiated(self, version: str | None) -> None:
+        """Serve ``version`` (None: not negotiated), its handlers looked up once rather than on every request."""
+        self.protocol_version = version
+        self.version = version or LATEST_HANDSHAKE_VERSION
+        self._methods = _DISPATCH[self.version]
 
     async def serve(
         self, runner: Spawn | InCaller | None = None, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
@@ -386,7 +390,7 @@ class ServerConnection:
         refusal = self.lifecycle.client_request_refusal(method)
         if refusal is not None:
             raise McpError(INVALID_REQUEST, f"Invalid Request: {refusal}")
-        return self._handler_for(method, self.version)(self, request, None)
+        return self._handler_for(method, self._methods)(self, request, None)
 
     def _failure_error(self, method: str, exc: BaseException) -> BaseException:
         """The JSON-RPC error a failed handler is answered with; ``exc`` itself when it must propagate."""
@@ -406,9 +410,10 @@ class ServerConnection:
         while held:
             await request.notify("notifications/message", held.pop(0))
 
-    def _handler_for(self, method: str, version: str) -> MethodHandler:
-        """The handler of a request ``version`` lets a client send, when this server offers what it needs."""
-        entry = _DISPATCH[version].get(method)
+    def _handler_for(self, method: str, methods: dict[str, tuple[MethodHandler, str | None]]) -> MethodHandler:
+        """The handler of a request a client may send (``methods``: its revision's), when this server offers what
+        it needs."""
+        entry = methods.get(method)
         if entry is None:
             if method in self.server.custom.requests:
                 return ServerConnection._custom_request
@@ -422,7 +427,7 @@ class ServerConnection:
         """Serve one stateless (2026-07-28) request: everything it needs is in its own ``_meta``."""
         modern = modern_meta(request.params)
         method = request.method
-        handler = self._handler_for(method, modern.version)
+        handler = self._handler_for(method, _DISPATCH[modern.version])
         params = request.params or {}
         retried = "requestState" in params or "inputResponses" in params
         if method in INPUT_REQUIRED_METHODS:
@@ -520,7 +525,7 @@ class ServerConnection:
         requested = params.protocol_version
         version = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE_VERSION
         self.lifecycle.handle(HandshakeEvent.INITIALIZE_REQUEST)
-        self.protocol_version = version
+        self._negotiated(version)
         self.client_info = params.client_info
         self.client_capabilities = params.capabilities
         self.session.accept_batches = has(version, Feature.BATCHES)
