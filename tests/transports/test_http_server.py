@@ -179,6 +179,59 @@ async def test_keep_alive_reuses_the_connection_and_pipelined_bytes_are_kept() -
     assert len(seen) == 6 and len(set(seen)) == 1
 
 
+def _as_h11_writes(request: bytes, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> bytes:
+    """The bytes h11's own server writes for this answer to ``request``."""
+    conn = h11.Connection(h11.SERVER)
+    conn.receive_data(request)
+    while conn.next_event() is not h11.NEED_DATA and conn.their_state is not h11.DONE:
+        pass
+    events: list[Any] = [h11.Response(status_code=status, headers=headers, reason=b"OK" if status == 200 else b"")]
+    if body and not request.startswith(b"HEAD"):
+        events.append(h11.Data(data=body))
+    events.append(h11.EndOfMessage())
+    return b"".join(conn.send(event) or b"" for event in events)
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "headers", "body"),
+    [
+        (
+            b"POST / HTTP/1.1\r\nhost: t\r\ncontent-length: 2\r\n\r\n{}",
+            [(b"content-type", b"application/json")],
+            b"[1]",
+        ),
+        (b"GET / HTTP/1.1\r\nhost: t\r\n\r\n", [(b"x-a", b"b  c"), (b"x-a", b"")], b""),
+        (b"GET / HTTP/1.1\r\nhost: t\r\nconnection: close\r\n\r\n", [(b"x-a", b"b")], b"bye"),
+        (b"GET / HTTP/1.0\r\nhost: t\r\n\r\n", [(b"x-a", b"b")], b"old"),
+        (b"HEAD / HTTP/1.1\r\nhost: t\r\n\r\n", [(b"x-a", b"b")], b"head"),
+    ],
+)
+async def test_a_whole_response_is_written_as_h11_writes_it(
+    request_bytes: bytes, headers: list[tuple[bytes, bytes]], body: bytes
+) -> None:
+    """However a complete answer is written, the client reads the bytes h11 would have written, and the connection
+    carries the next request when h11's would."""
+
+    async def handler(request: HttpRequest, response: HttpResponse) -> None:
+        await request.read_body()
+        await response.send(200, headers, body)
+
+    expected = _as_h11_writes(request_bytes, 200, [*headers, (b"content-length", b"%d" % len(body))], body)
+    with trio.fail_after(5):
+        async with serving(handler) as port:
+            client = await Raw.connect(port)
+            await client.send(request_bytes)
+            received = b""
+            while len(received) < len(expected):
+                received += await client.stream.receive_some(65536)
+            assert received == expected
+            if b"close" in expected or b"HTTP/1.0" in request_bytes:
+                assert await client.read_until_closed() == b""
+            else:
+                assert (await client.request("GET", "/again")).status == 200
+            await client.aclose()
+
+
 async def test_headers_case_insensitive_and_repeated() -> None:
     got: dict[str, Any] = {}
 

@@ -45,6 +45,12 @@ class Carrier(Protocol):
     async def send(self, events: Sequence[h11.Event], *, shielded: bool = False) -> None:
         """Write ``events`` in one write; raises ``ClientDisconnected``."""
 
+    async def send_response(
+        self, status: int, fields: list[tuple[bytes, bytes]], body: bytes, *, shielded: bool = False
+    ) -> None:
+        """Write a whole response, its head ``fields`` (with its ``Content-Length``) and ``body``, in one write;
+        raises ``ClientDisconnected``."""
+
     def cancel_on_drain(self, scope: trio.CancelScope) -> None:
         """Cancel ``scope`` when a ``Drain`` begins (the scope is held weakly)."""
 
@@ -247,14 +253,9 @@ class HttpResponse:
         raw = self._head_fields(status, headers)
         if status not in _NO_BODY_STATUSES and not has_header(raw, b"content-length"):
             raw.append((b"content-length", str(len(body)).encode("ascii")))
-        # One h11.Response (h11 validates every field of each one it is given), one write for the whole answer.
-        events: list[h11.Event] = [h11.Response(status_code=status, headers=raw, reason=REASONS.get(status, b""))]
-        if body and self._request.method != "HEAD":
-            events.append(h11.Data(data=body))
-        events.append(h11.EndOfMessage())
         self._started = self._ending = True
         self.status = status
-        await self._carrier.send(events)
+        await self._carrier.send_response(status, raw, body)  # one write for the whole answer
         self._finished = True
 
     async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"", *, hold: bool = False) -> None:
@@ -320,13 +321,14 @@ class HttpResponse:
         held, self._held = self._held, None
         if held is not None:  # the whole response is known: sent with its length
             raw, first = held
-            body = first + last
+            body = first + bytes(last)
             raw.append((b"content-length", str(len(body)).encode("ascii")))
-            events = self._head_events(raw, body)
+            assert self.status is not None
+            await self._carrier.send_response(self.status, raw, body, shielded=shielded)
         else:
-            events = [h11.Data(data=bytes(last))] if last and self._request.method != "HEAD" else []
-        events.append(h11.EndOfMessage())
-        await self._carrier.send(events, shielded=shielded)
+            events: list[h11.Event] = [h11.Data(data=bytes(last))] if last and self._request.method != "HEAD" else []
+            events.append(h11.EndOfMessage())
+            await self._carrier.send(events, shielded=shielded)
         self._finished = True
 
 
