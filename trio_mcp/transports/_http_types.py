@@ -94,22 +94,9 @@ HeadersLike = Union[Mapping[str, str], Iterable[tuple[str | bytes, str | bytes]]
 
 
 def decode_headers(raw: Iterable[tuple[bytes, bytes]]) -> Headers:
-    """``Headers`` from ``(name, value)`` pairs as they came off the wire (a request is parsed once per exchange):
-    decoded and indexed in one pass."""
-    items: list[tuple[str, str]] = []
-    index: dict[str, list[str]] = {}
-    for raw_name, raw_value in raw:
-        name = raw_name.decode("latin-1").lower()
-        value = raw_value.decode("latin-1")
-        items.append((name, value))
-        values = index.get(name)
-        if values is None:
-            index[name] = [value]
-        else:
-            values.append(value)
+    """``Headers`` from ``(name, value)`` pairs as they came off the wire (a request is parsed once per exchange)."""
     headers = Headers.__new__(Headers)
-    headers._items = items
-    headers._index = index
+    headers._index_items([(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in raw])
     return headers
 
 
