@@ -582,13 +582,15 @@ class Session:
             await self._dispatch(event, batch)
         await self._batch_member_done(batch, None)
 
-    async def _receive_request(
+    def _receive_request(
         self, event: Request, batch: _Batch | None, reader: Reader | None, runner: RequestRunner | None
-    ) -> None:
+    ) -> Awaitable[None]:
+        """Take ``event`` in flight: what to await to serve it, or to refuse it (no coroutine of this method around
+        either)."""
         request_id = event.id
         if request_id in self._in_flight:
             logger.warning("peer reused request id %r while it is still in flight", request_id)
-            await self._reply(
+            return self._reply(
                 error_message(
                     request_id,
                     INVALID_REQUEST,
@@ -597,9 +599,8 @@ class Session:
                 request_id,
                 batch,
             )
-            return
         if len(self._in_flight) >= self._max_in_flight:
-            await self._reply(
+            return self._reply(
                 error_message(
                     request_id,
                     SERVER_BUSY,
@@ -609,7 +610,6 @@ class Session:
                 request_id,
                 batch,
             )
-            return
         if runner is None or batch is not None:
             runner = self._runner
         here = event.method in self._handler.inline_methods  # in the reading task, before anything read after it
@@ -619,9 +619,8 @@ class Session:
             batch.remaining += 1
         self._in_flight[request_id] = request
         if here:
-            await self._serve(request, request.cancel_scope, None)
-        else:
-            await runner.run(self._serve, request, reader)
+            return self._serve(request, request.cancel_scope, None)
+        return runner.run(self._serve, request, reader)
 
     async def _serve(self, request: InboundRequest, scope: trio.CancelScope | None, reader: Reader | None) -> None:
         """Run one handler inside ``scope`` (None: the runner gave it one, or its task is its scope) and answer it;

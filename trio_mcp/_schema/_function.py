@@ -95,7 +95,7 @@ class FunctionSchema:
             if errors:
                 raise ArgumentError(render(errors, "arguments", prefixed=False))
             return dict(arguments)
-        if not isinstance(arguments, Mapping):
+        if type(arguments) is not dict and not isinstance(arguments, Mapping):  # dict: no ABC check, every call
             raise ArgumentError([f"arguments: {expected_message(['object'], arguments)}"])
         run = Run()
         bound: dict[str, Any] = {}
