@@ -1,7 +1,8 @@
-"""What one stdio echo call costs the server in Python bytecodes and function calls: counts, not times.
+"""What one echo call costs the server in Python bytecodes and function calls: counts, not times.
 
     .venv/bin/python benchmarks/counts.py                 # 64 requests a read, and 2 (what loadgen's clients send)
     .venv/bin/python benchmarks/counts.py --per-read 64 --top 30   # and the functions that execute the most
+    .venv/bin/python benchmarks/counts.py --kind http,stateless    # over HTTP: sessions, then stateless
 
 On a shared machine timings of the same code move by 10 % or more from run to run; the number of bytecodes and
 calls the interpreter executes does not. Both servers run in this process over the same input: trio_mcp's echo
@@ -10,12 +11,17 @@ loop, each reading requests from memory in reads of ``--per-read`` lines and wri
 calls are counted (from the first read after the handshake to the end of input). The work done in C (the JSON
 scanner and encoder, the system calls) is not counted: a count says how much Python a call runs, to compare two
 versions of the code, not what it costs (``loadgen.py`` measures that).
+
+Over HTTP (``--kind http`` for sessions, ``stateless`` for 2026-07-28 requests) each server listens on 127.0.0.1 in
+this process and a client in another thread (``loadgen.HttpConnection``, one keep-alive connection) makes the
+calls one at a time; only the server's thread is counted, from the first call after a warm-up to the last.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import json
 import os
 import sys
@@ -124,26 +130,77 @@ def count(server: str, reads: int, per_read: int) -> Counter:
     return counter
 
 
+def count_http(server: str, kind: str, calls: int) -> Counter:
+    """``calls`` echo calls over one keep-alive connection (``kind``: "http" for a session, "stateless")."""
+    import loadgen
+
+    counter = Counter()
+    stateless = kind == "stateless"
+    headers = loadgen.MODERN_ECHO_HEADERS if stateless else ()
+
+    def client(port: int, token: trio.lowlevel.TrioToken) -> None:
+        connection = loadgen.HttpConnection(port)
+        if not stateless:
+            connection.open_session()
+        for number in range(-20, calls):  # 20 to warm up, then counted
+            if number == 0:
+                trio.from_thread.run_sync(sys.settrace, counter.trace, trio_token=token)
+            reply = connection.roundtrip(loadgen.echo_request(100 + number, modern=stateless), headers)
+            if reply.status != 200:
+                raise RuntimeError(f"an echo call got HTTP {reply.status}")
+        trio.from_thread.run_sync(sys.settrace, None, trio_token=token)
+        connection.close()
+
+    async def serve_and_call() -> None:
+        async with trio.open_nursery() as nursery:
+            if server == "trio_mcp":
+                from echo_server import server as mcp_server
+
+                port = await nursery.start(functools.partial(mcp_server.serve_http, "127.0.0.1", 0))
+            else:
+                from bare_trio_echo import handle_http
+
+                listeners = await nursery.start(functools.partial(trio.serve_tcp, handle_http, 0, host="127.0.0.1"))
+                port = listeners[0].socket.getsockname()[1]
+            await trio.to_thread.run_sync(client, port, trio.lowlevel.current_trio_token())
+            nursery.cancel_scope.cancel()
+
+    trio.run(serve_and_call)
+    return counter
+
+
+def report(server: str, label: str, counter: Counter, calls: int, top: int) -> None:
+    print(f"{server:<10}{label:>9}{counter.bytecodes / calls:>11.1f}{counter.calls / calls:>8.1f}")
+    if server == "trio_mcp" and top:
+        for code, ran in counter.by_code.most_common(top):
+            where = code.co_filename.split("site-packages/")[-1].split("/trio_mcp/")[-1]
+            print(f"    {ran / calls:8.1f}  {where}:{code.co_firstlineno} {code.co_qualname}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--per-read", type=int, action="append", help="requests a read (default: 64 and 2)")
     parser.add_argument("--calls", type=int, default=3200, help="echo calls counted per figure (default 3200)")
     parser.add_argument("--top", type=int, default=0, help="also list trio_mcp's N functions that run the most")
+    parser.add_argument("--kind", default="stdio", help="stdio, http (sessions) or stateless; several with commas")
     args = parser.parse_args()
     sizes = args.per_read or [64, 2]
+    kinds = args.kind.split(",")
     if args.calls < 1 or any(size < 1 for size in sizes):
         parser.error("--calls and --per-read must be at least 1")
-    print(f"{'server':<10}{'per read':>9}{'bytecodes':>11}{'calls':>8}   (a stdio echo call, counted in-process)")
-    for size in sizes:
-        reads = max(1, args.calls // size)
-        for server in ("bare_trio", "trio_mcp"):
-            counter = count(server, reads, size)
-            calls = reads * size
-            print(f"{server:<10}{size:>9}{counter.bytecodes / calls:>11.1f}{counter.calls / calls:>8.1f}")
-            if server == "trio_mcp" and args.top:
-                for code, ran in counter.by_code.most_common(args.top):
-                    where = code.co_filename.split("site-packages/")[-1].split("/trio_mcp/")[-1]
-                    print(f"    {ran / calls:8.1f}  {where}:{code.co_firstlineno} {code.co_qualname}")
+    if not set(kinds) <= {"stdio", "http", "stateless"}:
+        parser.error("--kind takes stdio, http and stateless")
+    for kind in kinds:
+        if kind != "stdio":
+            print(f"{'server':<10}{'kind':>9}{'bytecodes':>11}{'calls':>8}   (an HTTP echo call, counted in-process)")
+            for server in ("bare_trio", "trio_mcp"):
+                report(server, kind, count_http(server, kind, args.calls), args.calls, args.top)
+            continue
+        print(f"{'server':<10}{'per read':>9}{'bytecodes':>11}{'calls':>8}   (a stdio echo call, counted in-process)")
+        for size in sizes:
+            reads = max(1, args.calls // size)
+            for server in ("bare_trio", "trio_mcp"):
+                report(server, str(size), count(server, reads, size), reads * size, args.top)
 
 
 if __name__ == "__main__":
