@@ -139,12 +139,14 @@ class _HandlerContext:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, traceback: Any) -> None:
         scope = self._scope
+        if scope is None:  # most handlers: no scope of their own
+            current_context.reset(self._token)
+            return
         try:
-            if scope is not None:
-                scope.__exit__(kind, error, traceback)
+            scope.__exit__(kind, error, traceback)
         finally:
             current_context.reset(self._token)
-        if scope is not None and scope.cancelled_caught:  # its Cancelled was swallowed by the scope
+        if scope.cancelled_caught:  # its Cancelled was swallowed by the scope
             raise HandlerCancelled(timed_out=scope.deadline <= trio.current_time()) from None
 
 
