@@ -232,6 +232,23 @@ async def test_a_whole_response_is_written_as_h11_writes_it(
             await client.aclose()
 
 
+async def test_pipelined_requests_read_while_a_handler_waits_are_served_in_order() -> None:
+    """What the connection's reader took off the socket while a handler waited (the next requests) is served after
+    the answer, however the answer was written."""
+
+    async def handler(request: HttpRequest, response: HttpResponse) -> None:
+        await trio.sleep(0.01)  # the reader runs meanwhile, and reads the requests sent after this one
+        await response.send(200, [("content-type", "text/plain")], request.path.encode())
+
+    with trio.fail_after(5):
+        async with serving(handler) as port:
+            client = await Raw.connect(port)
+            await client.send(b"".join(b"GET /%d HTTP/1.1\r\nhost: t\r\n\r\n" % number for number in range(4)))
+            assert [(await client.response()).body for _ in range(4)] == [b"/0", b"/1", b"/2", b"/3"]
+            assert (await client.request("GET", "/after")).body == b"/after"
+            await client.aclose()
+
+
 async def test_headers_case_insensitive_and_repeated() -> None:
     got: dict[str, Any] = {}
 
