@@ -9,7 +9,7 @@ to fit (``max_sessions``, ``max_connections``) and three tools: ``hold`` (waits 
 
 1. open ``--sessions`` sessions (2025-11-25: ``initialize`` + ``notifications/initialized``) over 16 keep-alive
    connections and leave them open;
-2. open ``--in-flight`` more connections, each with one stateless (2026-07-28) ``hold`` call, and wait until the
+2. open ``--in-flight`` more connections, each with one modern (2026-07-28) ``hold`` call, and wait until the
    server holds every one of them;
 3. release them and read every answer, then ``DELETE`` every session.
 

@@ -1,4 +1,4 @@
-"""``--options roaming_options:options`` for benchmarks/workers.py ``--sessions``: the session era with sessions
+"""``--options roaming_options:options`` for benchmarks/workers.py ``--sessions``: the legacy era with sessions
 and events shared through the Redis at ``$TRIO_MCP_BENCH_REDIS`` (``RedisSessionDirectory``, ``RedisEventStore``)."""
 
 from __future__ import annotations

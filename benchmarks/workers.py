@@ -1,5 +1,5 @@
 """Stateless (2026-07-28) HTTP throughput of trio_mcp's echo server with 1 and with 2 worker processes, or with
-``--sessions``, handshake-era sessions (2025-11-25) shared through Redis (``benchmarks/roaming_options.py``).
+``--sessions``, legacy-era sessions (2025-11-25) shared through Redis (``benchmarks/roaming_options.py``).
 
     python benchmarks/workers.py [--workers 1,2] [--clients 16,64] [--requests 20000] [--seconds 3] [--runs 3]
                                  [--sessions]

@@ -57,7 +57,7 @@ async def supervisor(
             await process.wait()
 
 
-#: HAProxy lines that pin a handshake-era session to the backend that answered its ``initialize``.
+#: HAProxy lines that pin a legacy-era session to the backend that answered its ``initialize``.
 STICKY = (
     "    stick-table type string len 64 size 100k expire 30m\n"
     "    stick on req.hdr(mcp-session-id)\n"

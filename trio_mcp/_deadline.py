@@ -18,7 +18,7 @@ import trio
 from .errors import DEADLINE_EXCEEDED, INVALID_PARAMS, McpError
 from .types import META_DEADLINE
 
-__all__ = ["MARGIN", "declare", "with_deadline", "serve_within", "remaining", "waited_out"]
+__all__ = ["MARGIN", "declare", "remaining", "serve_within", "waited_out", "with_deadline"]
 
 #: Seconds each hop keeps back from the budget it passes on, for its answer to travel back in time.
 MARGIN: Final = 0.002
@@ -42,7 +42,7 @@ Q = TypeVar("Q", bound=Received)
 
 
 def declare(capabilities: dict[str, Any]) -> dict[str, Any]:
-    """``capabilities`` declaring the extension under ``extensions`` (2026-07-28: the handshake revisions have
+    """``capabilities`` declaring the extension under ``extensions`` (2026-07-28: the legacy revisions have
     no place for extensions; there the ``_meta`` entry alone says it, and is honoured all the same)."""
     capabilities["extensions"] = {
         **(capabilities.get("extensions") or {}),

@@ -10,32 +10,32 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
-    "PARSE_ERROR",
+    "CONNECTION_CLOSED",
+    "DEADLINE_EXCEEDED",
+    "HEADER_MISMATCH",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
-    "INVALID_PARAMS",
-    "INTERNAL_ERROR",
-    "SERVER_BUSY",
-    "RATE_LIMITED",
-    "RESPONSE_TOO_LARGE",
-    "DEADLINE_EXCEEDED",
-    "CONNECTION_CLOSED",
-    "RESOURCE_NOT_FOUND",
-    "HEADER_MISMATCH",
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "PARSE_ERROR",
+    "RATE_LIMITED",
+    "RESOURCE_NOT_FOUND",
+    "RESPONSE_TOO_LARGE",
+    "SERVER_BUSY",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
-    "TrioMcpError",
-    "McpError",
-    "ToolError",
-    "ResourceNotFound",
-    "RequestTimeout",
-    "ConnectionClosed",
     "CapabilityError",
-    "SkillVerificationError",
-    "ProtocolError",
+    "ConnectionClosed",
     "LocalProtocolError",
+    "McpError",
+    "ProtocolError",
     "RemoteProtocolError",
+    "RequestTimeout",
+    "ResourceNotFound",
+    "SkillVerificationError",
+    "ToolError",
+    "TrioMcpError",
 ]
 
 # JSON-RPC 2.0
@@ -57,7 +57,7 @@ RESPONSE_TOO_LARGE = -32012
 DEADLINE_EXCEEDED = -32013
 
 # MCP
-RESOURCE_NOT_FOUND = -32002  # handshake revisions only; 2026-07-28 uses INVALID_PARAMS
+RESOURCE_NOT_FOUND = -32002  # legacy revisions only; 2026-07-28 uses INVALID_PARAMS
 URL_ELICITATION_REQUIRED = -32042  # 2025-11-25 only
 HEADER_MISMATCH = -32020  # 2026-07-28
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021  # 2026-07-28

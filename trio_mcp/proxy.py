@@ -2,7 +2,7 @@
 
 ``async with open_proxy(["node", "server.js"]) as server: await server.serve_http(...)`` connects to the upstream
 server and mirrors what it offers: its tools, prompts, resources and templates, its name, version and
-instructions. Served on any transport, the proxy is also an era bridge: a stdio or session-era server becomes a
+instructions. Served on any transport, the proxy is also an era bridge: a stdio or legacy-era server becomes a
 stateless 2026-07-28 endpoint, and the other way round.
 
 What crosses, and how exactly:
@@ -13,9 +13,9 @@ What crosses, and how exactly:
   which sends ``notifications/cancelled`` or closes its HTTP stream);
 * requests the upstream server makes during a call (sampling, elicitation, roots) and the logs it sends go to the
   downstream client of that call: exactly, with any number of calls in flight, when the upstream is reached over
-  HTTP (a stateless 2026-07-28 upstream asks inside the call's own answer; a session-era one sends them on the
+  HTTP (a modern (2026-07-28) upstream asks inside the call's own answer; a legacy-era one sends them on the
   call's own response stream). Over stdio they name no call: they go to the one in flight, to the latest when
-  there are several; with none a request is refused and a log is dropped. On a stateless (2026-07-28) downstream, the downstream client answers by calling
+  there are several; with none a request is refused and a log is dropped. On a modern (2026-07-28) downstream, the downstream client answers by calling
   again, so the upstream call is made again from the start;
 * upstream ``list_changed`` notifications refresh the mirror, and downstream clients are told; argument
   completion is forwarded too;
@@ -65,7 +65,7 @@ __all__ = ["Proxy", "open_proxy"]
 
 logger = logging.getLogger("trio_mcp.proxy")
 
-#: The downstream call whose upstream call is running in this task (and the tasks it starts): a stateless
+#: The downstream call whose upstream call is running in this task (and the tasks it starts): a modern
 #: upstream's input requests are answered inside that call, so they find their own downstream client here.
 _calling: ContextVar[Context | None] = ContextVar("trio_mcp_proxy_calling", default=None)
 
@@ -267,7 +267,7 @@ class Proxy:
             self._in_flight.remove(ctx)
 
     def _current(self, what: str) -> Context:
-        """The downstream call ``what`` belongs to: the one running here (a stateless upstream asks inside its
+        """The downstream call ``what`` belongs to: the one running here (a modern upstream asks inside its
         call), the one whose upstream request's stream carried it (Streamable HTTP), else the latest in flight."""
         for known in (_calling.get(), carried_tag.get()):
             if isinstance(known, Context) and known in self._in_flight:

@@ -26,7 +26,7 @@ from scoped_app import make_auth, make_server  # noqa: E402
 
 
 async def call_tool(http: HttpClient, url: str, token: str, name: str) -> tuple[int, dict[str, str], Any]:
-    """One stateless (2026-07-28) ``tools/call`` with a bearer token: (status, challenge parameters, body)."""
+    """One modern (2026-07-28) ``tools/call`` with a bearer token: (status, challenge parameters, body)."""
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},

@@ -58,7 +58,7 @@ def test_trio_mcp_echo_server_through_the_load_generator() -> None:
         assert result[name]["responded"] is False  # no response for a cancelled request
     # closing a stateless request's connection is its cancellation
     assert result["cancel_http_close_stateless"]["cancelled"] is True
-    # a dropped session-era stream may or may not cancel: either way the handler ended, and the marker says how
+    # a dropped legacy-era stream may or may not cancel: either way the handler ended, and the marker says how
     close = result["cancel_http_close_session"]
     assert close["samples"] == 1 and close["cancelled_count"] in (0, 1)
 

@@ -50,7 +50,7 @@ async def test_info_over_stdio() -> None:
     assert "Tools for testing the command line." in out.stdout
     out = await run_cli("info", "--json", "--protocol-version", "2025-06-18", *server_command())
     info = json.loads(out.stdout)
-    assert info["era"] == "session" and info["protocolVersion"] == "2025-06-18"
+    assert info["era"] == "legacy" and info["protocolVersion"] == "2025-06-18"
     assert info["serverInfo"]["name"] == "cli-test-server" and "tools" in info["capabilities"]
 
 

@@ -91,7 +91,7 @@ async def test_probe_finds_a_modern_server(version: str) -> None:
                 await client.subscribe_resource("test://doc")
 
 
-async def test_a_pinned_handshake_revision_skips_the_probe() -> None:
+async def test_a_pinned_legacy_revision_skips_the_probe() -> None:
     with trio.fail_after(5):
         async with open_in_memory(make_server(), protocol_version="2025-06-18", **CALLBACKS) as client:
             assert client.era == "legacy" and client.protocol_version == "2025-06-18"
@@ -210,7 +210,7 @@ async def test_unsupported_modern_version_with_handshake_fallback() -> None:
             nursery.cancel_scope.cancel()
 
 
-async def test_stdio_server_speaks_the_stateless_era_to_a_probing_client() -> None:
+async def test_stdio_server_speaks_the_modern_era_to_a_probing_client() -> None:
     with trio.fail_after(10):
         async with trio_mcp.open_stdio_client(SERVER, roots=roots) as client:
             assert client.era == "modern"
@@ -408,7 +408,7 @@ async def test_list_changed_drops_the_cached_listing_over_http() -> None:
             nursery.cancel_scope.cancel()
 
 
-async def test_the_handshake_era_is_not_cached() -> None:
+async def test_the_legacy_era_is_not_cached() -> None:
     server = make_cached_server(ttl_ms=600_000)
     with trio.fail_after(5):
         async with open_in_memory(server, protocol_version="2025-11-25") as client:

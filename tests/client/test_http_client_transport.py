@@ -192,7 +192,7 @@ async def send_json(response: HttpResponse, message: Any, status: int = 200, hea
     await response.send(status, [("content-type", "application/json"), *headers], json.dumps(message).encode())
 
 
-# -- the handshake era against our server ----------------------------------------------------------------
+# -- the legacy era against our server -------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18", "2025-11-25"])
@@ -371,7 +371,7 @@ async def test_unreachable_server_closes_the_stream() -> None:
                 await Client(stream).start(nursery)
 
 
-# -- the handshake era against raw servers ---------------------------------------------------------------
+# -- the legacy era against raw servers ------------------------------------------------------------------
 
 
 @attrs.define
@@ -582,7 +582,7 @@ async def test_http_sse_refuses_an_endpoint_on_another_origin() -> None:
                 await SseClientStream.connect(nursery, base + "/sse")
 
 
-# -- stateless (2026-07-28) --------------------------------------------------------------------------------
+# -- modern (2026-07-28) -----------------------------------------------------------------------------------
 
 
 async def test_stateless_headers_and_answers_from_a_raw_server() -> None:

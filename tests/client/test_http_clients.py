@@ -1,5 +1,5 @@
 """Clients over HTTP and WebSocket against our own servers on 127.0.0.1: the era each finds, the fallbacks,
-and a handshake-era client and a stateless client using one server at the same time."""
+and a legacy-era client and a modern client using one server at the same time."""
 
 from __future__ import annotations
 

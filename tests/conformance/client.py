@@ -87,7 +87,7 @@ def context() -> dict[str, Any]:
 
 @asynccontextmanager
 async def open_session_client(url: str, version: str, **options: Any) -> AsyncIterator[trio_mcp.Client]:
-    """What ``open_http_client(url, protocol_version=version)`` does for a handshake revision (a
+    """What ``open_http_client(url, protocol_version=version)`` does for a legacy revision (a
     ``StreamableHttpSessionStream`` under a ``Client``), except that it returns only once the standalone GET
     stream is established (or after ``STANDALONE_WAIT`` seconds).
 

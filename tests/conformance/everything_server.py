@@ -1,7 +1,7 @@
 """The "everything server" the official MCP conformance suite runs its server scenarios against.
 
 Built only on trio_mcp's public API. It mirrors the names and contents the server scenarios of
-``@modelcontextprotocol/conformance`` 0.1.16 and 0.2.0-alpha.12 check, on the handshake revisions and on
+``@modelcontextprotocol/conformance`` 0.1.16 and 0.2.0-alpha.12 check, on the legacy revisions and on
 2026-07-28 (stateless requests, multi round-trip input, Mcp-Param headers). tests/conformance/run_suites.py
 runs both suite versions against it; docs/conformance.md says which runs and what is not covered yet.
 
@@ -349,12 +349,12 @@ def create_server(*, watched_interval: float | None = 3.0) -> Server:
     # ===== tools: 2026-07-28 diagnostics (server-stateless) ===============================================
     # On a 2026-07-28 request (protocol version in _meta) trio_mcp takes everything from that request's
     # envelope, and ctx.sample()/elicit()/list_roots() answer with an InputRequiredResult instead of sending
-    # a request; on the handshake revisions the same code sends the requests to the client.
+    # a request; on the legacy revisions the same code sends the requests to the client.
 
     @server.tool("test_missing_capability", description="Needs the client's sampling capability to run")
     async def missing_capability(ctx: Context) -> str:
         # Without sampling declared: -32021 with data.requiredCapabilities {"sampling": {}} on 2026-07-28,
-        # -32601 on the handshake revisions (both from ctx.sample()). HTTP 400 is the transport's part.
+        # -32601 on the legacy revisions (both from ctx.sample()). HTTP 400 is the transport's part.
         result = await ctx.sample("Reply with anything.", max_tokens=16, key="needs_sampling")
         return f"Sampling capability was declared; the model said: {_sampled_text(result.content)}"
 
@@ -451,7 +451,7 @@ def create_server(*, watched_interval: float | None = 3.0) -> Server:
     )
     async def irr_multiple_inputs(ctx: Context) -> str:
         # The three asks run concurrently: on 2026-07-28 they all go into one InputRequiredResult, on the
-        # handshake revisions they are three requests to the client in flight at once.
+        # legacy revisions they are three requests to the client in flight at once.
         name, greeting, roots = await ask_concurrently(
             lambda: ctx.elicit("What is your name?", _string_form("name"), key="user_name"),
             lambda: ctx.sample("Generate a greeting", max_tokens=50, key="greeting"),
@@ -591,7 +591,7 @@ def create_server(*, watched_interval: float | None = 3.0) -> Server:
         return str(watched["content"])
 
     # sep-2164-resource-not-found reads test://nonexistent-resource-for-conformance-testing: nothing is
-    # registered there on purpose, and trio_mcp answers -32002 (handshake revisions) or -32602 (2026-07-28)
+    # registered there on purpose, and trio_mcp answers -32002 (legacy revisions) or -32602 (2026-07-28)
     # with data.uri.
 
     # ===== skills (SEP-2640) ============================================================================

@@ -71,13 +71,13 @@ def header_paths(name: str) -> dict[str, tuple[str, ...]] | None:
 
 
 BOTH = InboundRules(header_paths=header_paths)
-STATELESS_ONLY = InboundRules(sessions=False, header_paths=header_paths)
-SESSIONS_ONLY = InboundRules(stateless=False)
+MODERN_ONLY = InboundRules(sessions=False, header_paths=header_paths)
+LEGACY_ONLY = InboundRules(stateless=False)
 
 # (method, headers, body, rules) -> the refusal expected, with a piece of its message.
 REFUSED: list[tuple[str, str, dict[str, Any], bytes, InboundRules, Refusal, str]] = [
     ("PUT is not served", "PUT", JSON, b"", BOTH, Refusal.METHOD_NOT_ALLOWED, "use GET, POST, DELETE"),
-    ("GET on a stateless-only server", "GET", {}, b"", STATELESS_ONLY, Refusal.METHOD_NOT_ALLOWED, "use POST"),
+    ("GET on a modern-only server", "GET", {}, b"", MODERN_ONLY, Refusal.METHOD_NOT_ALLOWED, "use POST"),
     ("GET without a session", "GET", {}, b"", BOTH, Refusal.METHOD_NOT_ALLOWED, "Mcp-Session-Id"),
     ("DELETE without a session", "DELETE", {}, b"", BOTH, Refusal.METHOD_NOT_ALLOWED, "Mcp-Session-Id"),
     (
@@ -203,16 +203,16 @@ REFUSED: list[tuple[str, str, dict[str, Any], bytes, InboundRules, Refusal, str]
         "argument is absent",
     ),
     (
-        "session request to a stateless-only server",
+        "session request to a modern-only server",
         "POST",
         JSON,
         body(INIT),
-        STATELESS_ONLY,
-        Refusal.STATELESS_ONLY,
-        "only the stateless revision",
+        MODERN_ONLY,
+        Refusal.MODERN_ONLY,
+        "only the modern revision",
     ),
     (
-        "unknown session-era version header",
+        "unknown legacy-era version header",
         "POST",
         {**JSON, "mcp_protocol_version": "1999-01-01", "mcp_session_id": "s"},
         body({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
@@ -234,7 +234,7 @@ REFUSED: list[tuple[str, str, dict[str, Any], bytes, InboundRules, Refusal, str]
         "POST",
         STATELESS,
         body(call()),
-        SESSIONS_ONLY,
+        LEGACY_ONLY,
         Refusal.UNSUPPORTED_VERSION_HEADER,
         MODERN,
     ),
@@ -279,12 +279,12 @@ def test_refusals_carry_the_request_id_when_there_is_one() -> None:
     assert isinstance(mismatch, Rejection) and mismatch.request_id == 1
     no_session = check("POST", Headers(**JSON), body({"jsonrpc": "2.0", "id": "a", "method": "x"}), BOTH)
     assert isinstance(no_session, Rejection) and no_session.request_id == "a"
-    only = check("POST", Headers(**JSON), body(INIT), STATELESS_ONLY)
+    only = check("POST", Headers(**JSON), body(INIT), MODERN_ONLY)
     assert isinstance(only, Rejection) and only.data == {"supported": [MODERN], "requested": "2025-11-25"}
 
 
 def test_405_names_what_is_allowed() -> None:
-    for rules, allow in ((BOTH, "GET, POST, DELETE"), (STATELESS_ONLY, "POST")):
+    for rules, allow in ((BOTH, "GET, POST, DELETE"), (MODERN_ONLY, "POST")):
         outcome = check("PATCH", Headers(), b"", rules)
         assert isinstance(outcome, Rejection) and ("allow", allow) in outcome.headers
 
@@ -297,7 +297,7 @@ def test_stateless_route() -> None:
     route = check("POST", headers, body(call("regional", region="eu")), BOTH)
     assert isinstance(route, Route)
     assert (route.era, route.rpc_method, route.request_ids, route.session_id) == (
-        "stateless",
+        "modern",
         "tools/call",
         frozenset({1}),
         None,
@@ -308,7 +308,7 @@ def test_stateless_route() -> None:
 def test_either_the_meta_or_the_header_makes_a_request_stateless(meta_only: bool) -> None:
     message = {"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"_meta": META} if meta_only else {}}
     route = check("POST", Headers(**STATELESS, mcp_method="tools/list"), body(message), BOTH)
-    assert isinstance(route, Route) and route.era == "stateless" and route.request_ids == {5}
+    assert isinstance(route, Route) and route.era == "modern" and route.request_ids == {5}
     request = route.request  # classified once, then served as it is
     assert isinstance(request, Request) and (request.id, request.method, request.params) == (
         5,
@@ -320,7 +320,7 @@ def test_either_the_meta_or_the_header_makes_a_request_stateless(meta_only: bool
 def test_stateless_notification_is_accepted_with_nothing_to_answer() -> None:
     note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"_meta": META}}
     route = check("POST", Headers(**STATELESS), body(note), BOTH)
-    assert isinstance(route, Route) and route.era == "stateless" and not route.request_ids
+    assert isinstance(route, Route) and route.era == "modern" and not route.request_ids
 
 
 def test_session_routes() -> None:
@@ -334,7 +334,7 @@ def test_session_routes() -> None:
     routed = check("POST", Headers(**JSON, mcp_session_id="abc", mcp_protocol_version="2025-03-26"), body(batch), BOTH)
     assert isinstance(routed, Route)
     assert (routed.era, routed.session_id, routed.request_ids, routed.rpc_method, routed.opens_session) == (
-        "session",
+        "legacy",
         "abc",
         frozenset({2}),
         None,
@@ -370,7 +370,7 @@ BODIES = [
     body({"jsonrpc": "2.0", "method": "n"}),
     body({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
 ]
-RULES = [BOTH, STATELESS_ONLY, SESSIONS_ONLY, InboundRules(stateless=False, sessions=False)]
+RULES = [BOTH, MODERN_ONLY, LEGACY_ONLY, InboundRules(stateless=False, sessions=False)]
 
 
 @pytest.mark.parametrize("rules", RULES, ids=["both", "stateless", "sessions", "neither"])
@@ -391,8 +391,8 @@ def test_every_combination_gets_a_route_or_a_tabled_refusal(rules: InboundRules)
         outcome = check(method, Headers(**fields), payload, rules)
         if isinstance(outcome, Route):
             assert outcome.method == method
-            assert (outcome.era == "stateless" and rules.stateless) or (outcome.era == "session" and rules.sessions)
-            if outcome.era == "session" and not outcome.opens_session:
+            assert (outcome.era == "modern" and rules.stateless) or (outcome.era == "legacy" and rules.sessions)
+            if outcome.era == "legacy" and not outcome.opens_session:
                 assert outcome.session_id == session_id is not None
         else:
             assert (outcome.status, outcome.code) == REFUSALS[outcome.refusal]
@@ -437,7 +437,7 @@ def test_every_combination_gets_a_route_or_a_tabled_refusal(rules: InboundRules)
 def test_no_input_makes_the_check_raise(method: str, pairs: list[tuple[str, str]], payload: bytes) -> None:
     headers = Headers()
     headers._pairs = pairs
-    for rules in (BOTH, STATELESS_ONLY):
+    for rules in (BOTH, MODERN_ONLY):
         outcome = check(method, headers, payload, rules)
         assert isinstance(outcome, (Route, Rejection))
 

@@ -1,4 +1,4 @@
-"""The handshake machine of the handshake-era revisions, without I/O: every phase against every event and every
+"""The handshake machine of the legacy revisions, without I/O: every phase against every event and every
 kind of request, both roles, the way h11 tests its state table. The expected tables below are written from the
 lifecycle page of the specification (initialize, its answer, then notifications/initialized; ping at any time),
 not read from the module."""

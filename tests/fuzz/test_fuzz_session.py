@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from trio_mcp import Context, Server
 from trio_mcp._wire.methods import METHODS
-from trio_mcp._wire.versions import HANDSHAKE_VERSIONS, V2026_07_28
+from trio_mcp._wire.versions import LEGACY_VERSIONS, V2026_07_28
 from trio_mcp.transports import memory_stream_pair
 
 from transport_helpers import INITIALIZED, initialize_request  # isort: skip
@@ -178,7 +178,7 @@ async def exercise(version: str, sequence: list[Any]) -> None:
 
 
 @FUZZ
-@given(data=st.data(), version=st.sampled_from([*HANDSHAKE_VERSIONS, V2026_07_28]))
+@given(data=st.data(), version=st.sampled_from([*LEGACY_VERSIONS, V2026_07_28]))
 def test_no_message_sequence_kills_the_session(data: st.DataObject, version: str) -> None:
     sequence = data.draw(st.lists(messages(version == V2026_07_28), max_size=12), label="sequence")
     trio.run(exercise, version, sequence)

@@ -107,7 +107,7 @@ async def run(url: str, transport: str, mode: str) -> dict[str, Any]:
             return {"texts": content_texts(result), "structured": result.structured_content, "progress": updates}
 
         async def cancel() -> dict[str, Any]:
-            # Abandon a long call once it has started: the SDK sends notifications/cancelled (handshake era) or
+            # Abandon a long call once it has started: the SDK sends notifications/cancelled (legacy era) or
             # closes the request's response (2026-07-28); the server's tool should see either as cancellation.
             started = time.monotonic()
             with anyio.move_on_after(1.0) as scope:

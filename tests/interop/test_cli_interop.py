@@ -40,7 +40,7 @@ async def test_info_and_list() -> None:
     assert out.status == 0, out.stderr
     info = json.loads(out.stdout)
     assert info["serverInfo"]["name"] == "mcp-servers/everything"
-    assert info["era"] == "session" and info["protocolVersion"] == "2025-11-25"
+    assert info["era"] == "legacy" and info["protocolVersion"] == "2025-11-25"
     out = await run_cli("list", "tools", *EVERYTHING)
     assert "get-sum  — Returns the sum of two numbers" in out.stdout
     assert "a: number (required)" in out.stdout

@@ -2,7 +2,7 @@
 
 These are the expectations of the server scenarios that need no HTTP (``make conformance`` runs the official
 suite itself against the fixture over HTTP: tests/conformance/run_suites.py), plus the 2026-07-28 diagnostic
-tools, both on the handshake revisions and with 2026-07-28 requests (the per-request ``_meta`` envelope) sent
+tools, both on the legacy revisions and with 2026-07-28 requests (the per-request ``_meta`` envelope) sent
 raw over the same connection. The last tests cover the fixture's HTTP start-up and run_suites.py's baseline
 rules, without Node.
 """
@@ -157,7 +157,7 @@ async def fixture(recorder: Recorder | None = None, **options: Any) -> AsyncIter
         on_log=recorder.on_log,
         on_list_changed=recorder.on_list_changed,
         on_resource_updated=recorder.on_resource_updated,
-        # the handshake era, as the suite's 2025-11-25 scenarios speak it; 2026-07-28 requests are sent raw
+        # the legacy era, as the suite's 2025-11-25 scenarios speak it; 2026-07-28 requests are sent raw
         protocol_version=options.pop("protocol_version", "2025-11-25"),
         **options,
     ) as client:
@@ -397,7 +397,7 @@ async def test_resource_template() -> None:
 
 
 async def test_unknown_resource_is_an_error_with_the_uri() -> None:
-    # sep-2164: never an empty `contents`; -32002 on the handshake revisions (-32602 on 2026-07-28)
+    # sep-2164: never an empty `contents`; -32002 on the legacy revisions (-32602 on 2026-07-28)
     uri = "test://nonexistent-resource-for-conformance-testing"
     with trio.fail_after(15):
         async with fixture() as client:
@@ -514,7 +514,7 @@ async def test_completion() -> None:
             assert ids.completion.values == ["1", "123"]
 
 
-# -- 2026-07-28 diagnostic tools on the handshake revisions -----------------------------------------------
+# -- 2026-07-28 diagnostic tools on the legacy revisions --------------------------------------------------
 
 
 async def test_list_change_triggers() -> None:
@@ -543,7 +543,7 @@ async def test_logging_tool_follows_the_session_level() -> None:
             assert len(recorder.logs) == 1
 
 
-async def test_input_tools_on_the_handshake_revisions() -> None:
+async def test_input_tools_on_the_legacy_revisions() -> None:
     # The client declares roots only: roots questions are asked as roots/list requests, the rest refused.
     refused = [
         ("test_missing_capability", "sampling"),
@@ -571,7 +571,7 @@ async def test_input_tools_on_the_handshake_revisions() -> None:
             assert "did not declare the elicitation capability" in caught.value.message
 
 
-async def test_multiple_inputs_are_asked_concurrently_on_the_handshake_revisions() -> None:
+async def test_multiple_inputs_are_asked_concurrently_on_the_legacy_revisions() -> None:
     # The three asks run at once: each callback waits until all three requests have arrived.
     arrived: list[str] = []
     all_arrived = trio.Event()

@@ -373,7 +373,7 @@ def our_server(seen: dict[str, trio.Event]) -> Server:
     [
         ("streamable", "auto", "/mcp", "2026-07-28"),
         ("streamable", "legacy", "/mcp", "2025-11-25"),
-        ("sse", "legacy", "/sse", "2025-11-25"),  # the SDK negotiates its newest handshake revision over HTTP+SSE too
+        ("sse", "legacy", "/sse", "2025-11-25"),  # the SDK negotiates its newest legacy revision over HTTP+SSE too
     ],
 )
 async def test_official_client_against_our_server(
@@ -414,7 +414,7 @@ async def test_official_client_against_our_server(
     assert [(u["progress"], u["total"], u["message"]) for u in out["count"]["progress"]] == [
         (i, 5, f"step {i}") for i in range(1, 6)
     ]
-    # Server-to-client requests: standalone requests on the handshake revisions, InputRequiredResult rounds on
+    # Server-to-client requests: standalone requests on the legacy revisions, InputRequiredResult rounds on
     # 2026-07-28; the SDK answers both with the same callbacks.
     assert out["roots_probe"]["texts"] == ["file:///tmp/interop-http-root"], out["roots_probe"]
     assert out["sample"]["texts"] == ["sampled: what is trio?"], out["sample"]

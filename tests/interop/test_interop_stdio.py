@@ -33,7 +33,7 @@ pytestmark = pytest.mark.interop
 REPO = ROOT
 PATHS_FILE = REPO / ".interop" / "paths.json"
 INTEROP = REPO / "tests" / "interop"
-HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+LEGACY_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 
 
 def _load_paths() -> dict[str, str]:
@@ -62,7 +62,7 @@ def texts(result: Any) -> list[str]:
 # -- our client against server-everything (TypeScript SDK) ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
+@pytest.mark.parametrize("version", LEGACY_VERSIONS)
 async def test_everything_handshake(version: str) -> None:
     with trio.fail_after(30):
         async with trio_mcp.open_stdio_client(EVERYTHING, stderr="capture", protocol_version=version) as client:
@@ -178,7 +178,7 @@ async def test_everything_content_kinds_structured_output_and_roots() -> None:
 # -- our client against the official Python SDK's server -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
+@pytest.mark.parametrize("version", LEGACY_VERSIONS)
 async def test_official_server_handshake(version: str) -> None:
     with trio.fail_after(30):
         async with trio_mcp.open_stdio_client(OFFICIAL_SERVER, stderr="capture", protocol_version=version) as client:
@@ -247,7 +247,7 @@ async def test_official_server_asks_our_client_for_roots() -> None:
         return [Root(uri="file:///tmp/a", name="a"), Root(uri="file:///tmp/b")]
 
     with trio.fail_after(30):
-        # Server-initiated requests need the handshake era's back channel: pin it.
+        # Server-initiated requests need the legacy era's back channel: pin it.
         async with trio_mcp.open_stdio_client(
             OFFICIAL_SERVER, stderr="capture", roots=roots, protocol_version="2025-11-25"
         ) as client:
@@ -256,7 +256,7 @@ async def test_official_server_asks_our_client_for_roots() -> None:
             assert texts(result) == ["file:///tmp/a,file:///tmp/b"]
 
 
-async def test_our_client_probes_the_official_server_into_the_stateless_era() -> None:
+async def test_our_client_probes_the_official_server_into_the_modern_era() -> None:
     """mcp 2.3.0 speaks 2026-07-28 too: our default probe (server/discover) must find that and use it."""
     with trio.fail_after(30):
         async with trio_mcp.open_stdio_client(OFFICIAL_SERVER, stderr="capture") as client:
@@ -299,7 +299,7 @@ async def test_official_client_against_our_server(mode: str, tmp_path: Path) -> 
     assert "connect" not in out, (out, stderr)
 
     # Probing with server/discover ("auto") finds our server modern: the whole exchange then runs on the
-    # stateless revision, roots included (as a multi round-trip request). "legacy" goes through initialize.
+    # modern revision, roots included (as a multi round-trip request). "legacy" goes through initialize.
     if mode == "auto":
         assert out["protocol_version"] == "2026-07-28"
         assert out["ping"]["code"] == -32601  # ping does not exist on 2026-07-28

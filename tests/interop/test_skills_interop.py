@@ -110,7 +110,7 @@ async def test_our_client_reads_the_typescript_sdks_skills(skills_root: Path) ->
 
 async def test_our_client_reads_fastmcps_skills(skills_root: Path) -> None:
     era, files = await read_all([FASTMCP, str(HERE / "fastmcp_skills_server.py"), str(skills_root)])
-    assert era == "modern"  # FastMCP speaks 2026-07-28; the TypeScript server above, the handshake era
+    assert era == "modern"  # FastMCP speaks 2026-07-28; the TypeScript server above, the legacy era
     assert files == expected_files()
 
 

@@ -1,5 +1,5 @@
 """Session roaming behind a real nginx configured as docs/deployment.md shows (round robin, no stickiness, no
-buffering): three server processes sharing a real redis-server serve one handshake-era session."""
+buffering): three server processes sharing a real redis-server serve one legacy-era session."""
 
 from __future__ import annotations
 

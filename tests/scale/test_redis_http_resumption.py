@@ -1,4 +1,4 @@
-"""The HTTP transport with ``RedisEventStore``: a session-era stream that breaks mid-call is resumed with
+"""The HTTP transport with ``RedisEventStore``: a legacy-era stream that breaks mid-call is resumed with
 ``Last-Event-ID`` from what Redis kept, every event exactly once and in order (real redis-server, real sockets)."""
 
 from __future__ import annotations

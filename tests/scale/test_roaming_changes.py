@@ -25,7 +25,7 @@ VERSION = "2025-11-25"
 
 
 class Session:
-    """One session-era client, speaking raw HTTP to whichever process each request names."""
+    """One legacy-era client, speaking raw HTTP to whichever process each request names."""
 
     def __init__(self, http: HttpClient) -> None:
         self.http = http

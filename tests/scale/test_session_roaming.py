@@ -1,4 +1,4 @@
-"""Session roaming: handshake-era sessions served by whichever process a real HAProxy picks (round robin, no
+"""Session roaming: legacy-era sessions served by whichever process a real HAProxy picks (round robin, no
 stickiness), three server processes sharing a real redis-server through ``RedisSessionDirectory``."""
 
 from __future__ import annotations

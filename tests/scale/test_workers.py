@@ -116,7 +116,7 @@ async def test_a_crash_loop_exits_non_zero() -> None:
 
 
 async def test_a_request_state_minted_by_one_worker_is_accepted_by_another() -> None:
-    """The stateless era's elicitation round trip: the InputRequiredResult comes from one worker and the retry,
+    """The modern era's elicitation round trip: the InputRequiredResult comes from one worker and the retry,
     on a new connection, may land on the other; with the shared key both verify the other's requestState."""
     args = ("worker_app:server", "--workers", "2", "--options", "worker_app:on_rpc")
     async with supervisor(*args, path="/rpc") as (url, _):

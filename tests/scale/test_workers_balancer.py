@@ -1,4 +1,4 @@
-"""Several machines behind a balancer, stateless era: two independent servers (each its own supervisor, as two
+"""Several machines behind a balancer, modern era: two independent servers (each its own supervisor, as two
 machines would run them) behind a real HAProxy balancing every request round robin, without stickiness."""
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ async def test_without_a_shared_key_the_retry_fails_clearly(tmp_path: Path) -> N
 
 
 async def test_sessions_work_behind_a_balancer_that_sticks_to_the_session_id(tmp_path: Path) -> None:
-    """The handshake era needs stickiness until sessions roam: with the session id in a stick table every
+    """The legacy era needs stickiness until sessions roam: with the session id in a stick table every
     request of a session, concurrent ones and its GET stream included, reaches the server that created it."""
     with trio.fail_after(60):
         async with (

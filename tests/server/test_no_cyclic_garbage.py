@@ -52,7 +52,7 @@ async def call(http: HttpClient, url: str, headers: list[tuple[str, str]], messa
     return body
 
 
-@pytest.mark.parametrize("era", ["stateless", "session"])
+@pytest.mark.parametrize("era", ["modern", "legacy"])
 async def test_calls_over_http_leave_no_cyclic_garbage(era: str) -> None:
     server = Server("tidy")
 
@@ -66,7 +66,7 @@ async def test_calls_over_http_leave_no_cyclic_garbage(era: str) -> None:
             url = f"http://127.0.0.1:{port}/mcp"
             async with HttpClient() as http:
                 params: dict[str, Any] = {"name": "echo", "arguments": {"text": "hi"}}
-                if era == "stateless":
+                if era == "modern":
                     headers = [*POST_HEADERS, *STATELESS_HEADERS]
                     params["_meta"] = MODERN_META
                 else:

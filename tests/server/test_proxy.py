@@ -143,7 +143,7 @@ async def test_proxy_on_the_command_line_bridges_stdio_to_stateless_http() -> No
             found = await running.wait_for_stderr(r"proxying cli-test-server \(\S+\) on (\S+) ")
             url = found.group(1)
             out = await run_cli("info", "--json", "--url", url)
-            assert '"era": "stateless"' in out.stdout
+            assert '"era": "modern"' in out.stdout
             out = await run_cli("call", "steps", "count=2", "--url", url)
             assert out.status == 0 and out.stdout.strip() == "2 steps" and "progress 2/2" in out.stderr
             running.process.send_signal(signal.SIGINT)
@@ -156,8 +156,8 @@ async def test_proxy_on_the_command_line_bridges_stdio_to_stateless_http() -> No
 async def test_concurrent_calls_through_an_http_upstream_each_get_their_own_questions_and_logs(
     nursery: trio.Nursery, version: str
 ) -> None:
-    """Over HTTP the upstream says which call its questions and logs belong to: a stateless upstream asks inside
-    the call's answer, a session-era one on the call's own response stream. The proxy routes them exactly."""
+    """Over HTTP the upstream says which call its questions and logs belong to: a modern upstream asks inside
+    the call's answer, a legacy-era one on the call's own response stream. The proxy routes them exactly."""
     upstream = Server("upstream")
     both_arrived = trio.Event()
     arrived: list[str] = []
@@ -197,6 +197,6 @@ async def test_concurrent_calls_through_an_http_upstream_each_get_their_own_ques
                 calls.start_soon(call, "alice", "tea")
                 calls.start_soon(call, "bob", "coffee")
     assert results == {"tea": "tea answered by alice", "coffee": "coffee answered by bob"}
-    # each client got its own call's logs (a stateless upstream runs the tool again for the answer: logs twice)
+    # each client got its own call's logs (a modern upstream runs the tool again for the answer: logs twice)
     assert logs["alice"] and {log.data for log in logs["alice"]} == {"working on tea"}
     assert logs["bob"] and {log.data for log in logs["bob"]} == {"working on coffee"}

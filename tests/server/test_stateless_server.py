@@ -1,4 +1,4 @@
-"""The 2026-07-28 (stateless) revision on the server, spoken by a raw peer over an in-memory stream: the
+"""The 2026-07-28 (modern) revision on the server, spoken by a raw peer over an in-memory stream: the
 per-request envelope, server/discover, resultType and caching hints, the modern error codes, multi
 round-trip requests with signed requestState, subscriptions/listen, and both eras on one connection."""
 

@@ -34,7 +34,7 @@ async def slow(seconds: float, ctx: Context) -> int:
 
 @server.tool()
 async def greet(ctx: Context) -> str:
-    """Ask for a name (in the stateless era: an InputRequiredResult and a retry) and say which workers served."""
+    """Ask for a name (in the modern era: an InputRequiredResult and a retry) and say which workers served."""
     first = os.getpid()
     answer = await ctx.elicit(
         f"asked by {first}: your name?",

@@ -1,4 +1,4 @@
-"""Resumption of session-era SSE streams over a real socket: whatever the points where the client's
+"""Resumption of legacy-era SSE streams over a real socket: whatever the points where the client's
 connection drops (before any event, mid-stream, in the middle of a replay, several times), every event of a
 call reaches it exactly once and in order, followed by the call's answer."""
 

@@ -1,4 +1,4 @@
-"""A long session-era HTTP session keeps only its open streams: its memory stays flat however many calls it makes,
+"""A long legacy-era HTTP session keeps only its open streams: its memory stays flat however many calls it makes,
 a cancelled call's stream ends and leaves nothing behind, and a stream already answered can still be resumed from
 what the event store kept (real sockets)."""
 

@@ -28,7 +28,7 @@ from transport_helpers import handshake, recording_pipes  # isort: skip
 
 SERVER_DIR = TESTS / "servers"
 SERVER = [sys.executable, str(SERVER_DIR / "stdio_server.py")]
-HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+LEGACY_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 
 
 pytestmark = pytest.mark.usefixtures("stdio_server_io")
@@ -40,7 +40,7 @@ def text_of(result: Any) -> str:
     return str(block.text)
 
 
-@pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
+@pytest.mark.parametrize("version", LEGACY_VERSIONS)
 async def test_handshake_on_each_revision(version: str) -> None:
     with trio.fail_after(10):
         async with trio_mcp.open_stdio_client(SERVER, protocol_version=version) as client:
@@ -367,7 +367,7 @@ async def test_requests_before_initialize_are_refused(raw_peer: RawPeer) -> None
         assert "already initialized" in (await raw_peer.receive())["error"]["message"]
 
 
-async def test_unknown_protocol_version_gets_the_latest_handshake_revision(raw_peer: RawPeer) -> None:
+async def test_unknown_protocol_version_gets_the_latest_legacy_revision(raw_peer: RawPeer) -> None:
     with trio.fail_after(10):
         result = await raw_peer.initialize("1999-01-01")
         assert result["protocolVersion"] == "2025-11-25"

@@ -38,7 +38,7 @@ from trio_mcp.types import Root, TextContent
 from transport_helpers import handshake  # isort: skip
 from waiting import Arrivals  # isort: skip
 
-HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+LEGACY_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 MODERN = "2026-07-28"
 WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
@@ -251,7 +251,7 @@ def close_code(payload: bytes) -> int:
 async def test_handshake_and_tool_calls_on_each_revision() -> None:
     with trio.fail_after(10):
         async with running_server() as (port, probe):
-            for version in ["auto", *HANDSHAKE_VERSIONS]:
+            for version in ["auto", *LEGACY_VERSIONS]:
                 async with ws_client(url_of(port), protocol_version=version) as (client, stream):
                     assert stream.websocket.subprotocol == "mcp"
                     assert client.protocol_version == (MODERN if version == "auto" else version)
@@ -261,7 +261,7 @@ async def test_handshake_and_tool_calls_on_each_revision() -> None:
                     tools = await client.list_tools()
                     assert [tool.name for tool in tools.tools] == ["echo", "sleep", "roots_probe"]
                     assert text_of(await client.call_tool("echo", {"text": "héllo \u2603"})) == "héllo \u2603"
-            assert len(probe.streams) == len(HANDSHAKE_VERSIONS) + 1
+            assert len(probe.streams) == len(LEGACY_VERSIONS) + 1
             # Each connection ended with the client's close, and the server's session with it.
             await probe.endings.wait_for(len(probe.streams))
             assert all(stream.close_reason is not None and stream.close_reason.code == 1000 for stream in probe.streams)
@@ -335,7 +335,7 @@ async def test_server_cancel_cancels_the_client_callback() -> None:
         return []
 
     with trio.fail_after(10):
-        # Server-to-client requests exist in the handshake era (2026-07-28 embeds them in results instead).
+        # Server-to-client requests exist in the legacy era (2026-07-28 embeds them in results instead).
         async with (
             running_server() as (port, _),
             ws_client(url_of(port), roots=roots, protocol_version="2025-11-25") as (client, _),

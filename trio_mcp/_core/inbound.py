@@ -16,7 +16,7 @@ from typing import Any, Final, Literal, Protocol
 
 import attrs
 
-from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from .._wire.versions import LEGACY_VERSIONS, MODERN_VERSIONS
 from ..errors import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -62,7 +62,7 @@ class InboundRules:
 
     #: Serve 2026-07-28 stateless requests.
     stateless: bool = True
-    #: Serve the handshake era (sessions).
+    #: Serve the legacy era (sessions).
     sessions: bool = True
     #: The ``x-mcp-header`` paths of the server's tools (None: no ``Mcp-Param-*`` checks).
     header_paths: HeaderPaths | None = None
@@ -78,7 +78,7 @@ class Refusal(enum.Enum):
     NOT_A_REQUEST = "not a request"
     BATCH_NOT_ALLOWED = "batch not allowed"
     HEADER_MISMATCH = "header mismatch"
-    STATELESS_ONLY = "stateless only"
+    MODERN_ONLY = "modern only"
     UNSUPPORTED_VERSION_HEADER = "unsupported version header"
     SESSION_REQUIRED = "session required"
     SESSION_NOT_FOUND = "session not found"
@@ -97,7 +97,7 @@ REFUSALS: Final[Mapping[Refusal, tuple[int, int]]] = {
     Refusal.NOT_A_REQUEST: (400, INVALID_REQUEST),
     Refusal.BATCH_NOT_ALLOWED: (400, INVALID_REQUEST),
     Refusal.HEADER_MISMATCH: (400, HEADER_MISMATCH),
-    Refusal.STATELESS_ONLY: (400, UNSUPPORTED_PROTOCOL_VERSION),
+    Refusal.MODERN_ONLY: (400, UNSUPPORTED_PROTOCOL_VERSION),
     Refusal.UNSUPPORTED_VERSION_HEADER: (400, INVALID_REQUEST),
     Refusal.SESSION_REQUIRED: (400, INVALID_REQUEST),
     Refusal.SESSION_NOT_FOUND: (404, INVALID_REQUEST),
@@ -151,16 +151,16 @@ class Rejection:
 class Route:
     """A request that may go on, and what the transport needs to serve it."""
 
-    era: Literal["stateless", "session"]
+    era: Literal["modern", "legacy"]
     #: ``POST``, ``GET`` or ``DELETE``.
     method: str
-    #: The decoded JSON-RPC message (an object, or a list for a session-era batch); None for GET/DELETE.
+    #: The decoded JSON-RPC message (an object, or a list for a legacy-era batch); None for GET/DELETE.
     message: Any = None
     #: The JSON-RPC method of a single message (None for a batch, a response, or GET/DELETE).
     rpc_method: str | None = None
     #: The ids of the requests in the message; none means nothing will be answered (202).
     request_ids: frozenset[RequestId] = frozenset()
-    #: ``Mcp-Session-Id`` (session era; None on an ``initialize`` that opens one).
+    #: ``Mcp-Session-Id`` (legacy era; None on an ``initialize`` that opens one).
     session_id: str | None = None
     #: ``MCP-Protocol-Version`` as sent.
     version_header: str | None = None
@@ -172,7 +172,7 @@ class Route:
     @property
     def opens_session(self) -> bool:
         """An ``initialize`` without a session id: it opens a new session."""
-        return self.era == "session" and self.session_id is None and self.rpc_method == "initialize"
+        return self.era == "legacy" and self.session_id is None and self.rpc_method == "initialize"
 
 
 #: ``check``'s ``decoded`` when nobody decoded the body before it.
@@ -206,7 +206,7 @@ def _check_session_request(method: str, headers: HeaderView) -> Route | Rejectio
             return Rejection(Refusal.NOT_ACCEPTABLE, "Accept must allow text/event-stream")
         last_event_id = headers.get("last-event-id")
     return Route(
-        era="session",
+        era="legacy",
         method=method,
         session_id=session_id,
         last_event_id=last_event_id,
@@ -230,12 +230,12 @@ def _check_post(headers: HeaderView, body: bytes, rules: InboundRules, decoded: 
     if rules.stateless and (body_version is not _NO_VERSION or version_header in MODERN_VERSIONS):
         return _check_stateless(headers, message, version_header, body_version, rules)
     if not rules.sessions:
-        # A stateless-only server names the versions it speaks, so a dual-era client knows to switch.
+        # A modern-only server names the versions it speaks, so a dual-era client knows to switch.
         params = message.get("params") if type(message) is dict else None
         requested = version_header or (params.get("protocolVersion") if type(params) is dict else None)
         return Rejection(
-            Refusal.STATELESS_ONLY,
-            "Unsupported protocol version: this server speaks only the stateless revision",
+            Refusal.MODERN_ONLY,
+            "Unsupported protocol version: this server speaks only the modern revision",
             _id_of(message),
             {"supported": list(MODERN_VERSIONS), "requested": requested},
         )
@@ -252,7 +252,7 @@ def _check_stateless(
         if "method" in message and "id" not in message:
             # No client notification is defined over HTTP in this revision: accepted and dropped.
             return Route(
-                era="stateless",
+                era="modern",
                 method="POST",
                 message=message,
                 rpc_method=message.get("method"),
@@ -263,7 +263,7 @@ def _check_stateless(
     if mismatch is not None:
         return Rejection(Refusal.HEADER_MISMATCH, f"Header mismatch: {mismatch}", event.id)
     return Route(
-        era="stateless",
+        era="modern",
         method="POST",
         message=message,
         rpc_method=event.method,
@@ -327,7 +327,7 @@ def _param_header_mismatch(headers: HeaderView, params: Mapping[str, Any], heade
 
 
 def _check_session_post(headers: HeaderView, message: Any, version_header: str | None) -> Route | Rejection:
-    if version_header is not None and version_header not in HANDSHAKE_VERSIONS:
+    if version_header is not None and version_header not in LEGACY_VERSIONS:
         return Rejection(
             Refusal.UNSUPPORTED_VERSION_HEADER, f"Unsupported MCP-Protocol-Version: {version_header!r}", _id_of(message)
         )
@@ -340,7 +340,7 @@ def _check_session_post(headers: HeaderView, message: Any, version_header: str |
         item["id"] for item in items if type(item) is dict and "method" in item and is_request_id(item.get("id"))
     )
     return Route(
-        era="session",
+        era="legacy",
         method="POST",
         message=message,
         rpc_method=rpc_method if isinstance(rpc_method, str) else None,

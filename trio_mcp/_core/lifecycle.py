@@ -1,4 +1,4 @@
-"""The ``initialize`` handshake of the handshake-era revisions (2024-11-05 .. 2025-11-25), as a table.
+"""The ``initialize`` handshake of the legacy revisions (2024-11-05 .. 2025-11-25), as a table.
 
 Both peers run the same machine and feed it the same four events (the client when it sends, the server
 when it receives), so one table states the rules for both roles, as h11's ``_state.py`` does.
@@ -11,7 +11,7 @@ from typing import Final
 
 from ..errors import LocalProtocolError
 
-__all__ = ["Phase", "HandshakeEvent", "Lifecycle"]
+__all__ = ["HandshakeEvent", "Lifecycle", "Phase"]
 
 
 class Phase(enum.Enum):

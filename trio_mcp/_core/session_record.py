@@ -1,4 +1,4 @@
-"""A handshake-era session's state as one typed record, and the one place it is made into JSON and read back.
+"""A legacy-era session's state as one typed record, and the one place it is made into JSON and read back.
 
 The state is what ``initialize`` settled and what the client set since; the connection hands it to its
 transport (``StreamControl.remember``), a session directory keeps it with the caller it belongs to, and another

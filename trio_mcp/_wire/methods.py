@@ -61,23 +61,23 @@ from ..types import (
     UpdateTaskRequestParams,
 )
 from .features import Feature, has
-from .versions import HANDSHAKE_VERSIONS, KNOWN_VERSIONS, MODERN_VERSIONS
+from .versions import KNOWN_VERSIONS, LEGACY_VERSIONS, MODERN_VERSIONS
 
 __all__ = [
-    "MethodSpec",
-    "Side",
     "METHODS",
     "TASKS_EXTENSION_METHODS",
-    "methods_for",
-    "spec_for",
+    "MethodSpec",
+    "Side",
     "declared",
+    "methods_for",
     "send_refusal",
+    "spec_for",
 ]
 
 Side = Literal["client", "server"]
 
 _ALL: Final = frozenset(KNOWN_VERSIONS)
-_HANDSHAKE: Final = frozenset(HANDSHAKE_VERSIONS)
+_HANDSHAKE: Final = frozenset(LEGACY_VERSIONS)
 _MODERN: Final = frozenset(MODERN_VERSIONS)
 _NONE: Final[frozenset[str]] = frozenset()
 

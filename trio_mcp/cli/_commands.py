@@ -108,10 +108,6 @@ async def _prompt(client: Client, args: argparse.Namespace) -> int:
     return OK
 
 
-def _era(client: Client) -> str:
-    return "stateless" if client.era == "modern" else "session"
-
-
 def _methods(client: Client) -> list[str]:
     """The requests this client may send the server on the revision in use: the method table's, less those
     whose capability the server did not declare."""
@@ -130,7 +126,7 @@ async def _info(client: Client, args: argparse.Namespace) -> int:
     if args.json:
         emit_json(
             {
-                "era": _era(client),
+                "era": client.era,
                 "protocolVersion": client.protocol_version,
                 "serverInfo": info,
                 "capabilities": capabilities,
@@ -142,7 +138,7 @@ async def _info(client: Client, args: argparse.Namespace) -> int:
     print(
         f"server:       {info.get('name')} {info.get('version')}" + (f" ({info['title']})" if info.get("title") else "")
     )
-    print(f"era:          {_era(client)}")
+    print(f"era:          {client.era}")
     print(f"revision:     {client.protocol_version}")
     offered = []
     for name, value in capabilities.items():

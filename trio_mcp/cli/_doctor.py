@@ -18,19 +18,19 @@ import attrs
 import trio
 
 from .._wire.features import Feature, has
-from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from .._wire.versions import LEGACY_VERSIONS, MODERN_VERSIONS
 from ..transports._client.h11client import ClientResponse, HttpClient, HttpError, HttpTimeouts
 from ._connect import parse_headers
 from ._exit import CONNECTION, OK, TOOL_ERROR, CliError
 
-__all__ = ["doctor_command", "Finding"]
+__all__ = ["Finding", "doctor_command"]
 
 Status = Literal["ok", "warn", "fail", "not offered", "info"]
 _FOREIGN_ORIGIN: Final = "https://doctor-probe.invalid"
 _ACCEPT: Final = "application/json, text/event-stream"
-_LATEST: Final = HANDSHAKE_VERSIONS[-1]
+_LATEST: Final = LEGACY_VERSIONS[-1]
 #: The revision spoken over the HTTP+SSE transport, tried at the sibling ``/sse`` endpoint.
-_SSE_VERSION: Final = next(v for v in HANDSHAKE_VERSIONS if has(v, Feature.HTTP_SSE))
+_SSE_VERSION: Final = next(v for v in LEGACY_VERSIONS if has(v, Feature.HTTP_SSE))
 
 
 @attrs.frozen
@@ -131,7 +131,7 @@ async def _attempt(probe: _Probe, url: str, version: str) -> str | None:
 async def _revisions(probe: _Probe) -> list[Finding]:
     spoken: list[str] = []
     failures: dict[str, str] = {}
-    for version in (*HANDSHAKE_VERSIONS, *MODERN_VERSIONS):
+    for version in (*LEGACY_VERSIONS, *MODERN_VERSIONS):
         failure = await _attempt(probe, probe.url, version)
         if failure is None:
             spoken.append(version)
@@ -144,10 +144,10 @@ async def _revisions(probe: _Probe) -> list[Finding]:
     if not spoken:
         return [await _nothing_spoken(probe)]
     eras = []
-    if any(v in HANDSHAKE_VERSIONS for v in spoken):
-        eras.append("session (initialize)")
+    if any(v in LEGACY_VERSIONS for v in spoken):
+        eras.append("legacy (initialize)")
     if any(v in MODERN_VERSIONS for v in spoken):
-        eras.append("stateless (2026-07-28)")
+        eras.append("modern (2026-07-28)")
     findings = [Finding("revisions", "ok", f"speaks {', '.join(spoken)}; eras: {', '.join(eras)}")]
     if _is_sse_endpoint(probe.url):
         parts = urlsplit(probe.url)
@@ -181,7 +181,7 @@ async def _revisions(probe: _Probe) -> list[Finding]:
             Finding(
                 "revisions",
                 "warn",
-                f"does not speak {_LATEST}, the newest session revision",
+                f"does not speak {_LATEST}, the newest legacy revision",
                 "upgrade the server's MCP SDK; clients negotiate down, but lose newer features",
             )
         )
@@ -190,7 +190,7 @@ async def _revisions(probe: _Probe) -> list[Finding]:
             Finding(
                 "revisions",
                 "info",
-                "does not speak the stateless 2026-07-28 revision",
+                "does not speak the modern revision 2026-07-28",
                 "newer clients fall back to initialize; serving 2026-07-28 lets requests go to "
                 "any replica without sticky sessions",
             )

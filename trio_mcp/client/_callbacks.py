@@ -1,7 +1,7 @@
 """What the client does for the server: the callbacks answering its requests and the capabilities they declare.
 
 A server asks for roots, a model completion (sampling) or user input (elicitation) as a JSON-RPC request in the
-session era and as an embedded input request of an ``InputRequiredResult`` on 2026-07-28; ``answer`` serves both,
+legacy era and as an embedded input request of an ``InputRequiredResult`` on 2026-07-28; ``answer`` serves both,
 so the checks (was it declared? was the URL mode or sampling with tools declared?) cannot drift apart.
 """
 
@@ -21,7 +21,7 @@ from ..errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from ..types import ElicitRequestURLParams
 from ._options import ElicitationHandler, RootsHandler, SamplingHandler
 
-__all__ = ["ServerRequestHandlers", "Refused", "report_progress", "serving"]
+__all__ = ["Refused", "ServerRequestHandlers", "report_progress", "serving"]
 
 
 class Refused(McpError):

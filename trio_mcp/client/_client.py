@@ -25,8 +25,8 @@ from .._wire.convert import to_wire
 from .._wire.features import Feature, has
 from .._wire.methods import METHODS, send_refusal
 from .._wire.versions import (
-    HANDSHAKE_VERSIONS,
-    LATEST_HANDSHAKE_VERSION,
+    LATEST_LEGACY_VERSION,
+    LEGACY_VERSIONS,
     MODERN_VERSIONS,
 )
 from ..errors import (
@@ -140,8 +140,8 @@ class Client(SkillMethods, AppMethods):
         stream: the transport; usually an ``open_*`` function builds it.
         client_info: the name and version sent to the server.
         protocol_version: "auto" (the default) probes with ``server/discover`` and speaks 2026-07-28 to a
-            server that answers it, falling back to the ``initialize`` handshake otherwise; a handshake revision
-            ("2025-11-25", ...) goes straight to ``initialize`` with it; "2026-07-28" insists on the stateless era.
+            server that answers it, falling back to the ``initialize`` handshake otherwise; a legacy revision
+            ("2025-11-25", ...) goes straight to ``initialize`` with it; "2026-07-28" insists on the modern era.
         probe_timeout: how long "auto" waits for the probe before deciding the server is legacy.
         request_timeout: seconds each request may wait for its answer (None: no limit); per call too.
         roots: answers ``roots/list``; registering it declares the roots capability.
@@ -301,7 +301,7 @@ class Client(SkillMethods, AppMethods):
 
     async def _connect(self) -> None:
         requested = self._requested_version
-        if requested in HANDSHAKE_VERSIONS:
+        if requested in LEGACY_VERSIONS:
             await self._initialize(requested)
             return
         if requested in MODERN_VERSIONS:
@@ -319,11 +319,11 @@ class Client(SkillMethods, AppMethods):
             elif modern := [v for v in MODERN_VERSIONS if v in supported]:
                 await self._discover(modern[-1], timeout=DEFAULT_TIMEOUT)
                 return
-            elif not any(v in supported for v in HANDSHAKE_VERSIONS):
+            elif not any(v in supported for v in LEGACY_VERSIONS):
                 raise
         except (RequestTimeout, RemoteProtocolError) as exc:
             logger.debug("server/discover probe failed (%s); falling back to initialize", exc)
-        await self._initialize(LATEST_HANDSHAKE_VERSION)
+        await self._initialize(LATEST_LEGACY_VERSION)
 
     async def _discover(self, version: str, *, timeout: float | None) -> None:
         self._modern_version = version
@@ -367,7 +367,7 @@ class Client(SkillMethods, AppMethods):
             self.lifecycle.handle(HandshakeEvent.INITIALIZE_ERROR)
             raise
         result = parse_result(raw, InitializeResult, "initialize")
-        if result.protocol_version not in HANDSHAKE_VERSIONS:
+        if result.protocol_version not in LEGACY_VERSIONS:
             raise RemoteProtocolError(
                 f"server chose protocol version {result.protocol_version!r}, which this client does not support"
             )
@@ -420,7 +420,7 @@ class Client(SkillMethods, AppMethods):
 
     @property
     def initialize_result(self) -> InitializeResult:
-        """The server's answer to ``initialize`` (handshake era only)."""
+        """The server's answer to ``initialize`` (legacy era only)."""
         if self._initialize_result is None:
             raise RuntimeError("no initialize result: the client is not started, or speaks 2026-07-28")
         return self._initialize_result
@@ -429,7 +429,7 @@ class Client(SkillMethods, AppMethods):
     def discover_result(self) -> DiscoverResult:
         """The server's answer to ``server/discover`` (2026-07-28 only)."""
         if self._discover_result is None:
-            raise RuntimeError("no server/discover result: the client is not started, or speaks a handshake era")
+            raise RuntimeError("no server/discover result: the client is not started, or speaks the legacy era")
         return self._discover_result
 
     @property
@@ -844,7 +844,7 @@ class Client(SkillMethods, AppMethods):
 
         ``tools``/``prompts``/``resources`` ask for list changes, ``resource_uris`` for updates of those
         resources. On 2026-07-28 this is one ``subscriptions/listen`` request (``honoured`` says what the
-        server agreed to); on the handshake revisions, ``resources/subscribe`` for each URI (undone on exit)
+        server agreed to); on the legacy revisions, ``resources/subscribe`` for each URI (undone on exit)
         plus the session's list-changed notifications. The other callbacks (``on_list_changed`` ...) still run.
         """
         subscription = Subscription(tools, prompts, resources, frozenset(resource_uris))

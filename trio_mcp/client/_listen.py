@@ -1,7 +1,7 @@
 """One subscription API for both eras: ``async with client.listen(...) as changes``.
 
 On 2026-07-28 it is one ``subscriptions/listen`` request whose notifications name it by ``subscriptionId``;
-on the handshake revisions it is ``resources/subscribe`` for each URI plus the session's list-changed
+on the legacy revisions it is ``resources/subscribe`` for each URI plus the session's list-changed
 notifications. Either way the caller reads ``ChangeNotification`` objects from it.
 """
 

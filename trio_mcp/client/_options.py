@@ -14,7 +14,7 @@ from typing import Any, Final, TypedDict
 
 from .._custom import CustomMethods, check_extensions
 from .._middleware import Middleware, require_async
-from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from .._wire.versions import LEGACY_VERSIONS, MODERN_VERSIONS
 from ..types import (
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -74,7 +74,7 @@ class ClientOptions(TypedDict, total=False):
     outbound_middleware: Sequence[Middleware]
 
 
-PROTOCOL_VERSIONS: Final = ("auto",) + HANDSHAKE_VERSIONS + MODERN_VERSIONS
+PROTOCOL_VERSIONS: Final = ("auto",) + LEGACY_VERSIONS + MODERN_VERSIONS
 
 
 class _DefaultTimeout:

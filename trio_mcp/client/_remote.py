@@ -18,7 +18,7 @@ import trio
 
 from .._util import collapse_exception_groups
 from .._wire.features import Feature, has
-from .._wire.versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_VERSIONS, V2024_11_05
+from .._wire.versions import LATEST_LEGACY_VERSION, LEGACY_VERSIONS, MODERN_VERSIONS, V2024_11_05
 from ..errors import (
     HEADER_MISMATCH,
     METHOD_NOT_FOUND,
@@ -42,11 +42,11 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = [
-    "open_http_client",
-    "connect_http_client",
-    "open_websocket_client",
-    "connect_websocket_client",
     "WebSocketOptions",
+    "connect_http_client",
+    "connect_websocket_client",
+    "open_http_client",
+    "open_websocket_client",
 ]
 
 #: How long to wait for a session's GET stream to open (or be refused) before handing the client over.
@@ -177,15 +177,15 @@ async def _connect(
                 if known and attempt == 0:
                     modern = known[-1]  # a modern server named what it speaks: retry with that, once
                     continue
-                handshake = supported is not None and any(v in supported for v in HANDSHAKE_VERSIONS)
-                if version != "auto" or (_is_modern_answer(exc) and not handshake):
+                legacy = supported is not None and any(v in supported for v in LEGACY_VERSIONS)
+                if version != "auto" or (_is_modern_answer(exc) and not legacy):
                     raise
                 break
             except (RemoteProtocolError, RequestTimeout):
                 if version != "auto":
                     raise
                 break  # no usable server/discover: a legacy server
-        version = LATEST_HANDSHAKE_VERSION
+        version = LATEST_LEGACY_VERSION
     if has(version, Feature.HTTP_SSE):
         return await _sse(nursery, url, headers, http, options, auth)
     try:

@@ -1,4 +1,4 @@
-"""How a request leaves the client: what replaces the methods the stateless revision removed, how many input
+"""How a request leaves the client: what replaces the methods the modern revision removed, how many input
 rounds one request may take, and the few conversions every request method shares."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ async def request_on(session: Session, method: str, params: dict[str, Any] | Non
         raise closed from None
 
 
-#: What a caller uses instead of the handshake-era methods 2026-07-28 removed (the method table says which).
+#: What a caller uses instead of the legacy-era methods 2026-07-28 removed (the method table says which).
 REPLACED_IN_STATELESS: Final = {
     "resources/subscribe": "use client.listen(resource_uris=[...])",
     "resources/unsubscribe": "leave the client.listen() block",
@@ -38,7 +38,7 @@ REPLACED_IN_STATELESS: Final = {
 MAX_INPUT_ROUNDS: Final = 16
 
 #: The level a 2026-07-28 client with an ``on_log`` callback asks for until ``set_logging_level`` picks one
-#: (the usual default of handshake-era servers, which send logs unasked).
+#: (the usual default of legacy-era servers, which send logs unasked).
 DEFAULT_LOG_LEVEL: Final = "info"
 
 

@@ -7,7 +7,7 @@ and tests/docs/test_examples.py runs every one.
 - ``cancellation``: a long job cancelled from the client, with its shielded cleanup.
 - ``http_auth``: an HTTP server requiring a bearer token (``HttpTransportOptions(authenticate=...)``).
 - ``many_servers``: one ``ClientGroup`` driving two servers, tools namespaced.
-- ``elicitation_sampling``: a tool asking the user and the model, in the session era and on 2026-07-28.
+- ``elicitation_sampling``: a tool asking the user and the model, in the legacy era and on 2026-07-28.
 - ``proxy``: the stdio bookshop served as a stateless HTTP endpoint through ``trio_mcp.proxy``.
 - ``websocket_pair``: a WebSocket server and client.
 - ``test_bookshop``: tests written with the pytest plugin (``pytest trio_mcp/examples/test_bookshop.py``).

@@ -1,7 +1,7 @@
 """A tool that asks the user (elicitation) and the host's model (sampling), in both protocol eras.
 
-In the session era (2025-11-25) ``ctx.elicit()`` and ``ctx.sample()`` send requests to the client and wait for
-the answers. On 2026-07-28 (stateless) the tool's call ends with an ``InputRequiredResult`` instead; the client
+In the legacy era (2025-11-25) ``ctx.elicit()`` and ``ctx.sample()`` send requests to the client and wait for
+the answers. On 2026-07-28 (modern) the tool's call ends with an ``InputRequiredResult`` instead; the client
 answers and calls again, and the handler runs again from the start with the answers in hand. The handler is the
 same code in both eras: keep what it does before its last question free of side effects.
 

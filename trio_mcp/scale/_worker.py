@@ -55,7 +55,7 @@ async def _serve(args: argparse.Namespace) -> None:
     redis = os.environ.get(REDIS_URL_ENV)
     if args.options and redis is None and args.workers > 1 and options.sessions and options.session_directory is None:
         logger.warning(
-            "handshake-era sessions live in the worker that created them: a client connection that "
+            "legacy-era sessions live in the worker that created them: a client connection that "
             "reaches another worker gets 404 (give the options a session_directory, or the workers a Redis, "
             "serve them with one worker, or sessions=False)"
         )

@@ -1,5 +1,5 @@
 """Session roaming on Redis: the HTTP transport's ``SessionDirectory``, so that any worker or machine serves any
-request of a handshake-era session (``HttpTransportOptions(session_directory=RedisSessionDirectory(redis))``).
+request of a legacy-era session (``HttpTransportOptions(session_directory=RedisSessionDirectory(redis))``).
 
 A session's record is ``<prefix>:{<session>}:record`` and the requests of its streams
 ``<prefix>:{<session>}:streams`` (the braces keep a session in one Redis Cluster slot); both expire ``ttl``

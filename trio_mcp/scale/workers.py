@@ -10,7 +10,7 @@ supervisor stops the rest and returns 1, so a process manager above it sees the 
 Workers build the server themselves from its import path (``"package.module:server"``), so nothing is pickled
 and each worker is a fresh interpreter. They share no state but the signing key for ``requestState`` and
 pagination cursors: ``TRIO_MCP_SECRET_KEY`` is passed on when set, otherwise the supervisor makes one for its
-workers (see ``trio_mcp._keys``). Stateless (2026-07-28) requests work on any worker; a handshake-era session
+workers (see ``trio_mcp._keys``). Modern (2026-07-28) requests work on any worker; a legacy-era session
 lives in the worker that created it unless the workers share a Redis (``redis``: sessions roam, with their
 events and task records), see docs/deployment.md. POSIX only (inherited file descriptors).
 """
@@ -118,7 +118,7 @@ class WorkerSettings:
         if self.workers == 1 or self.redis is not None or self.options is not None:
             return None
         return (
-            f"{self.workers} workers and no shared store: session-era clients (protocol 2025-11-25 and before) "
+            f"{self.workers} workers and no shared store: legacy-era clients (protocol 2025-11-25 and before) "
             "lose their sessions when a request reaches another worker; add --redis redis://HOST:PORT/0"
         )
 

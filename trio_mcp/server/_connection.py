@@ -25,7 +25,7 @@ from .._util import first_leaf
 from .._wire.convert import from_wire, params_from_wire, to_wire
 from .._wire.features import Feature, has
 from .._wire.methods import spec_for
-from .._wire.versions import HANDSHAKE_VERSIONS, KNOWN_VERSIONS, LATEST_HANDSHAKE_VERSION
+from .._wire.versions import KNOWN_VERSIONS, LATEST_LEGACY_VERSION, LEGACY_VERSIONS
 from ..auth._scopes import scopes_admitted
 from ..errors import (
     INTERNAL_ERROR,
@@ -182,7 +182,7 @@ class ServerConnection:
         control: StreamControl | None = None,
     ) -> None:
         """``modern_only`` treats every request as 2026-07-28 (a stateless HTTP request, say): one without
-        the per-request ``_meta`` is then an error rather than a handshake-era request. ``control`` is what a
+        the per-request ``_meta`` is then an error rather than a legacy-era request. ``control`` is what a
         transport with per-request streams offers (Streamable HTTP sessions)."""
         self.server = server
         self.control = control
@@ -193,9 +193,9 @@ class ServerConnection:
         handshake = not modern_only or control is not None
         self.lifecycle = Lifecycle() if handshake else _NO_HANDSHAKE
         self.protocol_version: str | None = None
-        #: The negotiated revision (the newest handshake revision before ``initialize``) and its handlers.
-        self.version = LATEST_HANDSHAKE_VERSION
-        self._methods = _DISPATCH[LATEST_HANDSHAKE_VERSION]
+        #: The negotiated revision (the newest legacy revision before ``initialize``) and its handlers.
+        self.version = LATEST_LEGACY_VERSION
+        self._methods = _DISPATCH[LATEST_LEGACY_VERSION]
         self.client_info: Implementation | None = None
         self.client_capabilities: ClientCapabilities = _NO_CAPABILITIES
         self.log_level = server.default_log_level
@@ -267,7 +267,7 @@ class ServerConnection:
     def _negotiated(self, version: str | None) -> None:
         """Serve ``version`` (None: not negotiated), its handlers looked up once rather than on every request."""
         self.protocol_version = version
-        self.version = version or LATEST_HANDSHAKE_VERSION
+        self.version = version or LATEST_LEGACY_VERSION
         self._methods = _DISPATCH[self.version]
 
     async def serve(
@@ -426,7 +426,7 @@ class ServerConnection:
         return handler
 
     async def _handle_modern(self, request: InboundRequest) -> Any:
-        """Serve one stateless (2026-07-28) request: everything it needs is in its own ``_meta``."""
+        """Serve one modern (2026-07-28) request: everything it needs is in its own ``_meta``."""
         modern = modern_meta(request.params)
         method = request.method
         handler = self._handler_for(method, _DISPATCH[modern.version])
@@ -525,7 +525,7 @@ class ServerConnection:
     async def _initialize(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
         params = params_from_wire(request.params, InitializeRequestParams)
         requested = params.protocol_version
-        version = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE_VERSION
+        version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY_VERSION
         self.lifecycle.handle(HandshakeEvent.INITIALIZE_REQUEST)
         self._negotiated(version)
         self.client_info = params.client_info

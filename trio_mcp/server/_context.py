@@ -416,7 +416,7 @@ class Context:
         raise McpError(METHOD_NOT_FOUND, message)
 
     async def _ask(self, method: str, params: dict[str, Any] | None, timeout: float | None, key: str | None) -> Any:
-        """Get an answer from the client: a JSON-RPC request in the handshake era, a retry on 2026-07-28."""
+        """Get an answer from the client: a JSON-RPC request in the legacy era, a retry on 2026-07-28."""
         self._asked += 1
         if self._modern is not None:
             key = key or f"{method.replace('/', '-')}-{self._asked}"

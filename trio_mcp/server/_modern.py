@@ -1,4 +1,4 @@
-"""The stateless revision (2026-07-28) on the server side: the per-request envelope and signed request state.
+"""The modern revision (2026-07-28) on the server side: the per-request envelope and signed request state.
 
 Every modern request carries its protocol version, the client's capabilities and (optionally) its log
 level in ``_meta``; nothing is inferred from earlier requests. A handler that needs input from the client
@@ -39,7 +39,7 @@ from ._logging import LEVELS
 if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
 
-__all__ = ["ModernRequest", "InputRequired", "StateSigner", "modern_meta", "find_input_required"]
+__all__ = ["InputRequired", "ModernRequest", "StateSigner", "find_input_required", "modern_meta"]
 
 #: Params keys that are not part of what a retried request must repeat unchanged.
 _UNSIGNED_KEYS: Final = frozenset({"_meta", "inputResponses", "requestState"})

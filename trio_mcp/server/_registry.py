@@ -24,7 +24,7 @@ from .._uri_template import MatchedVariables, TemplateRouter
 from .._wire.convert import to_wire
 from .._wire.features import Feature, has, project
 from .._wire.methods import METHODS
-from .._wire.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, V2025_11_25
+from .._wire.versions import LEGACY_VERSIONS, MODERN_VERSIONS, V2025_11_25
 from ..apps import AppCsp, AppPermissions
 from ..auth._scopes import ScopeTable
 from ..skills import Skill
@@ -56,7 +56,7 @@ from ._tools import ToolDefinition, ToolOptions, make_tool
 if TYPE_CHECKING:
     from typing_extensions import Self, Unpack
 
-__all__ = ["ServerCore", "CompletionHandler", "Listener", "Mounted"]
+__all__ = ["CompletionHandler", "Listener", "Mounted", "ServerCore"]
 
 #: 2026-07-28 results that carry ``ttlMs``/``cacheScope``: the method table's, and the skills extension's.
 _CACHEABLE_METHODS = frozenset(method for method, spec in METHODS.items() if spec.cache_hint_revisions) | {
@@ -533,7 +533,7 @@ class ServerCore:
     def on_roots_changed(self) -> Callable[[F], F]:
         """Register the decorated function to receive a client's roots each time it says they changed.
 
-        The server answers ``notifications/roots/list_changed`` (handshake era) by asking for the roots and
+        The server answers ``notifications/roots/list_changed`` (legacy era) by asking for the roots and
         calling ``fn(roots)`` with the ``Root`` list, sync or async; its exceptions are logged.
         """
 
@@ -607,7 +607,7 @@ class ServerCore:
 
     def extension(self, identifier: str, settings: Mapping[str, Any] | None = None) -> None:
         """Declare ``capabilities.extensions[identifier] = settings``: in ``server/discover`` on 2026-07-28, and in
-        the ``initialize`` result of the handshake revisions, where SEP-2133 negotiates extensions too."""
+        the ``initialize`` result of the legacy revisions, where SEP-2133 negotiates extensions too."""
         self.custom.add_extensions("extension", {identifier: settings})
 
     def request_handler(self, method: str) -> Callable[[F], F]:
@@ -704,7 +704,7 @@ class ServerCore:
         """The ``server/discover`` result (2026-07-28); ``decorate_modern_result`` adds the envelope."""
         result: dict[str, Any] = {
             # Modern revisions first: a client picks from this list for its next requests.
-            "supportedVersions": [*reversed(MODERN_VERSIONS), *reversed(HANDSHAKE_VERSIONS)],
+            "supportedVersions": [*reversed(MODERN_VERSIONS), *reversed(LEGACY_VERSIONS)],
             "capabilities": to_wire(self.capabilities(MODERN_VERSIONS[-1])),
         }
         if self.instructions is not None:

@@ -1,6 +1,6 @@
 """The client side of Streamable HTTP under its public name; it lives in ``trio_mcp.transports._client``.
 
-``StreamableHttpSessionStream`` speaks the handshake era (2025-03-26 .. 2025-11-25), ``StatelessHttpStream``
+``StreamableHttpSessionStream`` speaks the legacy era (2025-03-26 .. 2025-11-25), ``StatelessHttpStream``
 2026-07-28; ``trio_mcp.open_http_client`` chooses between them.
 """
 

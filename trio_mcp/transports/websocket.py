@@ -19,7 +19,7 @@ What happens on the wire:
   engine as an ``InvalidMessage``, which answers -32700, and the connection carries on.
 - **Keep-alive.** Each side pings every ``ping_interval`` seconds and drops a peer that does not answer
   within ``pong_timeout``, so a vanished peer ends the session (and fails its pending calls) promptly.
-- **Sessions.** Each connection is served like a stdio pipe: one handshake-era session, and 2026-07-28
+- **Sessions.** Each connection is served like a stdio pipe: one legacy-era session, and 2026-07-28
   requests (each carrying its own ``_meta``) are answered on it too. Closing the connection is the end of
   the session: pending calls fail with ``ConnectionClosed`` and running handlers are cancelled.
 
@@ -52,12 +52,12 @@ if TYPE_CHECKING:
     from ._client.common import HttpAuth
 
 __all__ = [
-    "SUBPROTOCOL",
     "DEFAULT_MAX_MESSAGE_BYTES",
+    "SUBPROTOCOL",
     "WebSocketMessageStream",
     "WebSocketRejected",
-    "serve_websocket",
     "connect_websocket_stream",
+    "serve_websocket",
 ]
 
 logger = logging.getLogger("trio_mcp.websocket")

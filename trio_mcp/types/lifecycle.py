@@ -1,4 +1,4 @@
-"""Lifecycle: implementations, capabilities, ``initialize`` (handshake revisions) and ``server/discover`` (2026-07-28).
+"""Lifecycle: implementations, capabilities, ``initialize`` (legacy revisions) and ``server/discover`` (2026-07-28).
 
 Capability values that the schema leaves as bare objects (``logging``, ``completions``, ``experimental``,
 ``extensions``, the ``sampling``/``elicitation`` sub-flags) are plain JSON dicts: their presence is the signal.
@@ -11,20 +11,20 @@ import attrs
 from ._base import CacheableResult, Icon, RequestParams, Result, WireType
 
 __all__ = [
-    "Implementation",
-    "RootsCapability",
-    "SamplingCapability",
-    "ElicitationCapability",
-    "ClientTasksCapability",
     "ClientCapabilities",
-    "PromptsCapability",
-    "ResourcesCapability",
-    "ToolsCapability",
-    "ServerTasksCapability",
-    "ServerCapabilities",
+    "ClientTasksCapability",
+    "DiscoverResult",
+    "ElicitationCapability",
+    "Implementation",
     "InitializeRequestParams",
     "InitializeResult",
-    "DiscoverResult",
+    "PromptsCapability",
+    "ResourcesCapability",
+    "RootsCapability",
+    "SamplingCapability",
+    "ServerCapabilities",
+    "ServerTasksCapability",
+    "ToolsCapability",
 ]
 
 
@@ -42,7 +42,7 @@ class Implementation(WireType):
 
 @attrs.frozen(kw_only=True, eq=False, repr=False)
 class RootsCapability(WireType):
-    """The client can answer ``roots/list``; ``list_changed`` exists on handshake revisions only."""
+    """The client can answer ``roots/list``; ``list_changed`` exists on legacy revisions only."""
 
     list_changed: bool | None = None
 

@@ -1,4 +1,4 @@
-"""Logging: ``logging/setLevel`` (handshake revisions) and ``notifications/message``."""
+"""Logging: ``logging/setLevel`` (legacy revisions) and ``notifications/message``."""
 
 from typing import Any, Final, TypeAlias
 
@@ -7,10 +7,10 @@ import attrs
 from ._base import NotificationParams, RequestParams
 
 __all__ = [
-    "LoggingLevel",
     "LOGGING_LEVELS",
-    "SetLevelRequestParams",
+    "LoggingLevel",
     "LoggingMessageNotificationParams",
+    "SetLevelRequestParams",
 ]
 
 #: A syslog severity name; kept as a plain string.

@@ -16,18 +16,18 @@ from .content import BlobResourceContents, ResourceContents, TextResourceContent
 from .mrtr import InputResponses
 
 __all__ = [
-    "Resource",
-    "ResourceTemplate",
-    "TextResourceContents",
     "BlobResourceContents",
-    "ResourceContents",
-    "ListResourcesResult",
     "ListResourceTemplatesResult",
+    "ListResourcesResult",
     "ReadResourceRequestParams",
     "ReadResourceResult",
-    "SubscribeRequestParams",
-    "UnsubscribeRequestParams",
+    "Resource",
+    "ResourceContents",
+    "ResourceTemplate",
     "ResourceUpdatedNotificationParams",
+    "SubscribeRequestParams",
+    "TextResourceContents",
+    "UnsubscribeRequestParams",
 ]
 
 
@@ -92,14 +92,14 @@ class ReadResourceResult(CacheableResult):
 
 @attrs.frozen(kw_only=True, eq=False, repr=False)
 class SubscribeRequestParams(RequestParams):
-    """Params of ``resources/subscribe`` (handshake revisions only)."""
+    """Params of ``resources/subscribe`` (legacy revisions only)."""
 
     uri: str
 
 
 @attrs.frozen(kw_only=True, eq=False, repr=False)
 class UnsubscribeRequestParams(RequestParams):
-    """Params of ``resources/unsubscribe`` (handshake revisions only)."""
+    """Params of ``resources/unsubscribe`` (legacy revisions only)."""
 
     uri: str
 

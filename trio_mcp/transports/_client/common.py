@@ -2,7 +2,7 @@
 task nursery, the connection-failure policy, and the helpers that turn a failed HTTP exchange into a JSON-RPC
 error for the request it carried (code ``HTTP_ERROR``), or into ``connection_lost`` when the connection went.
 
-``session`` builds the handshake-era stream on it, ``stateless`` the 2026-07-28 one.
+``session`` builds the legacy-era stream on it, ``stateless`` the 2026-07-28 one.
 """
 
 from __future__ import annotations
@@ -28,17 +28,17 @@ from .._base import carried_tag, connection_lost, request_tag
 from .h11client import ClientResponse, HttpClient, HttpConnectError, HttpError, HttpTimeout, HttpTimeouts
 
 __all__ = [
-    "Call",
     "DEFAULT_TIMEOUTS",
     "DELETE_TIMEOUT",
     "HTTP_ERROR",
+    "JSON_TYPE",
+    "META_VERSION",
+    "SSE_TYPE",
+    "Call",
     "HeaderPathsFor",
     "HttpAuth",
     "HttpMessageStream",
-    "JSON_TYPE",
     "LegacyTransportRequired",
-    "META_VERSION",
-    "SSE_TYPE",
     "as_text",
     "http_failure",
     "is_modern_error",

@@ -1,6 +1,6 @@
 """MCP over Streamable HTTP, client side: ``MessageStream``s for both protocol eras.
 
-- ``StreamableHttpSessionStream`` speaks the handshake era (2025-03-26 .. 2025-11-25): one POST per message,
+- ``StreamableHttpSessionStream`` speaks the legacy era (2025-03-26 .. 2025-11-25): one POST per message,
   the ``Mcp-Session-Id`` and negotiated ``MCP-Protocol-Version`` remembered from ``initialize``, the
   standalone GET stream, resumption of broken SSE streams with GET + ``Last-Event-ID`` after the server's
   ``retry`` delay, and DELETE on close.
@@ -64,11 +64,11 @@ __all__ = [
 ]
 
 
-# -- the handshake era -------------------------------------------------------------------------------------
+# -- the legacy era ----------------------------------------------------------------------------------------
 
 
 class StreamableHttpSessionStream(HttpMessageStream):
-    """Streamable HTTP for the handshake revisions (2025-03-26 .. 2025-11-25), as a ``MessageStream``.
+    """Streamable HTTP for the legacy revisions (2025-03-26 .. 2025-11-25), as a ``MessageStream``.
 
     Create it with ``await StreamableHttpSessionStream.connect(nursery, url)`` and run a ``Client`` over it.
     ``session_id`` and ``protocol_version`` are learnt from ``initialize``; ``session_expired`` tells why the

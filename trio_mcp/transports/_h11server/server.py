@@ -40,7 +40,7 @@ class Drain:
 
     Give it to the server (``serve_http(..., drain=drain)``, or ``HttpTransportOptions(drain=drain)``), then
     ``await drain()``, for instance on SIGTERM: the server stops accepting, closes idle keep-alive connections,
-    ends long-lived streams (a session-era client resumes them elsewhere) and lets the requests in flight
+    ends long-lived streams (a legacy-era client resumes them elsewhere) and lets the requests in flight
     finish, for at most ``timeout`` seconds (default: ``HttpLimits.graceful_shutdown_timeout``). Then cancel
     the server, which ends whatever is left at once.
     """

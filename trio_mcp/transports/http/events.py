@@ -15,7 +15,7 @@ __all__ = ["EventStore", "MemoryEventStore"]
 
 
 class EventStore(Protocol):
-    """Keeps the events of session-era streams for ``Last-Event-ID`` resumption."""
+    """Keeps the events of legacy-era streams for ``Last-Event-ID`` resumption."""
 
     async def append(self, session_id: str, stream_id: str, data: str) -> str:
         """Store one event's data sent on a stream; return its event id (unique in the session, ordered within

@@ -64,7 +64,7 @@ class HttpTransportOptions:
     liveness_path: str | None = attrs.field(default="/healthz", validator=_path_or_none)
     #: Readiness probe: 200, or 503 once a graceful stop (``Drain``) has begun (None: no such endpoint).
     readiness_path: str | None = attrs.field(default="/readyz", validator=_path_or_none)
-    #: Answer session-era requests with a JSON body instead of an SSE stream.
+    #: Answer legacy-era requests with a JSON body instead of an SSE stream.
     json_response: bool = False
     #: Seconds a session may go without traffic before it is ended (it stays while a stream is open).
     session_idle_timeout: float = 1800.0
@@ -82,7 +82,7 @@ class HttpTransportOptions:
     keepalive_interval: float = 15.0
     #: Serve 2026-07-28 stateless requests.
     stateless: bool = True
-    #: Serve the handshake era (sessions, and HTTP+SSE when ``sse_path`` is set).
+    #: Serve the legacy era (sessions, and HTTP+SSE when ``sse_path`` is set).
     sessions: bool = True
     #: HTTP limits: body and header sizes, timeouts, connection cap.
     limits: HttpLimits = HttpLimits()

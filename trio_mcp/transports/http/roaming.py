@@ -1,4 +1,4 @@
-"""What several processes serving one handshake-era session share: the ``SessionDirectory`` interface.
+"""What several processes serving one legacy-era session share: the ``SessionDirectory`` interface.
 
 With a directory (``HttpTransportOptions(session_directory=...)``), a session is not tied to the process that
 opened it. Its state (what the connection hands ``StreamControl.remember``) is kept in the directory and any process that receives a request for

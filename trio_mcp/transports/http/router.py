@@ -1,6 +1,6 @@
 """The MCP HTTP application: the guard, then the inbound check, then the room that serves the request.
 
-One endpoint (``/mcp`` by default) serves the stateless revision (``stateless.py``) and the session era
+One endpoint (``/mcp`` by default) serves the modern revision (``stateless.py``) and the legacy era
 (``sessions.py``), chosen per request by the inbound check (``trio_mcp._core.inbound``); ``/sse`` and
 ``/messages`` serve HTTP+SSE of 2024-11-05 (``legacy_sse.py``). Every request passes the guard first
 (``guard.py``: Host, Origin, bearer token). This module owns the options and nothing else.
@@ -156,7 +156,7 @@ class StreamableHttpApp:
         route = check(request.method, request.headers, body, self._rules, decoded_message(request))
         if isinstance(route, Rejection):
             await refuse(response, route)
-        elif route.era == "stateless":
+        elif route.era == "modern":
             await serve_stateless(
                 self._connect,
                 request,

@@ -1,4 +1,4 @@
-"""One session of the Streamable HTTP session era: its streams, what it records, and where its messages go.
+"""One session of the Streamable HTTP legacy era: its streams, what it records, and where its messages go.
 
 Every event goes through its stream's lock: it is recorded in the ``EventStore`` and then written, so a resuming
 client (GET with ``Last-Event-ID``) gets every event exactly once and in order, however often its connection
@@ -118,7 +118,7 @@ class SessionStream(StreamMachine):
 
 
 class HttpSession:
-    """A session-era session: its id, its streams, and the ``MessageStream`` its connection runs over."""
+    """A legacy-era session: its id, its streams, and the ``MessageStream`` its connection runs over."""
 
     def __init__(
         self,

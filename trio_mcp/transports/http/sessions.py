@@ -1,4 +1,4 @@
-"""The session era of Streamable HTTP (2025-03-26 .. 2025-11-25): opening, finding and ending sessions.
+"""The legacy era of Streamable HTTP (2025-03-26 .. 2025-11-25): opening, finding and ending sessions.
 
 ``initialize`` opens a session (``Mcp-Session-Id`` from ``secrets``); later POSTs carry the id, GET opens the
 standalone SSE stream, DELETE ends the session. Server messages go on the stream of the request they relate
@@ -54,7 +54,7 @@ _HEAD_HOLD = 0.05
 
 
 class SessionEndpoint:
-    """Serves the session era on the Streamable HTTP endpoint and owns every session (and its reaper)."""
+    """Serves the legacy era on the Streamable HTTP endpoint and owns every session (and its reaper)."""
 
     def __init__(self, connect: ConnectFunction, nursery: trio.Nursery, options: HttpTransportOptions) -> None:
         self.options = options

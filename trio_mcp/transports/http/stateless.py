@@ -1,4 +1,4 @@
-"""The stateless revision (2026-07-28) on Streamable HTTP: each POST is served on its own.
+"""The modern revision (2026-07-28) on Streamable HTTP: each POST is served on its own.
 
 A fresh connection serves the one request, in the HTTP request's own task. Its answer goes as a JSON body when
 nothing came before it; anything earlier (progress, a log record) turns the response into an SSE stream that
