@@ -259,19 +259,26 @@ async def test_dev_over_stdio_has_the_inspector_start_the_server(tmp_path: Path)
     assert _refused(found.group(1))
 
 
-async def test_a_failed_install_is_one_line_naming_its_log(tmp_path: Path) -> None:
-    """npm fails (here a stand-in beside a stand-in Node): one line, the log kept, no server left behind."""
-    _project(tmp_path)
+def _stand_in_node(tmp_path: Path, script: str) -> Path:
+    """A Node of ``script`` (Python) with an npm beside it where ``trio-mcp dev`` looks: it runs npm as Node does."""
     node = tmp_path / "node" / "bin" / "node"
     npm = tmp_path / "node" / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
     npm.parent.mkdir(parents=True)
     node.parent.mkdir(parents=True)
     npm.write_text("")
-    node.write_text(
-        f"#!{sys.executable}\nimport sys\nif sys.argv[1:] == ['--version']:\n    print('v22.19.0')\n"
-        "else:\n    print('npm error code E404 for', sys.argv[2:])\n    sys.exit(1)\n"
-    )
+    node.write_text(f"#!{sys.executable}\n{script}")
     node.chmod(0o755)
+    return node
+
+
+async def test_a_failed_install_is_one_line_naming_its_log(tmp_path: Path) -> None:
+    """npm fails (here a stand-in beside a stand-in Node): one line, the log kept, no server left behind."""
+    _project(tmp_path)
+    node = _stand_in_node(
+        tmp_path,
+        "import sys\nif sys.argv[1:] == ['--version']:\n    print('v22.19.0')\n"
+        "else:\n    print('npm error code E404 for', sys.argv[2:])\n    sys.exit(1)\n",
+    )
     folder = tmp_path / "inspector"
     env = {"TRIO_MCP_NODE": str(node), "TRIO_MCP_INSPECTOR_DIR": str(folder)}
     out = await run_cli("dev", "app.py", "--no-open", cwd=tmp_path, env=env)
@@ -292,22 +299,17 @@ async def test_two_first_runs_at_once_leave_one_complete_install(
     the same launcher, from one complete folder, with nothing half-written or left over beside it."""
     from trio_mcp.cli._inspector import install_inspector, pinned_version
 
-    node = tmp_path / "node" / "bin" / "node"
-    npm = tmp_path / "node" / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
-    npm.parent.mkdir(parents=True)
-    node.parent.mkdir(parents=True)
-    npm.write_text("")
-    node.write_text(
-        f"#!{sys.executable}\nimport json, pathlib, sys, time\n"
+    node = _stand_in_node(
+        tmp_path,
+        "import json, pathlib, sys, time\n"
         "prefix = pathlib.Path(sys.argv[sys.argv.index('--prefix') + 1])\n"
         "package = prefix / 'node_modules' / '@modelcontextprotocol' / 'inspector'\n"
         "package.mkdir(parents=True)\n"
         f"manifest = {{'version': {pinned_version()!r}, 'bin': {{'mcp-inspector': 'cli.js'}}}}\n"
         "(package / 'package.json').write_text(json.dumps(manifest))\n"
         "time.sleep(0.5)\n"  # the other install starts meanwhile
-        "(prefix / 'node_modules' / '.package-lock.json').write_text('{}')\n"
+        "(prefix / 'node_modules' / '.package-lock.json').write_text('{}')\n",
     )
-    node.chmod(0o755)
     folder = tmp_path / "cache" / "inspector"
     monkeypatch.setenv("TRIO_MCP_INSPECTOR_DIR", str(folder))
     launchers: list[Path] = []
