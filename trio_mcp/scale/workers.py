@@ -147,7 +147,7 @@ class _Supervisor:
         if settings.redis is not None:
             self.env[REDIS_URL_ENV] = settings.redis
 
-    def _argv(self, supervisor_fd: int, heartbeat_fd: int) -> list[str]:
+    def _argv(self, listen_fd: int, supervisor_fd: int, heartbeat_fd: int) -> list[str]:
         s = self.settings
         argv = [
             sys.executable,
@@ -155,7 +155,7 @@ class _Supervisor:
             "trio_mcp.scale._worker",
             s.server,
             "--listen-fd",
-            str(self.sock.fileno()),
+            str(listen_fd),
             "--supervisor-fd",
             str(supervisor_fd),
             "--heartbeat-fd",
@@ -180,10 +180,13 @@ class _Supervisor:
         while not self.stopping.is_set():
             read_end, write_end = os.pipe()  # the worker drains when the write end closes (we died)
             beat_read, beat_write = os.pipe()  # the worker's event loop writes a byte now and then
+            # The worker's copy of the listening socket, ours until it is spawned: a stop closes ``self.sock``
+            # meanwhile, while the spawn (in a thread) still needs the descriptor it was given.
+            listen_fd = os.dup(self.sock.fileno())
             try:
                 process = await trio.lowlevel.open_process(
-                    self._argv(read_end, beat_write),
-                    pass_fds=(self.sock.fileno(), read_end, beat_write),
+                    self._argv(listen_fd, read_end, beat_write),
+                    pass_fds=(listen_fd, read_end, beat_write),
                     env=self.env,
                 )
             except BaseException:
@@ -191,6 +194,7 @@ class _Supervisor:
                 os.close(beat_read)
                 raise
             finally:
+                os.close(listen_fd)
                 os.close(read_end)
                 os.close(beat_write)
             started = trio.current_time()
