@@ -33,7 +33,7 @@ from ..transports._client.h11client import HttpClient
 from ..transports._client.session import HttpAuth, LegacyTransportRequired, StreamableHttpSessionStream
 from ..transports._client.sse import SseClientStream
 from ..transports._client.stateless import StatelessHttpStream
-from ..transports.websocket import connect_websocket_stream
+from ..transports._client.websocket import connect_websocket_stream
 from ._client import Client
 from ._options import ClientOptions, check_client_options, check_timeout
 from ._requests import supported_versions
