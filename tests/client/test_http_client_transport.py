@@ -32,6 +32,7 @@ from trio_mcp.transports.streamable_http_client import (
 from trio_mcp.types import Root
 
 from transport_helpers import initialize_result  # isort: skip
+from waiting import wait_until  # isort: skip
 
 MODERN = "2026-07-28"
 LIMITS = HttpLimits(graceful_shutdown_timeout=0.2)
@@ -298,8 +299,7 @@ async def test_cancelling_a_call_sends_cancelled_and_stops_reading() -> None:
                     await client.call_tool("block")
             assert scope.cancelled_caught
             await probe.cancelled.wait()  # notifications/cancelled reached the server
-            while stream._calls:  # the abandoned call's reader is gone
-                await trio.sleep(0.01)
+            await wait_until(lambda: not stream._calls)  # the abandoned call's reader is gone
             assert (await client.call_tool("echo", {"text": "still here"})).content[0].text == "still here"  # type: ignore[union-attr]
 
 
@@ -328,8 +328,7 @@ async def test_close_deletes_the_session() -> None:
                 session_id = stream.session_id
                 assert server.connections
             assert session_id is not None
-            while server.connections:
-                await trio.sleep(0.01)
+            await wait_until(lambda: not server.connections)
             async with HttpClient() as http:
                 response = await http.request(
                     "POST",
@@ -566,8 +565,7 @@ async def test_http_sse_transport_against_our_server() -> None:
             assert result.content[0].text == "done" and updates == [1, 2]  # type: ignore[union-attr]
             assert (await client.call_tool("roots")).content[0].text == "file:///old"  # type: ignore[union-attr]
             await client.aclose()
-            while server.connections:  # the session lived as long as the SSE stream
-                await trio.sleep(0.01)
+            await wait_until(lambda: not server.connections)  # the session lived as long as the SSE stream
 
 
 async def test_http_sse_refuses_an_endpoint_on_another_origin() -> None:
@@ -677,8 +675,8 @@ async def test_stateless_headers_and_answers_from_a_raw_server() -> None:
 
             count = len(seen)
             await session.notify("notifications/roots/list_changed")  # nothing to send on this revision
-            await trio.sleep(0.05)
-            assert len(seen) == count
+            await session.request("tools/list", modern_params({}))
+            assert [headers["mcp-method"] for headers in seen[count:]] == ["tools/list"]
 
 
 async def test_stateless_against_our_server_and_cancellation_by_closing() -> None:

@@ -3,7 +3,6 @@ and a legacy-era client and a modern client using one server at the same time.""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +11,8 @@ import trio
 import trio_mcp
 from trio_mcp import Context, HttpTransportOptions, Server
 from trio_mcp.types import Root, TextContent
+
+from waiting import HeldCalls  # isort: skip
 
 
 def make_server() -> Server:
@@ -26,14 +27,6 @@ def make_server() -> Server:
     async def where(ctx: Context) -> str:
         """Ask the client for its roots."""
         return ",".join(root.uri for root in await ctx.list_roots())
-
-    @server.tool()
-    async def wait(marker: str) -> str:
-        """Sleep until cancelled, noting it in a file."""
-        try:
-            await trio.sleep_forever()
-        finally:
-            Path(marker).write_text("cancelled")
 
     return server
 
@@ -79,17 +72,17 @@ async def test_auto_falls_back_to_sessions_on_a_handshake_only_server(nursery: t
             assert (await client.call_tool("echo", {"text": "x"})).content == [TextContent(text="x")]
 
 
-async def test_cancelling_a_stateless_call_closes_its_stream_and_cancels_the_handler(
-    nursery: trio.Nursery, tmp_path: Path
-) -> None:
-    marker = tmp_path / "marker"
-    base = await serve(nursery, make_server())
+async def test_cancelling_a_stateless_call_closes_its_stream_and_cancels_the_handler(nursery: trio.Nursery) -> None:
+    server = make_server()
+    held = HeldCalls(server)
+    base = await serve(nursery, server)
     with trio.fail_after(10):
         async with trio_mcp.open_http_client(f"{base}/mcp") as client:
-            with trio.move_on_after(0.3):
-                await client.call_tool("wait", {"marker": str(marker)})
-            while not marker.exists():
-                await trio.sleep(0.01)
+            async with trio.open_nursery() as calls:
+                calls.start_soon(client.call_tool, "wait")
+                await held.started.wait_for(1)
+                calls.cancel_scope.cancel()
+            await held.cancelled.wait_for(1)
             assert (await client.call_tool("echo", {"text": "after"})).content == [TextContent(text="after")]
 
 

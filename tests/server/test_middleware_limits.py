@@ -21,6 +21,8 @@ from trio_mcp.middleware import ConcurrencyLimit, ErrorShaping, RateLimit, Respo
 from trio_mcp.testing import open_in_memory
 from trio_mcp.transports.streamable_http import HttpTransportOptions
 
+from waiting import Arrivals  # isort: skip
+
 TOKENS = {"alice-token": "alice", "bob-token": "bob"}
 
 
@@ -45,17 +47,27 @@ async def callers(server: trio_mcp.Server, *names: str) -> AsyncIterator[list[tr
         nursery.cancel_scope.cancel()
 
 
-def tool_server(*middleware: Any) -> tuple[trio_mcp.Server, dict[str, trio.Event]]:
+class Gates(dict[str, trio.Event]):
+    """The gates calls of ``work`` wait at, by name, and how many calls have reached one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reached = Arrivals()
+
+
+def tool_server(*middleware: Any) -> tuple[trio_mcp.Server, Gates]:
     server = trio_mcp.Server("limited")
     for item in middleware:
         server.middleware(item)
-    gates: dict[str, trio.Event] = {}
+    gates = Gates()
 
     @server.tool()
     async def work(gate: str = "") -> str:
         """Wait for the test to open ``gate`` (none: answer at once)."""
         if gate:
-            await gates.setdefault(gate, trio.Event()).wait()
+            opened = gates.setdefault(gate, trio.Event())
+            gates.reached.arrive()
+            await opened.wait()
         return "done"
 
     @server.tool()
@@ -108,8 +120,7 @@ async def test_concurrency_limit_queues_then_refuses_per_principal() -> None:
                 answers.append(result.content[0].text)  # type: ignore[union-attr]
 
             nursery.start_soon(call, "first")
-            while "first" not in gates:
-                await trio.sleep(0.01)
+            await gates.reached.wait_for(1)
             nursery.start_soon(call, "second")  # waits its turn
             await trio.testing.wait_all_tasks_blocked()  # the second has reached the queue: nothing else can run
             error = await refused(lambda: alice.call_tool("work", {}), SERVER_BUSY)
@@ -117,8 +128,7 @@ async def test_concurrency_limit_queues_then_refuses_per_principal() -> None:
             assert (await bob.call_tool("work", {})).content  # bob has slots of his own
             assert "second" not in gates  # still queued behind the first
             gates["first"].set()
-            while "second" not in gates:
-                await trio.sleep(0.01)
+            await gates.reached.wait_for(2)
             gates["second"].set()
         assert answers == ["done", "done"]
 

@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
 from transport_helpers import connect  # noqa: E402
+from waiting import wait_until  # noqa: E402
 
 import trio_mcp  # noqa: E402
 from trio_mcp import Context, McpError, ToolError  # noqa: E402
@@ -97,8 +98,9 @@ async def test_a_client_trace_continues_into_the_server_handler(transport: str) 
                     nursery.cancel_scope.cancel()
             assert not scope.cancelled_caught
             # The server span of the cancelled call ends once the cancellation reached the handler.
-            while not [s for s in collector.spans.get_finished_spans() if s.name == "tools/call forever"][1:]:
-                await trio.sleep(0.01)
+            await wait_until(
+                lambda: len([s for s in collector.spans.get_finished_spans() if s.name == "tools/call forever"]) >= 2
+            )
 
     sent = collector.finished("tools/call lookup", SpanKind.CLIENT)
     served = collector.finished("tools/call lookup", SpanKind.SERVER)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import trio
 from cli_helpers import CLI_SERVER, run_cli, start
+from waiting import wait_until
 
 from trio_mcp import Context, Server
 from trio_mcp.proxy import open_proxy
@@ -71,12 +72,10 @@ async def test_cancelling_the_downstream_call_cancels_upstream(tmp_path: Path) -
         async with open_proxy(UPSTREAM) as server, open_in_memory(server) as client:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(client.call_tool, "wait_for_cancel", {"marker": str(marker)})
-                while not marker.exists():
-                    await trio.sleep(0.01)
+                await wait_until(marker.exists)
                 cancelled_at = time.perf_counter()
                 nursery.cancel_scope.cancel()
-            while "cancel requested" not in marker.read_text():
-                await trio.sleep(0.005)
+            await wait_until(lambda: "cancel requested" in marker.read_text(), interval=0.005)
             latency = time.perf_counter() - cancelled_at
     assert marker.read_text().splitlines() == ["started", "cancel requested by the client"]
     assert latency < 1.0, f"the upstream server saw the cancel after {latency:.3f} s"

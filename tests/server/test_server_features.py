@@ -217,15 +217,15 @@ async def test_adding_and_removing_tools_notifies_clients() -> None:
 
 
 async def call_wait_then_give_up(server: Server) -> None:
-    """Call the ``wait`` tool and cancel the call (the client sends ``notifications/cancelled``), then let the
-    server finish reacting."""
+    """Call the ``wait`` tool and cancel the call once it waits (the client sends ``notifications/cancelled``),
+    then let the server finish reacting."""
     with trio.fail_after(5):
         async with open_in_memory(server, protocol_version="2025-11-25") as client:
             with trio.CancelScope(shield=True):  # no deadline: it would travel, and stop the handler first
                 async with trio.open_nursery() as nursery:
 
                     async def give_up() -> None:
-                        await trio.sleep(0.2)
+                        await trio.testing.wait_all_tasks_blocked()  # in memory: the handler is waiting
                         nursery.cancel_scope.cancel()
 
                     nursery.start_soon(give_up)

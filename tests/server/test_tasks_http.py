@@ -14,6 +14,8 @@ from trio_mcp import Context, Server
 from trio_mcp.server import TaskManager
 from trio_mcp.types import ElicitResult
 
+from waiting import wait_until  # isort: skip
+
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
 
@@ -58,8 +60,7 @@ async def test_task_with_a_question_and_a_cancelled_task_over_http(version: str)
                 with trio.move_on_after(0.5) as scope:
                     await client.call_tool_as_task("forever", on_status=lambda t: statuses.append(t["taskId"]))
                 assert scope.cancelled_caught
-                while manager.running_tasks():
-                    await trio.sleep(0.01)
+                await wait_until(lambda: not manager.running_tasks())
                 record = await manager.store.load(statuses[0])
                 assert record is not None and record.status == "cancelled"
             nursery.cancel_scope.cancel()
