@@ -47,12 +47,12 @@ class Watch:
 def watched(coro: Coroutine[Any, Any, T], watch: Watch) -> Generator[Any, Any, T]:
     """Await ``coro`` as ``await coro`` would, timing each step it runs (see the module docstring)."""
     clock, limit = time.perf_counter, watch.limit
-    sent: Any = None
-    thrown: BaseException | None = None
+    step: Any = coro.send  # the next step: with what trio sent, or throwing what it threw in
+    given: Any = None
     while True:
         started = clock()
         try:
-            yielded = coro.send(sent) if thrown is None else coro.throw(thrown)
+            yielded = step(given)
         except StopIteration as done:
             if clock() - started > limit:
                 watch.check(started)
@@ -63,9 +63,9 @@ def watched(coro: Coroutine[Any, Any, T], watch: Watch) -> Generator[Any, Any, T
         if clock() - started > limit:
             watch.check(started)
         try:
-            sent, thrown = (yield yielded), None
+            step, given = coro.send, (yield yielded)
         except GeneratorExit:
             coro.close()
             raise
         except BaseException as exc:  # a cancellation (or anything trio throws in) goes on to the handler
-            sent, thrown = None, exc
+            step, given = coro.throw, exc

@@ -20,6 +20,7 @@ __all__ = [
     "is_async_callable",
     "is_context",
     "refuse_unannotated_context",
+    "starter",
 ]
 
 #: Names people give the context parameter; unannotated, such a parameter is almost surely a forgotten ``: Context``.
@@ -87,9 +88,19 @@ def invoke(
     A thread cannot be interrupted: on cancel the request ends at once and the thread's result is dropped.
     With a ``watch``, what runs on the event loop is timed, and a long hold of it logged (``_blocking``).
     """
-    if is_async:
-        return fn(**kwargs) if watch is None else watched(fn(**kwargs), watch)
-    return _invoke_sync(fn, kwargs, run_in_thread, watch)
+    return starter(fn, is_async=is_async, run_in_thread=run_in_thread, watch=watch)(kwargs)
+
+
+def starter(
+    fn: Callable[..., Any], *, is_async: bool, run_in_thread: bool = True, watch: Watch | None = None
+) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+    """``invoke`` with everything but the arguments decided once (a tool's, when it is registered): what to call
+    with each call's keyword arguments."""
+    if not is_async:
+        return lambda kwargs: _invoke_sync(fn, kwargs, run_in_thread, watch)
+    if watch is None:
+        return lambda kwargs: fn(**kwargs)
+    return lambda kwargs: watched(fn(**kwargs), watch)
 
 
 async def _invoke_sync(fn: Callable[..., Any], kwargs: dict[str, Any], run_in_thread: bool, watch: Watch | None) -> Any:

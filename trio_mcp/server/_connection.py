@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import collections
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
@@ -33,7 +32,6 @@ from ..errors import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     RESOURCE_NOT_FOUND,
-    ConnectionClosed,
     McpError,
     ResourceNotFound,
     ToolError,
@@ -63,6 +61,7 @@ from ..types import (
 from ._context import Context, HandlerCancelled
 from ._logging import LEVELS, RateLimiter, current_context, level_rank
 from ._modern import InputRequired, ModernRequest, find_input_required, is_modern, modern_meta, params_digest
+from ._outbox import Outbox
 from ._registry import ServerCore
 from ._task_requests import TASK_HANDLERS, TaskContext
 from ._tasks import LiveTask
@@ -105,11 +104,6 @@ _NEVER_INITIALIZED: Final = trio.Event()
 #: How the one request of a connection that serves one message runs: in the caller's task, that task its scope
 #: (no peer's cancel can reach a request that is the connection's only message, and its end ends the call).
 _ALONE: Final = InCaller()
-#: Notifications queued for delivery outside a request (list changes, resource updates, bridged logs).
-_OUTBOX_LIMIT: Final = 1024
-#: A notification queued for delivery outside a request (see ``ServerConnection._outbox``).
-_Queued = tuple[str, dict[str, Any] | None, RequestId | None, bool, str | None]
-
 #: Resources one connection may subscribe to.
 _SUBSCRIPTION_LIMIT: Final = 1024
 #: At most this many completion values are sent (the spec's limit).
@@ -210,20 +204,15 @@ class ServerConnection:
             request_ended=control.request_ended if control is not None else None,
         )
         self._log_limiter: RateLimiter | None = None
-        #: (method, params, related request, whether it must wait for notifications/initialized, the change it
-        #: tells of: ``notified_change`` when queued). Made with the first notification queued: most connections
-        #: never queue one.
-        self._outbox: collections.deque[_Queued] | None = None
+        #: Notifications outside a request; made with the first one queued: most connections never queue one.
+        self._outbox: Outbox | None = None
         #: Open 2026-07-28 ``subscriptions/listen`` requests on this connection, by request id.
         self.listeners: dict[RequestId, _Listener] = {}
         #: Log params the stdlib bridge queued for each request being served, sent before its answer.
         self._held_logs: dict[RequestId, list[dict[str, Any]]] = {}
-        self._outbox_ready: trio.Event | None = None
-        self._outbox_dropped = 0
         #: Set once the client is initialized (what needs it waits); never, without a handshake.
         self._initialized = trio.Event() if handshake else _NEVER_INITIALIZED
         self._nursery: trio.Nursery | TaskSet | None = None
-        self._delivering = False
         self._trio_token = trio.lowlevel.current_trio_token()
         if control is not None:
             control.on_state(self._apply_state)
@@ -663,7 +652,7 @@ class ServerConnection:
                     return self.run_tool(tool, arguments, TaskContext(request, self, modern, live, tasks))
 
                 return tasks.start(self, request, modern, tool, asked, work)
-        return self.run_tool(tool, arguments, Context(request, self, modern), sees_context=bool(tool.schema.skipped))
+        return self.run_tool(tool, arguments, Context(request, self, modern), sees_context=tool.sees_context)
 
     async def run_tool(
         self, tool: ToolDefinition, arguments: dict[str, Any] | None, context: Context, *, sees_context: bool = False
@@ -671,16 +660,22 @@ class ServerConnection:
         """Run a tool (inline, or as a task) and return its finished ``CallToolResult``: whatever the handler
         raises becomes an ``isError`` result, except a protocol error and the cancellation of a scope around it.
         ``sees_context``: as for ``_context``, whose scope cancelled or timed out is an ``isError`` result too."""
+        if sees_context:
+            try:
+                with _HandlerContext(context, sees_context):
+                    return await self.run_tool(tool, arguments, context)
+            except HandlerCancelled as exc:
+                return error_result(f"Tool {tool.name} {exc}")
+        # What ``_HandlerContext`` does for a handler without a scope of its own, without an object per call.
+        token = current_context.set(context)
         try:
-            with _HandlerContext(context, sees_context):
-                try:
-                    return await tool.run(arguments, context, context.protocol_version)
-                except McpError:
-                    raise
-                except BaseException as exc:
-                    return self._tool_failure(tool.name, exc)
-        except HandlerCancelled as exc:
-            return error_result(f"Tool {tool.name} {exc}")
+            return await tool.run(arguments, context, context.protocol_version)
+        except McpError:
+            raise
+        except BaseException as exc:
+            return self._tool_failure(tool.name, exc)
+        finally:
+            current_context.reset(token)
 
     def _tool_failure(self, name: str, exc: BaseException) -> dict[str, Any]:
         """The ``isError`` result for a tool that raised ``exc`` (or ``exc`` re-raised when it is no failure)."""
@@ -810,7 +805,7 @@ class ServerConnection:
         """
         method = _LIST_CHANGED[kind]
         if self.lifecycle.phase in (Phase.INITIALIZED, Phase.READY):
-            if not any(queued[0] == method and queued[2] is None for queued in self._outbox or ()):
+            if self._outbox is None or not self._outbox.holds(method):
                 self._enqueue(method, None, None, needs_initialized=True)
         for listener in self.listeners.values():
             if listener.wants_list(kind):
@@ -829,41 +824,8 @@ class ServerConnection:
         self, method: str, params: dict[str, Any] | None, related: RequestId | None, *, needs_initialized: bool
     ) -> None:
         if self._outbox is None:
-            self._outbox = collections.deque()
-            self._outbox_ready = trio.Event()
-        if len(self._outbox) >= _OUTBOX_LIMIT:
-            self._outbox_dropped += 1
-            return
-        self._outbox.append((method, params, related, needs_initialized, notified_change.get()))
-        assert self._outbox_ready is not None
-        self._outbox_ready.set()
-        if not self._delivering and self._nursery is not None:
-            # Started on first use: a connection that never sends anything unsolicited (a stateless HTTP
-            # request, most of the time) never pays for the task.
-            self._delivering = True
-            self._nursery.start_soon(self._deliver_outbox)
-
-    async def _deliver_outbox(self) -> None:
-        outbox = self._outbox
-        assert outbox is not None and self._outbox_ready is not None
-        while True:
-            await self._outbox_ready.wait()
-            self._outbox_ready = trio.Event()
-            while outbox:
-                method, params, related, needs_initialized, change = outbox.popleft()
-                if needs_initialized:
-                    # Nothing unsolicited goes to a legacy session before it said it is initialized.
-                    await self._initialized.wait()
-                told = notified_change.set(change)
-                try:
-                    await self.session.notify(method, params, related_request_id=related)
-                except ConnectionClosed:  # the session is closing; it ends this task too
-                    return
-                finally:
-                    notified_change.reset(told)
-            if self._outbox_dropped:
-                logger.warning("dropped %d queued notifications: the client was not reading", self._outbox_dropped)
-                self._outbox_dropped = 0
+            self._outbox = Outbox(self.session.notify, self._initialized)
+        self._outbox.put((method, params, related, needs_initialized, notified_change.get()), self._nursery)
 
 
 #: The handler of every request a client may send; which of them a revision has, and what the server must offer

@@ -31,7 +31,7 @@ from ..types import (
     UnknownContent,
 )
 from ._blocking import Watch
-from ._calls import invoke, is_async_callable, is_context, refuse_unannotated_context
+from ._calls import is_async_callable, is_context, refuse_unannotated_context, starter
 
 __all__ = ["CONTENT_TYPES", "ToolDefinition", "make_tool", "tool_result_wire"]
 
@@ -93,6 +93,16 @@ class ToolDefinition:
     watch: Watch | None = None
 
     @functools.cached_property
+    def sees_context(self) -> bool:
+        """Whether the function takes the request's ``Context`` (asked on every call)."""
+        return bool(self.schema.skipped)
+
+    @functools.cached_property
+    def _start(self) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+        """``invoke`` for this tool's function, decided once: what ``call`` starts it with."""
+        return starter(self.fn, is_async=self.is_async, run_in_thread=self.run_in_thread, watch=self.watch)
+
+    @functools.cached_property
     def header_paths(self) -> dict[str, tuple[str, ...]]:
         """``x-mcp-header`` names and the argument path each mirrors (2026-07-28 HTTP)."""
         return header_paths(self.schema.input_schema)
@@ -137,10 +147,12 @@ class ToolDefinition:
 
         Raises ``ArgumentError`` for bad arguments; whatever the function raises propagates from the await.
         """
-        kwargs = self.schema.bind(arguments)
-        for name in self.schema.skipped:
-            kwargs[name] = context
-        return invoke(self.fn, kwargs, is_async=self.is_async, run_in_thread=self.run_in_thread, watch=self.watch)
+        schema = self.schema
+        kwargs = schema.bind(arguments)
+        if schema.skipped:
+            for name in schema.skipped:
+                kwargs[name] = context
+        return self._start(kwargs)
 
 
 class ToolOptions(TypedDict, total=False):
