@@ -15,6 +15,7 @@ import schema_facts as facts
 import trio
 from cli_helpers import CLI_SERVER, REPO, cli_env, run_cli, server_command, start
 from transport_helpers import initialize_request
+from waiting import wait_until
 
 import trio_mcp.cli
 
@@ -144,8 +145,7 @@ async def test_ctrl_c_cancels_a_running_call_on_the_server(tmp_path: Path) -> No
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
             running = await start(nursery, "call", "wait_for_cancel", f"marker={marker}", *server_command())
-            while not marker.exists():
-                await trio.sleep(0.05)
+            await wait_until(marker.exists, within=30, interval=0.05)
             running.process.send_signal(signal.SIGINT)
             status = await running.process.wait()
     assert status == 130, running.stderr.decode()
@@ -176,8 +176,7 @@ async def test_run_over_stdio_and_ctrl_c() -> None:
             running = await start(nursery, "run", str(CLI_SERVER), stdin=subprocess.PIPE)
             assert running.process.stdin is not None
             await running.process.stdin.send_all(json.dumps(initialize_request(id=1)).encode() + b"\n")
-            while b'"id":1' not in running.stdout.replace(b" ", b""):
-                await trio.sleep(0.05)
+            await wait_until(lambda: b'"id":1' in running.stdout.replace(b" ", b""), within=30, interval=0.05)
             assert b"cli-test-server" in running.stdout
             running.process.send_signal(signal.SIGINT)
             status = await running.process.wait()

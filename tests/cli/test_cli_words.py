@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import trio
 from cli_helpers import CLI, CLI_SERVER, cli_env, run_cli, server_command, start
+from waiting import wait_until
 
 
 @pytest.mark.parametrize(
@@ -112,8 +113,7 @@ async def test_ctrl_c_stops_a_stdio_server_that_ignores_its_closed_input_at_once
             running = await start(
                 nursery, "call", "wait_for_cancel", f"marker={marker}", "--", sys.executable, "-c", stubborn
             )
-            while not marker.exists():
-                await trio.sleep(0.05)
+            await wait_until(marker.exists, within=30, interval=0.05)
             running.process.send_signal(signal.SIGINT)
             pressed = trio.current_time()
             status = await running.process.wait()

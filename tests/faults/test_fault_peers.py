@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import trio
 from fault_peers import ANSWER_WITHIN, TRANSPORTS, fault_client, http_server_process
+from waiting import wait_until
 
 import trio_mcp
 from trio_mcp import ConnectionClosed
@@ -79,9 +80,7 @@ async def test_stdio_client_killed_mid_call_makes_the_server_exit(seed: int) -> 
         server_pid = int(line)
         await trio.sleep(delay)
         client.send_signal(signal.SIGKILL)
-        with trio.fail_after(PROMPTLY * 2):
-            while not gone(server_pid):
-                await trio.sleep(0.05)
+        await wait_until(lambda: gone(server_pid), within=PROMPTLY * 2, interval=0.05)
     finally:
         if client.returncode is None:
             client.send_signal(signal.SIGKILL)
@@ -110,6 +109,8 @@ async def test_http_client_killed_mid_call_leaves_the_server_serving(version: st
                 assert (await survivor.call_tool("nap", {"seconds": 0})).is_error is not True
             if version == "2026-07-28":
                 # A stateless request ends with its connection: the dead client's handler is cancelled.
-                with trio.fail_after(PROMPTLY * 2):
-                    while (await survivor.call_tool("naps")).structured_content != {"result": 0}:
-                        await trio.sleep(0.05)
+
+                async def no_naps() -> bool:
+                    return (await survivor.call_tool("naps")).structured_content == {"result": 0}
+
+                await wait_until(no_naps, within=PROMPTLY * 2, interval=0.05)

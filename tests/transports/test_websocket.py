@@ -707,13 +707,12 @@ async def test_server_shutdown_closes_connections_with_1001() -> None:
 
             port = await nursery.start(run_server)
             async with ws_client(url_of(port)) as (client, stream):
-                pending: list[BaseException] = []
+                failed = trio.Event()
 
                 async def call() -> None:
-                    try:
+                    with pytest.raises(ConnectionClosed):
                         await client.call_tool("sleep", {"seconds": 30})
-                    except ConnectionClosed as exc:
-                        pending.append(exc)
+                    failed.set()
 
                 nursery.start_soon(call)
                 await probe.started.wait()
@@ -722,8 +721,7 @@ async def test_server_shutdown_closes_connections_with_1001() -> None:
                     await client.ping()
                 await probe.cancelled.wait()
                 assert stream.close_reason is not None and stream.close_reason.code == 1001
-            while not pending:
-                await trio.sleep(0.01)
+            await failed.wait()  # the pending call failed with ConnectionClosed
 
 
 async def test_unreachable_and_invalid_urls() -> None:
