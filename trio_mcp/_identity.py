@@ -29,6 +29,12 @@ def caller_key(principal: Any) -> str:
     Raises ``TypeError`` for a principal that is neither a ``Principal``-like identity, a string, nor JSON-like
     data: its key could differ between processes.
     """
+    if principal is None:  # no authentication: one caller, one key string shared by all it holds
+        return _ANONYMOUS
+    return _key(principal)
+
+
+def _key(principal: Any) -> str:
     if all(hasattr(principal, name) for name in _IDENTITY):
         identity: list[Any] = ["principal", *(_text(principal, name) for name in _IDENTITY)]
     else:
@@ -67,3 +73,6 @@ def _check_data(value: Any) -> None:
         f"cannot key a caller by a {type(value).__name__}: authenticate must return a trio_mcp.auth.Principal, "
         "a string, or JSON-like data (dict with string keys, list, str, int, float, bool, None) naming the caller"
     )
+
+
+_ANONYMOUS: Final = _key(None)

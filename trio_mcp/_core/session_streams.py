@@ -116,8 +116,9 @@ class StreamMachine:
         #: The process serving the requests of a stream resumed here from another one (None: this process).
         self.origin = origin
         self.last_id: str | None = None
-        #: Ids of the events a resumed stream replayed from the store (the same events may also be routed).
-        self.replayed: set[str] = set()
+        #: Ids of the events a resumed stream replayed from the store (the same events may also be routed); made
+        #: with the first one (most streams are never resumed from another process).
+        self.replayed: set[str] | None = None
         #: The id of the last event the attached reader got (None before the first one with an id).
         self.told: str | None = None
 
@@ -206,6 +207,8 @@ class SessionStreams(Generic[S]):
             if is_request_id(request_id) and self.owner.get(request_id) is owner:
                 del self.owner[request_id]
                 owner.pending.discard(request_id)
+        if not self.owner:  # an emptied dict keeps its table until cleared: an idle session holds none
+            self.owner.clear()
         return not owner.pending
 
     def end_request(self, request_id: RequestId) -> S | None:
@@ -214,6 +217,8 @@ class SessionStreams(Generic[S]):
         if owner is None:
             return None
         owner.pending.discard(request_id)
+        if not self.owner:
+            self.owner.clear()
         return None if owner.pending else owner
 
     def complete(self, stream: S) -> None:

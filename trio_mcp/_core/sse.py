@@ -82,7 +82,13 @@ def encode_event(data: str, *, event: str | None = None, id: str | None = None, 
     LF in ``event`` or ``id``, NUL in ``id`` (receivers ignore such ids), a negative ``retry``, or lone
     surrogates anywhere.
     """
-    if id and not event and not _BREAK_OR_NUL.search(id) and not _BREAK.search(data) and _retry_ok(retry):
+    if (
+        id
+        and not event
+        and (retry is None or _retry_ok(retry))
+        and not _BREAK_OR_NUL.search(id)
+        and not _BREAK.search(data)
+    ):
         # An event of a stream (its message's one-line JSON and store id), or the mark a stream starts with.
         hint = "" if retry is None else f"retry: {retry}\n"
         return f"id: {id}\n{hint}data:{' ' if data else ''}{data}\n\n".encode()

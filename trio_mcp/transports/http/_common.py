@@ -83,14 +83,16 @@ class SseWriter:
     response marks it ended before it starts, so nothing, from any task, is ever written after the end.
     """
 
-    __slots__ = ("_ending", "ended", "legacy_event", "response")
+    __slots__ = ("_ended_event", "_ending", "ended", "legacy_event", "response")
 
     def __init__(self, response: HttpResponse, *, legacy_event: bool = False) -> None:
         self.response = response
         self.legacy_event = legacy_event
         self.ended = False
-        #: Set once the write that ends the response is done (None until one starts).
-        self._ending: trio.Event | None = None
+        #: Whether the write that ends the response is under way.
+        self._ending = False
+        #: Set once that write is done, for an ``end()`` waiting for it (which makes it: most ends wait for none).
+        self._ended_event: trio.Event | None = None
 
     @property
     def open(self) -> bool:
@@ -115,21 +117,22 @@ class SseWriter:
         """Write ``payload``; with ``last`` it also ends the response, in the same write."""
         if not self.open:
             return False
-        ending = None
-        if last:
-            self.ended = True
-            ending = self._ending = trio.Event()
-        try:
-            if last:
-                await self.response.finish(payload, shielded=True)
-            else:
+        if not last:
+            try:
                 await self.response.write(payload, shielded=True)
+            except ClientDisconnected:
+                self.ended = True
+                return False
+            return True
+        self.ended = self._ending = True
+        try:
+            await self.response.finish(payload, shielded=True)
         except ClientDisconnected:
-            self.ended = True
             return False
         finally:
-            if ending is not None:
-                ending.set()
+            self._ending = False
+            if self._ended_event is not None:
+                self._ended_event.set()
         return True
 
     async def end(self) -> None:
@@ -138,8 +141,10 @@ class SseWriter:
         response already ended (by its last event, as most are) costs no pass through the scheduler."""
         if self.open:
             await self.raw(b"", last=True)
-        elif self._ending is not None and not self._ending.is_set():
-            await self._ending.wait()
+        elif self._ending:
+            if self._ended_event is None:
+                self._ended_event = trio.Event()
+            await self._ended_event.wait()
 
 
 async def send_error(

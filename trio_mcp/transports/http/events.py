@@ -29,6 +29,19 @@ class EventStore(Protocol):
         """Drop everything stored for a session (it ended)."""
 
 
+class _SessionEvents:
+    """What a ``MemoryEventStore`` keeps of one session: its streams (in the order of their last event), the last
+    sequence number it gave, and per stream the last sequence dropped to keep the stream in bounds (an id before
+    it cannot be resumed from without missing events)."""
+
+    __slots__ = ("dropped", "sequence", "streams")
+
+    def __init__(self) -> None:
+        self.streams: dict[str, list[tuple[int, str]]] = {}
+        self.sequence = 0
+        self.dropped: dict[str, int] | None = None
+
+
 class MemoryEventStore:
     """The default ``EventStore``: the last ``max_events_per_stream`` events of each of the
     ``max_streams_per_session`` streams of a session that had an event last, in memory. Event ids are
@@ -40,42 +53,40 @@ class MemoryEventStore:
             raise ValueError("max_events_per_stream and max_streams_per_session must be at least 1")
         self._max_events = max_events_per_stream
         self._max_streams = max_streams_per_session
-        self._events: dict[str, dict[str, list[tuple[int, str]]]] = {}
-        self._sequence: dict[str, int] = {}
-        #: Per session and stream, the last sequence dropped to keep the stream in bounds: an id before it
-        #: cannot be resumed from without missing events.
-        self._dropped: dict[str, dict[str, int]] = {}
+        self._sessions: dict[str, _SessionEvents] = {}
 
     async def append(self, session_id: str, stream_id: str, data: str) -> str:
-        streams = self._events.get(session_id)
-        if streams is None:
-            streams = self._events[session_id] = {}
+        kept = self._sessions.get(session_id)
+        if kept is None:
+            kept = self._sessions[session_id] = _SessionEvents()
+        streams = kept.streams
         events = streams.pop(stream_id, None)  # put back last: the streams stay in the order of their last event
         if events is None:
             events = []
             if len(streams) >= self._max_streams:
                 forgotten = next(iter(streams))  # the stream quiet the longest
                 del streams[forgotten]
-                self._dropped.get(session_id, {}).pop(forgotten, None)
+                if kept.dropped is not None:
+                    kept.dropped.pop(forgotten, None)
         streams[stream_id] = events
-        sequence = self._sequence.get(session_id, 0) + 1
-        self._sequence[session_id] = sequence
+        kept.sequence = sequence = kept.sequence + 1
         events.append((sequence, data))
         if len(events) > self._max_events:
-            self._dropped.setdefault(session_id, {})[stream_id] = events.pop(0)[0]
+            if kept.dropped is None:
+                kept.dropped = {}
+            kept.dropped[stream_id] = events.pop(0)[0]
         return f"{stream_id}_{sequence}"
 
     async def replay(self, session_id: str, last_event_id: str) -> tuple[str, list[tuple[str, str]]] | None:
         stream_id, _, sequence = last_event_id.rpartition("_")
-        events = self._events.get(session_id, {}).get(stream_id)
-        if events is None or not sequence.isdigit():
+        kept = self._sessions.get(session_id)
+        events = kept.streams.get(stream_id) if kept is not None else None
+        if kept is None or events is None or not sequence.isdigit():
             return None
         after = int(sequence)
-        if after < self._dropped.get(session_id, {}).get(stream_id, 0):
+        if kept.dropped is not None and after < kept.dropped.get(stream_id, 0):
             return None  # events after it were dropped: a replay would miss them
         return stream_id, [(f"{stream_id}_{number}", data) for number, data in events if number > after]
 
     async def forget(self, session_id: str) -> None:
-        self._events.pop(session_id, None)
-        self._sequence.pop(session_id, None)
-        self._dropped.pop(session_id, None)
+        self._sessions.pop(session_id, None)

@@ -32,10 +32,10 @@ async def serve_sse_stream(sessions: SessionEndpoint, request: HttpRequest, resp
         await session.attach(session.standalone, writer)
         with trio.CancelScope() as watch:
             response.cancel_on_disconnect(watch, or_shutdown=True)
-            while not session.closed.is_set():
+            while not session.closed:
                 with trio.move_on_after(sessions.options.keepalive_interval):
-                    await session.closed.wait()
-                if not session.closed.is_set() and not await writer.raw(encode_comment()):
+                    await session.wait_closed()
+                if not session.closed and not await writer.raw(encode_comment()):
                     break
     finally:
         session.end()  # this transport's session lives exactly as long as its stream

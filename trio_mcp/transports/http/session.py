@@ -84,7 +84,7 @@ class SessionStream(StreamMachine):
     """One logical SSE stream of a session (the GET stream, or the answers to one POST): its phase
     (``StreamMachine``) and its I/O. Its reader changes by ``read_by`` and ``left``, its end by ``completed``."""
 
-    __slots__ = ("backlog", "complete", "lock", "watch", "writer")
+    __slots__ = ("_complete", "backlog", "lock", "watch", "writer")
 
     def __init__(self, stream_id: str, pending: set[RequestId], *, origin: str | None = None) -> None:
         super().__init__(stream_id, pending, origin=origin)
@@ -94,8 +94,9 @@ class SessionStream(StreamMachine):
         #: without an event store, and the answers of a JSON-response POST (bounded).
         #: Made with the first event kept (most streams keep none).
         self.backlog: collections.deque[tuple[str | None, Any]] | None = None
-        #: Set with ``completed``: what a response carrying the stream waits for.
-        self.complete = trio.Event()
+        #: Set with ``completed``, for a response waiting for it (``wait_complete`` makes it: most streams are
+        #: complete before anything waits).
+        self._complete: trio.Event | None = None
         #: The scope holding the HTTP response open; cancelled to end it early (SEP-1699 polling).
         self.watch: trio.CancelScope | None = None
         #: Held while an event is recorded and written, and while a resuming client catches up.
@@ -114,7 +115,16 @@ class SessionStream(StreamMachine):
 
     def completed(self) -> None:
         super().completed()
-        self.complete.set()
+        if self._complete is not None:
+            self._complete.set()
+
+    async def wait_complete(self) -> None:
+        """Return once nothing more comes on the stream (``over``); at once, without a checkpoint, if it is."""
+        if self.over:
+            return
+        if self._complete is None:
+            self._complete = trio.Event()
+        await self._complete.wait()
 
 
 class HttpSession:
@@ -161,7 +171,10 @@ class HttpSession:
         #: What the connection runs (its requests, notifications, tasks), in the endpoint's nursery: an idle
         #: session holds no task. Cancelled when the session ends.
         self.tasks = TaskSet(nursery, on_failure=self._failed)
-        self.closed = trio.Event()
+        #: Whether the session ended (``end``).
+        self.closed = False
+        #: Set when it ends, for whatever waits for that (``wait_closed`` makes it: most sessions end unwatched).
+        self._ended: trio.Event | None = None
         #: Which stream carries what (``_core.session_streams``); its dicts are shared here by name.
         self.book = SessionStreams(directory.origin, SessionStream)
         self.standalone = self.book.standalone
@@ -173,11 +186,11 @@ class HttpSession:
     async def receive(self) -> Any:
         """Nothing arrives here: each client message goes to the connection in the task that read it
         (``deliver``). Waits for the session's end."""
-        await self.closed.wait()
+        await self.wait_closed()
         raise ConnectionClosed("HTTP session ended")
 
     async def send(self, message: Any, *, related_request_id: RequestId | None = None, final: bool = False) -> None:
-        if self.closed.is_set():
+        if self.closed:
             raise ConnectionClosed("HTTP session ended")
         if self.roams:
             self.book.sending(message)
@@ -347,6 +360,11 @@ class HttpSession:
 
         Events emitted while the backlog is replayed wait on the stream's lock, so none is skipped or doubled.
         """
+        if last_event_id is None and not stream.backlog and not stream.lock.locked:
+            # Nothing to send first and nothing being written (a POST's new stream): no lock to take, no checkpoint.
+            stream.told = None
+            stream.read_by(writer)
+            return True
         await stream.lock.acquire(turn=False)  # what it writes takes the schedule points
         try:
             told = last_event_id
@@ -414,23 +432,24 @@ class HttpSession:
             elif not await self._tell(stream, writer, event_data(message), event_id, last=last):
                 stream.left(writer)
 
-    async def catch_up(self, stream: SessionStream) -> None:
+    async def catch_up(self, stream: SessionStream) -> bool:
         """Write what the store kept for a followed stream past what was written here: an event whose routing
-        was lost (pub/sub is at most once) still reaches the client, in order."""
+        was lost (pub/sub is at most once) still reaches the client, in order. Whether the stream is over then."""
         if self._store is None or stream.last_id is None:
-            return
+            return stream.over
         async with stream.lock:
             writer = stream.writer
             if writer is None:
-                return
+                return stream.over
             try:
                 replay = await self._store.replay(self.id, stream.last_id)
             except Exception as exc:  # a networked store in an outage: try again on the next quiet tick
                 logger.warning("cannot read the stored events of session %s: %s", self.id[:8], type(exc).__name__)
-                return
+                return stream.over
             for event_id, data in replay[1] if replay is not None else ():
                 if not await self._follow(stream, writer, event_id, stored_message(data)) or stream.over:
-                    return
+                    break
+        return stream.over
 
     async def _follow(
         self, stream: SessionStream, writer: SseWriter, event_id: str | None, message: Any, *, last: bool = False
@@ -438,7 +457,9 @@ class HttpSession:
         """Write one event of a stream followed from another process (its lock held): each event once, and the
         stream complete with its last answer. False when the client is gone."""
         if event_id is not None:
-            if event_id in stream.replayed:
+            if stream.replayed is None:
+                stream.replayed = set()
+            elif event_id in stream.replayed:
                 return True
             stream.replayed.add(event_id)
             stream.last_id = event_id
@@ -475,6 +496,14 @@ class HttpSession:
         answers = [message for _, message in kept if type(message) is dict and "method" not in message]
         return answers
 
+    async def wait_closed(self) -> None:
+        """Return once the session has ended (a checkpoint either way)."""
+        if self._ended is None:
+            self._ended = trio.Event()
+            if self.closed:
+                self._ended.set()
+        await self._ended.wait()
+
     def touch(self) -> None:
         self.last_activity = trio.current_time()
 
@@ -500,9 +529,11 @@ class HttpSession:
 
     def end(self) -> None:
         """End the session now: cancel what its connection runs and complete its streams."""
-        if self.closed.is_set():
+        if self.closed:
             return
-        self.closed.set()
+        self.closed = True
+        if self._ended is not None:
+            self._ended.set()
         self._take = None  # the connection's session: let it go with the connection
         self.tasks.cancel()
         for stream in self.streams.values():

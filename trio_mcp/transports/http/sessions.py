@@ -122,13 +122,13 @@ class SessionEndpoint:
             await session.deliver(message)
             with trio.CancelScope() as watch:  # until answered, the client leaves or a drain begins
                 response.cancel_on_disconnect(watch, or_shutdown=True)
-                await stream.complete.wait()
+                await stream.wait_complete()
             if recording and session.unrecorded > unrecorded:
                 if route.opens_session:
                     session.end()
                 await refuse(response, unavailable(_single_id(message)))
                 return
-            if response.disconnected.is_set() or session.closed.is_set():
+            if response.disconnected.is_set() or session.closed:
                 return
             if self.options.json_response:
                 headers = (("mcp-session-id", session.id),)
@@ -320,7 +320,7 @@ class SessionEndpoint:
             with trio.CancelScope(relative_deadline=_HEAD_HOLD) as watch:
                 stream.watch = watch
                 response.cancel_on_disconnect(watch, or_shutdown=True)
-                await stream.complete.wait()
+                await stream.wait_complete()
             if stream.watch is watch:
                 stream.watch = None
             if not stream.over:  # no answer yet: the client gets the head, and the priming event, now
@@ -342,14 +342,13 @@ class SessionEndpoint:
             quiet = (
                 self.options.keepalive_interval if stream.origin is None else min(self.options.keepalive_interval, 1.0)
             )
-            while not stream.complete.is_set():
+            while True:
                 with trio.move_on_after(quiet):
-                    await stream.complete.wait()
-                if stream.complete.is_set():
+                    await stream.wait_complete()
+                if stream.over:
                     break
                 if stream.origin is not None:
-                    await session.catch_up(stream)
-                    if stream.complete.is_set():
+                    if await session.catch_up(stream):
                         break
                     if not await session.directory.alive(stream.origin):
                         await session.orphaned(stream)
