@@ -24,6 +24,7 @@ import pytest
 import trio
 from paths import ROOT
 from transport_helpers import initialize_request
+from waiting import Arrivals
 
 import trio_mcp
 from trio_mcp import McpError
@@ -129,6 +130,7 @@ class Recorder:
     def __init__(self) -> None:
         self.logs: list[LoggingMessageNotificationParams] = []
         self.list_changes: list[str] = []
+        self.list_changed = Arrivals()
         self.updates: list[str] = []
         self.update_arrived = trio.Event()
 
@@ -140,6 +142,7 @@ class Recorder:
 
     def on_list_changed(self, kind: str) -> None:
         self.list_changes.append(kind)
+        self.list_changed.arrive()
 
     def on_resource_updated(self, uri: str) -> None:
         self.updates.append(uri)
@@ -526,7 +529,7 @@ async def test_list_change_triggers() -> None:
             assert texts(await client.call_tool("test_trigger_prompt_change", {})) == ["Prompt list change published."]
             with trio.fail_after(5):
                 while not {"tools", "prompts"} <= set(recorder.list_changes):
-                    await trio.sleep(0.01)
+                    await recorder.list_changed.wait_for(len(recorder.list_changes) + 1)
             # the dynamic entries come and go within the call
             assert {tool.name for tool in (await client.list_tools()).tools} == before
             assert {prompt.name for prompt in (await client.list_prompts()).prompts} == PROMPTS

@@ -10,6 +10,7 @@ import pytest
 import trio
 from paths import ROOT
 from scale_peers import RedisServer
+from waiting import wait_until
 
 from trio_mcp.scale.event_store import RedisEventStore
 from trio_mcp.scale.redis import RedisClient, RedisUnavailable
@@ -121,8 +122,7 @@ async def test_a_redis_restart_mid_load_fails_clearly_recovers_and_loses_nothing
             async with trio.open_nursery() as nursery:
                 for worker in range(4):
                     nursery.start_soon(load, worker)
-                while len(acknowledged) < 200:
-                    await trio.sleep(0.01)
+                await wait_until(lambda: len(acknowledged) >= 200)
                 redis_server.stop(signal.SIGKILL)
                 await trio.sleep(0.5)  # requests in this window fail
                 count_before_restart = len(acknowledged)

@@ -10,6 +10,7 @@ import attrs
 import pytest
 import trio
 from scale_peers import RedisServer
+from waiting import Arrivals
 
 from trio_mcp._core.tasks import TaskRecord
 from trio_mcp.scale import RedisClient, RedisTaskStore
@@ -80,9 +81,11 @@ async def test_every_write_is_a_compare_and_set_with_leases(kind: str, request: 
             else:
                 runner = other = MemoryTaskStore(lease=1.0)
             nudges: list[str] = []
+            nudged = Arrivals()
 
             async def heard(task_id: str) -> None:
                 nudges.append(task_id)
+                nudged.arrive()
 
             nursery = await stack.enter_async_context(trio.open_nursery())
             await nursery.start(other.listen, heard)
@@ -113,7 +116,6 @@ async def test_every_write_is_a_compare_and_set_with_leases(kind: str, request: 
             loaded = await runner.load(running.task_id)
             assert loaded is not None and loaded.status == "failed" and loaded.instance == "two"
             await runner.announce(running.task_id)
-            while len(nudges) < 2:  # the request's nudge and this one
-                await trio.sleep(0.01)
+            await nudged.wait_for(2)  # the request's nudge and this one
             assert nudges == [running.task_id] * 2
             nursery.cancel_scope.cancel()

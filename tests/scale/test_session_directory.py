@@ -13,6 +13,7 @@ import pytest
 import trio
 from scale_peers import RedisServer
 from transport_helpers import INITIALIZED, initialize_request
+from waiting import wait_until
 
 from trio_mcp import Context, Server
 from trio_mcp._core.session_record import SessionRecord, SessionState
@@ -137,9 +138,11 @@ async def test_what_a_session_negotiated_and_set_roams_with_it(redis_server: Red
                 "DELETE", a, headers=[("mcp-session-id", session), ("mcp-protocol-version", VERSION)]
             )
             assert response.status == 200
-            with trio.fail_after(5):
-                while (await post(http, b, request(5, "ping", {}), session))[0] != 404:
-                    await trio.sleep(0.05)
+
+            async def ended_on_b() -> bool:
+                return (await post(http, b, request(5, "ping", {}), session))[0] == 404
+
+            await wait_until(ended_on_b, within=5, interval=0.05)
             async with RedisClient(redis_server.url) as redis:  # nothing of the session is left in Redis
                 assert await redis.execute("KEYS", f"*{session}*") == []
 
@@ -324,8 +327,10 @@ async def test_servers_started_while_redis_is_down_serve_and_roam_once_it_is_bac
     with trio.fail_after(40):
         async with two_servers(redis_server) as ((a, b), http):
             # Both servers' first subscription has failed (it used to end the server), and they still serve.
-            while sum("session routing waits for Redis" in r.getMessage() for r in caplog.records) < 2:
-                await trio.sleep(0.01)
+            await wait_until(
+                lambda: sum("session routing waits for Redis" in r.getMessage() for r in caplog.records) >= 2,
+                within=30,
+            )
             for url in (a, b):
                 probe = await http.request("GET", url.replace("/mcp", "/healthz"))
                 assert probe.status == 200

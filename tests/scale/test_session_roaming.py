@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import trio
 from scale_peers import RedisServer, haproxy, supervisor
+from waiting import wait_until
 
 import trio_mcp
 from trio_mcp import McpError
@@ -146,8 +147,7 @@ async def test_a_redis_restart_mid_load_fails_clearly_and_recovers(redis_server:
                     await trio.sleep(0.01)
 
             async def restart() -> None:
-                while len(outcomes) < 40:
-                    await trio.sleep(0.01)
+                await wait_until(lambda: len(outcomes) >= 40, within=60)
                 redis_server.stop(signal.SIGKILL)
                 await trio.sleep(0.5)
                 await trio.to_thread.run_sync(redis_server.start)
