@@ -62,19 +62,23 @@ async def test_ctrl_c_ends_serving_with_a_plain_keyboard_interrupt(how: str) -> 
                     line += await process.stdout.receive_some(65536)
                 assert json.loads(line)["id"] == 1
             else:  # serving for real: it answers a request (so Ctrl-C lands while it waits, not mid-accept)
-                while True:
+                answers: list[bytes] = []
+
+                async def answered() -> bool:
                     try:
                         connection = await trio.open_tcp_stream("127.0.0.1", port)
                     except OSError:
-                        await trio.sleep(0.05)
-                        continue
+                        return False  # not listening yet
                     await connection.send_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
                     answer = b""
                     while chunk := await connection.receive_some(65536):
                         answer += chunk
                     await connection.aclose()
-                    assert answer.startswith(b"HTTP/1.1 200"), answer
-                    break
+                    answers.append(answer)
+                    return True
+
+                await wait_until(answered, within=10, interval=0.05)
+                assert answers[0].startswith(b"HTTP/1.1 200"), answers
             process.send_signal(signal.SIGINT)
             await process.wait()
             stderr = b""
