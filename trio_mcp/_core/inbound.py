@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal, NamedTuple, Protocol
 
 import attrs
 
@@ -147,9 +147,9 @@ class Rejection:
         return REFUSALS[self.refusal][1]
 
 
-@attrs.frozen(kw_only=True)
-class Route:
-    """A request that may go on, and what the transport needs to serve it."""
+class Route(NamedTuple):
+    """A request that may go on, and what the transport needs to serve it (a named tuple: one is made for every
+    request, and a tuple is the cheapest immutable record to make; build it with keywords)."""
 
     era: Literal["modern", "legacy"]
     #: ``POST``, ``GET`` or ``DELETE``.
@@ -219,7 +219,9 @@ def _check_post(headers: HeaderView, body: bytes, rules: InboundRules, decoded: 
     if content_type != "application/json":
         return Rejection(Refusal.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json")
     accept = (headers.get("accept") or "*/*").lower()
-    if not any(kind in accept for kind in ("application/json", "text/event-stream", "*/*", "application/*")):
+    if not (
+        "application/json" in accept or "text/event-stream" in accept or "*/*" in accept or "application/*" in accept
+    ):
         return Rejection(Refusal.NOT_ACCEPTABLE, "Accept must allow application/json and text/event-stream")
     message = decode(body) if decoded is NOT_DECODED else decoded
     if type(message) is not dict and type(message) is not list:
@@ -283,20 +285,23 @@ def _header_mismatch(
         return "the MCP-Protocol-Version header is required"
     if body_version is not _NO_VERSION and body_version is not None and version_header != body_version:
         return f"MCP-Protocol-Version {version_header!r} does not match _meta version {body_version!r}"
-    for name in ("mcp-method", "mcp-name"):
-        if len(headers.get_all(name)) > 1:
-            return f"the {name} header appears more than once"
-    method_header = headers.get("mcp-method")
-    if method_header is None:
+    method_headers = headers.get_all("mcp-method")
+    name_headers = headers.get_all("mcp-name")
+    if len(method_headers) > 1:
+        return "the mcp-method header appears more than once"
+    if len(name_headers) > 1:
+        return "the mcp-name header appears more than once"
+    if not method_headers:
         return "the Mcp-Method header is required"
+    method_header = method_headers[0]
     if method_header.strip(" \t") != event.method:
         return f"Mcp-Method {method_header!r} does not match body method {event.method!r}"
     field = NAMED_METHODS.get(event.method)
     if field is not None:
         value = params.get(field)
-        name_header = headers.get("mcp-name")
-        if name_header is None:
+        if not name_headers:
             return "the Mcp-Name header is required"
+        name_header = name_headers[0]
         if not header_matches(name_header, value):
             return f"Mcp-Name {name_header!r} does not match body {field} {value!r}"
     if event.method == "tools/call" and header_paths is not None:
@@ -335,16 +340,12 @@ def _check_session_post(headers: HeaderView, message: Any, version_header: str |
     rpc_method = message.get("method") if type(message) is dict else None
     if session_id is None and rpc_method != "initialize":
         return Rejection(Refusal.SESSION_REQUIRED, "Bad Request: Mcp-Session-Id header is required", _id_of(message))
-    items = message if type(message) is list else [message]
-    request_ids = frozenset(
-        item["id"] for item in items if type(item) is dict and "method" in item and is_request_id(item.get("id"))
-    )
     return Route(
         era="legacy",
         method="POST",
         message=message,
         rpc_method=rpc_method if isinstance(rpc_method, str) else None,
-        request_ids=request_ids,
+        request_ids=_request_ids(message),
         session_id=session_id,
         version_header=version_header,
     )
@@ -359,6 +360,20 @@ def _meta_version(message: Any) -> Any:
     params = message.get("params") if type(message) is dict else None
     meta = params.get("_meta") if type(params) is dict else None
     return meta.get(META_PROTOCOL_VERSION, _NO_VERSION) if type(meta) is dict else _NO_VERSION
+
+
+def _request_ids(message: Any) -> frozenset[RequestId]:
+    """The ids of the requests in a legacy-era message (one, or a batch's)."""
+    if type(message) is dict:  # most: no generator to run
+        request_id = message.get("id")
+        return _NO_IDS if "method" not in message or not is_request_id(request_id) else frozenset((request_id,))
+    return frozenset(
+        item["id"] for item in message if type(item) is dict and "method" in item and is_request_id(item.get("id"))
+    )
+
+
+#: The request ids of a message that carries no request.
+_NO_IDS: Final[frozenset[RequestId]] = frozenset()
 
 
 def _id_of(message: Any) -> RequestId | None:

@@ -32,6 +32,8 @@ _PREFIX: Final = "=?base64?"
 _SUFFIX: Final = "?="
 # Both end in \Z, not $: "$" also matches before a final line break, which would let one into a header.
 _PLAIN: Final = re.compile(r"^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?\Z")
+#: A character a header value may not contain (any control character but tab).
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 #: An RFC 9110 token: what an ``x-mcp-header`` name must be.
 TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 #: The 2026-07-28 methods whose ``Mcp-Name`` header mirrors a body param, and which param (from the method table).
@@ -65,7 +67,7 @@ def decode_header_value(raw: str) -> str:
     Raises ``ValueError`` for a malformed base64 form or characters a header value may not contain.
     """
     value = raw.strip(" \t")
-    if any(ord(ch) < 0x20 and ch != "\t" or ord(ch) == 0x7F for ch in value):
+    if _CONTROL.search(value):
         raise ValueError("header value contains control characters")
     if value.startswith(_PREFIX) and value.endswith(_SUFFIX) and len(value) >= len(_PREFIX) + len(_SUFFIX):
         payload = value[len(_PREFIX) : len(value) - len(_SUFFIX)]
@@ -82,6 +84,8 @@ def header_matches(raw: str, expected: Any) -> bool:
         text = decode_header_value(raw)
     except ValueError:
         return False
+    if isinstance(expected, str):  # the usual case, first (a str is neither a bool nor a number)
+        return text == expected
     if isinstance(expected, bool):
         return text == ("true" if expected else "false")
     if isinstance(expected, int) or (isinstance(expected, float) and expected.is_integer()):
@@ -89,7 +93,7 @@ def header_matches(raw: str, expected: Any) -> bool:
             return float(text) == float(expected)
         except ValueError:
             return False
-    return isinstance(expected, str) and text == expected
+    return False
 
 
 #: Keywords whose value is one subschema (``items`` may also be a list of them).

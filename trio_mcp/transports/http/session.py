@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import collections
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 import trio
@@ -275,7 +275,7 @@ class HttpSession:
 
     # streams -----------------------------------------------------------------------------------------------
 
-    async def open_stream(self, request_ids: set[RequestId]) -> SessionStream:
+    async def open_stream(self, request_ids: Collection[RequestId]) -> SessionStream:
         """A stream for the answers to ``request_ids``; its id names this process when sessions roam, and the
         directory learns its requests (to answer them if this process dies while another one resumes it)."""
         stream = self.book.open(request_ids)

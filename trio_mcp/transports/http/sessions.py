@@ -112,7 +112,7 @@ class SessionEndpoint:
             await response.send(202)
             return
         message = here
-        stream = await session.open_stream(set(route.request_ids))
+        stream = await session.open_stream(route.request_ids)
         # When sessions roam, a request that changes the session's record is answered once it is kept: a 503 if
         # it could not be (the session is not opened, or not changed for good).
         recording = session.roams and type(message) is dict and message.get("method") in _RECORDING
