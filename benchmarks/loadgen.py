@@ -15,7 +15,8 @@ minimal client: one ``selectors`` loop over blocking sockets, no framework, no t
   session, then with 1,000 open sessions;
 - cancellation: ``notifications/cancelled`` to handler cancelled (stdio and HTTP session), and whether
   closing the HTTP connection of an in-flight request cancels its handler (session and stateless) -- read
-  from the ``marker`` file the ``sleep`` tool writes (``start`` / ``cancelled`` / ``done`` with unix times).
+  from the ``marker`` file the ``sleep`` tool writes (``start`` / ``cancelled`` / ``done`` with unix times),
+  each cancellation sent 5 ms after the handler's ``start`` (``CANCEL_AFTER``), the median of 15 samples.
 
 Every loop is bounded in requests and seconds, only 127.0.0.1 is contacted, and every child is stopped by
 its own pid. Usage (prints one JSON document)::
@@ -212,6 +213,24 @@ def wait_marker(path: str, word: str | tuple[str, ...], timeout: float) -> dict[
         if any(w in seen for w in words) or time.monotonic() >= deadline:
             return seen
         time.sleep(0.0005)
+
+
+#: How long a handler has waited when its cancellation is sent, counted from its ``start`` mark. How soon an idle
+#: process wakes depends on how long it has been idle (on a 2-core VM 0.22 ms just after its last work, 0.29 ms
+#: 3 ms after, 0.49 ms 30 ms after): sent at once, the figure moved with the marker poll's phase and with how long
+#: a server went on working after its handler started; sent at a fixed wait, every server is cancelled from the
+#: same idle state.
+CANCEL_AFTER = 0.005
+
+
+def wait_started(marker: str, after: float) -> float:
+    """Wait for the sleep tool's ``start`` mark in ``marker``, then until ``after`` seconds past it; returns the time
+    (``time.time()``) just before the cancellation is to be sent."""
+    seen = wait_marker(marker, "start", 10.0)
+    if "start" not in seen:
+        raise LoadError("the sleep tool never started")
+    time.sleep(max(0.0, seen["start"] + after - time.time()))
+    return time.time()
 
 
 def request_line(request_id: int, method: str, params: dict[str, Any] | None = None) -> bytes:
@@ -466,32 +485,34 @@ def _load_summary(
     }
 
 
-def stdio_cancel(client: StdioClient, request_id: int, marker_dir: Path, *, seconds: float = 10.0) -> dict[str, Any]:
-    """A sleep call cancelled with notifications/cancelled once its handler has started."""
+def stdio_cancel(
+    client: StdioClient, request_id: int, marker_dir: Path, *, after: float = CANCEL_AFTER, seconds: float = 10.0
+) -> dict[str, Any]:
+    """A sleep call cancelled with notifications/cancelled ``after`` seconds into its handler."""
     marker = str(marker_dir / f"stdio-cancel-{request_id}")
     client.write(
         request_line(request_id, "tools/call", {"name": "sleep", "arguments": {"seconds": seconds, "marker": marker}})
         + b"\n"
     )
-    if "start" not in wait_marker(marker, "start", 10.0):
-        raise LoadError("the sleep tool never started")
-    sent = time.time()
+    sent = wait_started(marker, after)
     client.write(notification_line("notifications/cancelled", {"requestId": request_id, "reason": "benchmark"}) + b"\n")
     seen = wait_marker(marker, ("cancelled", "done"), seconds + 5.0)
     cancelled = "cancelled" in seen
-    # No response is owed for a cancelled request; whatever arrives within 0.2 s is noted, then dropped.
+    return {"cancelled": cancelled, "latency_ms": (seen["cancelled"] - sent) * 1000 if cancelled else None}
+
+
+def answered_any(client: StdioClient, request_ids: Iterable[int], wait: float = 0.2) -> bool:
+    """Whether any of ``request_ids`` (cancelled: no response is owed) was answered; what arrives within ``wait``
+    seconds is read, then dropped."""
+    ids = set(request_ids)
     answered = False
-    deadline = time.monotonic() + 0.2
+    deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         lines = client.read_lines(max(0.0, deadline - time.monotonic()))
         if not lines:
             break
-        answered = answered or any(json.loads(line).get("id") == request_id for line in lines)
-    return {
-        "cancelled": cancelled,
-        "latency_ms": (seen["cancelled"] - sent) * 1000 if cancelled else None,
-        "responded": answered,
-    }
+        answered = answered or any(json.loads(line).get("id") in ids for line in lines)
+    return answered
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -876,8 +897,11 @@ def open_many_sessions(port: int, count: int, *, connections: int = 8, timeout: 
     return ids
 
 
-def http_cancel_notification(port: int, marker_dir: Path, request_id: int, *, seconds: float = 10.0) -> dict[str, Any]:
-    """A session's in-flight sleep call, cancelled by a notifications/cancelled POST on another connection."""
+def http_cancel_notification(
+    port: int, marker_dir: Path, request_id: int, *, after: float = CANCEL_AFTER, seconds: float = 10.0
+) -> dict[str, Any]:
+    """A session's in-flight sleep call, cancelled by a notifications/cancelled POST on another connection ``after``
+    seconds into its handler."""
     marker = str(marker_dir / f"http-cancel-{request_id}")
     caller = HttpConnection(port)
     other = HttpConnection(port)
@@ -889,9 +913,7 @@ def http_cancel_notification(port: int, marker_dir: Path, request_id: int, *, se
                 request_id, "tools/call", {"name": "sleep", "arguments": {"seconds": seconds, "marker": marker}}
             )
         )
-        if "start" not in wait_marker(marker, "start", 10.0):
-            raise LoadError("the sleep tool never started")
-        sent = time.time()
+        sent = wait_started(marker, after)
         response = other.roundtrip(
             notification_line("notifications/cancelled", {"requestId": request_id, "reason": "benchmark"})
         )
@@ -908,9 +930,10 @@ def http_cancel_notification(port: int, marker_dir: Path, request_id: int, *, se
 
 
 def http_cancel_by_close(
-    port: int, marker_dir: Path, request_id: int, *, modern: bool, seconds: float = 1.0
+    port: int, marker_dir: Path, request_id: int, *, modern: bool, after: float = CANCEL_AFTER, seconds: float = 1.0
 ) -> dict[str, Any]:
-    """Close the connection of an in-flight sleep call: is its handler cancelled, and how fast?"""
+    """Close the connection of an in-flight sleep call ``after`` seconds into its handler: is the handler cancelled,
+    and how fast?"""
     marker = str(marker_dir / f"http-close-{'modern' if modern else 'session'}-{request_id}")
     conn = HttpConnection(port)
     try:
@@ -930,12 +953,10 @@ def http_cancel_by_close(
         else:
             conn.open_session()
             conn.post(request_line(request_id, "tools/call", {"name": "sleep", "arguments": arguments}))
-        if "start" not in wait_marker(marker, "start", 10.0):
-            raise LoadError("the sleep tool never started")
+        closed = wait_started(marker, after)
     except BaseException:
         conn.close()
         raise
-    closed = time.time()
     conn.close()
     seen = wait_marker(marker, ("cancelled", "done"), seconds + 5.0)
     cancelled = "cancelled" in seen
@@ -958,7 +979,8 @@ class Counts:
     seconds: float = 1.5  # cap on measured time per throughput phase
     warmup: int = 300  # calls before measuring starts
     sessions: int = 1000  # sessions for the memory metric
-    cancels: int = 3  # notifications/cancelled samples per transport
+    cancels: int = 15  # cancellation samples per transport (a run's figure is their median)
+    cancel_after: float = CANCEL_AFTER  # seconds a handler has waited when it is cancelled
 
     @classmethod
     def quick(cls) -> Counts:
@@ -1018,8 +1040,9 @@ def run_peer(
                         next_id += counts.requests + counts.warmup + 1
                 if "cancel" in groups:
                     log(f"{peer.name}: stdio cancellation")
-                    samples = [stdio_cancel(client, next_id + i, tmpdir) for i in range(counts.cancels)]
-                    out["cancel_stdio"] = _cancel_summary(samples)
+                    ids = range(next_id, next_id + counts.cancels)
+                    samples = [stdio_cancel(client, i, tmpdir, after=counts.cancel_after) for i in ids]
+                    out["cancel_stdio"] = _cancel_summary(samples, responded=answered_any(client, ids))
             finally:
                 server.stop()
         if "memory" in groups:
@@ -1062,27 +1085,34 @@ def run_peer(
                         )
                 if "cancel" in groups:
                     log(f"{peer.name}: HTTP cancellation")
-                    samples = [http_cancel_notification(port, tmpdir, 100 + i) for i in range(counts.cancels)]
+                    after = counts.cancel_after
+                    samples = [
+                        http_cancel_notification(port, tmpdir, 100 + i, after=after) for i in range(counts.cancels)
+                    ]
                     out["cancel_http_notification"] = _cancel_summary(samples)
+                    # One sample: a handler that closing does not cancel runs on to its end (a second).
                     out["cancel_http_close_session"] = _cancel_summary(
-                        [http_cancel_by_close(port, tmpdir, 200, modern=False)]
+                        [http_cancel_by_close(port, tmpdir, 200, modern=False, after=after)]
                     )
                     if peer.stateless:
                         out["cancel_http_close_stateless"] = _cancel_summary(
-                            [http_cancel_by_close(port, tmpdir, 300, modern=True)]
+                            [
+                                http_cancel_by_close(port, tmpdir, 300 + i, modern=True, after=after)
+                                for i in range(counts.cancels)
+                            ]
                         )
             finally:
                 server.stop()
     return out
 
 
-def _cancel_summary(samples: list[dict[str, Any]]) -> dict[str, Any]:
+def _cancel_summary(samples: list[dict[str, Any]], *, responded: bool = False) -> dict[str, Any]:
     return {
         "cancelled": all(s["cancelled"] for s in samples),
         "cancelled_count": sum(1 for s in samples if s["cancelled"]),
         "samples": len(samples),
         "latency_ms": _median([s["latency_ms"] for s in samples if s["latency_ms"] is not None]),
-        "responded": any(s.get("responded") for s in samples),
+        "responded": responded,
     }
 
 
