@@ -15,6 +15,11 @@ versions of the code, not what it costs (``loadgen.py`` measures that).
 Over HTTP (``--kind http`` for sessions, ``stateless`` for 2026-07-28 requests) each server listens on 127.0.0.1 in
 this process and a client in another thread (``loadgen.HttpConnection``, one keep-alive connection) makes the
 calls one at a time; only the server's thread is counted, from the first call after a warm-up to the last.
+
+``--kind cancel`` counts the path ``loadgen.py`` times as "cancel, stdio": a ``notifications/cancelled`` written to
+trio_mcp's stdin pipe while the ``sleep`` tool waits, counted from that write to the handler's ``Cancelled``, with
+trio's scheduler passes (each an I/O wait; a pass more is a whole round of the other tasks before the handler
+runs).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from types import CodeType, FrameType
 from typing import Any
 
 import trio
+import trio.testing
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -47,16 +53,20 @@ def echo_line(request_id: int) -> bytes:
 
 
 class Counter:
-    """Counts every bytecode and call of the frames started while it is on (``sys.settrace`` with opcode events)."""
+    """Counts every bytecode and call of the frames started while it is on (``sys.settrace`` with opcode events),
+    and trio's scheduler passes (its I/O manager's ``get_events``, once a pass)."""
 
     def __init__(self) -> None:
         self.bytecodes = 0
         self.calls = 0
+        self.passes = 0
         self.by_code: collections.Counter[CodeType] = collections.Counter()
 
     def trace(self, frame: FrameType, event: str, arg: Any) -> Any:
         if event == "call":
             self.calls += 1
+            if frame.f_code.co_name == "get_events":
+                self.passes += 1
             frame.f_trace_opcodes = True
         elif event == "opcode":
             self.bytecodes += 1
@@ -169,28 +179,100 @@ def count_http(server: str, kind: str, calls: int) -> Counter:
     return counter
 
 
+def count_cancel(samples: int) -> Counter:
+    """``samples`` sleep calls over a pipe, each cancelled once its handler waits and the server is idle."""
+    import echo_server
+
+    from trio_mcp.errors import ConnectionClosed
+    from trio_mcp.transports.stdio import StdioMessageStream
+
+    counter = Counter()
+    cancelled = trio.Event()
+    mark = echo_server.append_marker
+
+    def append_marker(path: str, word: str) -> None:
+        if word == "cancelled":
+            sys.settrace(None)
+            cancelled.set()
+        mark(path, word)
+
+    async def serve_and_cancel() -> None:
+        nonlocal cancelled
+        read, write = os.pipe()
+        stream = StdioMessageStream(trio.lowlevel.FdStream(read), null_output())
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve_until_closed, stream)
+            os.write(write, INITIALIZE + echo_line(1))
+            for request_id in range(2, 2 + samples):
+                call = {"name": "sleep", "arguments": {"seconds": 60, "marker": os.devnull}}
+                os.write(write, json_line({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": call}))
+                await trio.testing.wait_all_tasks_blocked(0.01)  # the handler waits, the server is idle
+                cancelled = trio.Event()
+                cancel = {"requestId": request_id, "reason": "counted"}
+                sys.settrace(counter.trace)
+                os.write(write, json_line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}))
+                await cancelled.wait()
+            os.close(write)
+
+    async def serve_until_closed(stream: StdioMessageStream) -> None:
+        try:
+            await echo_server.server.serve_connection(stream)
+        except ConnectionClosed:
+            pass
+
+    echo_server.append_marker = append_marker
+    try:
+        trio.run(serve_and_cancel)
+    finally:
+        echo_server.append_marker = mark
+    return counter
+
+
+def json_line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
 def report(server: str, label: str, counter: Counter, calls: int, top: int) -> None:
     print(f"{server:<10}{label:>9}{counter.bytecodes / calls:>11.1f}{counter.calls / calls:>8.1f}")
-    if server == "trio_mcp" and top:
-        for code, ran in counter.by_code.most_common(top):
-            where = code.co_filename.split("site-packages/")[-1].split("/trio_mcp/")[-1]
-            print(f"    {ran / calls:8.1f}  {where}:{code.co_firstlineno} {code.co_qualname}")
+    if server == "trio_mcp":
+        report_top(counter, calls, top)
+
+
+def report_top(counter: Counter, calls: int, top: int) -> None:
+    for code, ran in counter.by_code.most_common(top):
+        where = code.co_filename.split("site-packages/")[-1].split("/trio_mcp/")[-1]
+        print(f"    {ran / calls:8.1f}  {where}:{code.co_firstlineno} {code.co_qualname}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--per-read", type=int, action="append", help="requests a read (default: 64 and 2)")
-    parser.add_argument("--calls", type=int, default=3200, help="echo calls counted per figure (default 3200)")
+    parser.add_argument(
+        "--calls",
+        type=int,
+        default=3200,
+        help="echo calls counted per figure (default 3200; at most 200 cancellations)",
+    )
     parser.add_argument("--top", type=int, default=0, help="also list trio_mcp's N functions that run the most")
-    parser.add_argument("--kind", default="stdio", help="stdio, http (sessions) or stateless; several with commas")
+    parser.add_argument(
+        "--kind", default="stdio", help="stdio, http (sessions), stateless or cancel; several with commas"
+    )
     args = parser.parse_args()
     sizes = args.per_read or [64, 2]
     kinds = args.kind.split(",")
     if args.calls < 1 or any(size < 1 for size in sizes):
         parser.error("--calls and --per-read must be at least 1")
-    if not set(kinds) <= {"stdio", "http", "stateless"}:
-        parser.error("--kind takes stdio, http and stateless")
+    if not set(kinds) <= {"stdio", "http", "stateless", "cancel"}:
+        parser.error("--kind takes stdio, http, stateless and cancel")
     for kind in kinds:
+        if kind == "cancel":
+            samples = min(args.calls, 200)
+            counter = count_cancel(samples)
+            per = [counter.bytecodes / samples, counter.calls / samples, counter.passes / samples]
+            print(f"{'server':<10}{'kind':>9}{'bytecodes':>11}{'calls':>8}{'passes':>8}   (a stdio cancellation)")
+            print(f"{'trio_mcp':<10}{kind:>9}{per[0]:>11.1f}{per[1]:>8.1f}{per[2]:>8.1f}")
+            report_top(counter, samples, args.top)
+            continue
         if kind != "stdio":
             print(f"{'server':<10}{'kind':>9}{'bytecodes':>11}{'calls':>8}   (an HTTP echo call, counted in-process)")
             for server in ("bare_trio", "trio_mcp"):

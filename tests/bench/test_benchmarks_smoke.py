@@ -146,6 +146,18 @@ def test_counts_of_a_stdio_call() -> None:
     assert len([line for line in done.stdout.splitlines() if line.startswith("    ")]) == 6  # the top 3, twice
 
 
+def test_counts_of_a_stdio_cancellation() -> None:
+    """counts.py --kind cancel counts a notifications/cancelled to its handler's Cancelled, with scheduler passes
+    (the cancel is read in one and reaches the handler in the next)."""
+    done = run_script("counts.py", "--kind", "cancel", "--calls", "5", "--top", "3", timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    server, kind, bytecodes, calls, passes = lines[1].split()
+    assert (server, kind) == ("trio_mcp", "cancel") and float(bytecodes) > float(calls) > 0, done.stdout
+    assert float(passes) >= 2, done.stdout
+    assert len([line for line in lines if line.startswith("    ")]) == 3
+
+
 def test_observability_overhead_benchmark() -> None:
     """benchmarks/observability.py runs the echo server bare, with a middleware, with the shipped stack and with
     OpenTelemetry."""
