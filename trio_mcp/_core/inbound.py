@@ -123,7 +123,9 @@ _ANSWER_STATUS: Final[Mapping[int, int]] = {
 def answer_status(message: Any) -> int:
     """The HTTP status of a stateless request's JSON answer: 200 for a result, from the table for an error."""
     error = message.get("error") if type(message) is dict else None
-    code = error.get("code") if type(error) is dict else None
+    if type(error) is not dict:  # a result: most answers
+        return 200
+    code = error.get("code")
     return _ANSWER_STATUS.get(code, 200) if type(code) is int else 200
 
 

@@ -75,11 +75,12 @@ class StreamableHttpApp:
     def handles(self, path: str) -> bool:
         """Whether ``path`` is one of this app's endpoints (for serving several apps on one listener)."""
         options = self.options
+        if path == options.path:  # the usual case, first
+            return True
         if options.auth is not None and path in options.auth.metadata_paths(options.path):
             return True
         return (
-            path == options.path
-            or (self._legacy and path in (options.sse_path, options.messages_path))
+            (self._legacy and path in (options.sse_path, options.messages_path))
             or path in options.routes
             or path in (options.liveness_path, options.readiness_path)
         )
