@@ -277,6 +277,28 @@ async def test_headers_case_insensitive_and_repeated() -> None:
     }
 
 
+@pytest.mark.parametrize("odd", [b"plain", b"line\nbreak", b"\n"])
+def test_decoded_headers_keep_every_field_in_order(odd: bytes) -> None:
+    # A value with a line break (which h11 never passes on, an ASGI server might) is kept whole too.
+    headers = decode_headers([(b"X-A", b"1"), (b"Host", b"t"), (b"x-a", b"2"), (b"Odd", odd), (b"X-A", b"\xe9")])
+    assert headers.multi_items() == [("x-a", "1"), ("host", "t"), ("x-a", "2"), ("odd", odd.decode()), ("x-a", "é")]
+    assert list(headers) == ["x-a", "host", "odd"] and len(headers) == 3
+    assert (headers["X-a"], headers.get_all("X-A"), headers.get_all("host"), headers.get_all("nope")) == (
+        "1, 2, é",
+        ["1", "2", "é"],
+        ["t"],
+        [],
+    )
+    assert (headers.get("odd"), headers.get("nope", "-"), "HOST" in headers, 3 in headers) == (
+        odd.decode(),
+        "-",
+        True,
+        False,
+    )
+    assert Headers([("X-A", "1"), ("x-a", "2")]).get_all("x-a") == ["1", "2"]
+    assert decode_headers([]).multi_items() == [] and not decode_headers(())
+
+
 async def test_head_request_has_headers_but_no_body() -> None:
     async def handler(request: HttpRequest, response: HttpResponse) -> None:
         await response.send(200, [("content-type", "text/plain")], b"twelve bytes")
@@ -511,6 +533,31 @@ async def test_idle_connections_are_closed_after_the_keep_alive_timeout() -> Non
             assert await silent.read_until_closed() == b""
             await silent.aclose()
             await client.aclose()
+
+
+async def test_each_idle_connection_is_closed_a_keep_alive_timeout_after_its_own_last_request(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    closed: dict[str, float] = {}
+
+    async def client(name: str, requests_at: list[float]) -> None:
+        conn = await Raw.connect(port)
+        for at in requests_at:
+            await trio.sleep_until(start + at)
+            assert (await conn.request()).status == 200
+        assert await conn.read_until_closed() == b""
+        closed[name] = trio.current_time() - start
+        await conn.aclose()
+
+    with trio.fail_after(100):
+        async with serving(echo, keep_alive_timeout=10, header_timeout=100) as port:
+            start = trio.current_time()
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(client, "once", [0])
+                nursery.start_soon(client, "later", [4])
+                nursery.start_soon(client, "every 6 s", [0, 6, 12])
+                nursery.start_soon(client, "every 9 s", [1, 10, 19, 28])
+    assert closed == pytest.approx({"once": 10, "later": 14, "every 6 s": 22, "every 9 s": 38}, abs=0.01)
 
 
 async def test_malformed_requests_get_400() -> None:

@@ -36,26 +36,30 @@ class Headers(Mapping[str, str]):
     are decoded as ISO-8859-1 so that no byte is lost.
     """
 
-    __slots__ = ("_index", "_items")
+    __slots__ = ("_index", "_names", "_repeats", "_values")
 
     def __init__(self, items: Iterable[tuple[str, str]] = ()) -> None:
-        self._index_items([(name.lower(), value) for name, value in items])
+        pairs = [(name.lower(), value) for name, value in items]
+        self._keep([name for name, _ in pairs], [value for _, value in pairs])
 
-    def _index_items(self, items: list[tuple[str, str]]) -> None:
-        """Keep ``items`` (names lower case already) and index them by name."""
-        index: dict[str, list[str]] = {}
-        for name, value in items:
-            values = index.get(name)
-            if values is None:
-                index[name] = [value]
-            else:
-                values.append(value)
-        self._items = items
+    def _keep(self, names: list[str], values: list[str]) -> None:
+        """Keep the fields (``names`` lower case already) and index them by name: one dict built in C, each name
+        to its value, and apart the few names that repeat, each to its values (most requests repeat none)."""
+        index = dict(zip(names, values))
+        repeats: dict[str, list[str]] | None = None
+        if len(index) != len(names):
+            grouped: dict[str, list[str]] = {}
+            for name, value in zip(names, values):
+                grouped.setdefault(name, []).append(value)
+            repeats = {name: group for name, group in grouped.items() if len(group) > 1}
+            index.update((name, ", ".join(group)) for name, group in repeats.items())
+        self._names = names
+        self._values = values
         self._index = index
+        self._repeats = repeats
 
     def __getitem__(self, name: str) -> str:
-        values = self._index[name.lower()]
-        return values[0] if len(values) == 1 else ", ".join(values)
+        return self._index[name.lower()]
 
     @overload
     def get(self, name: str) -> str | None: ...
@@ -63,10 +67,7 @@ class Headers(Mapping[str, str]):
     def get(self, name: str, default: str | _T) -> str | _T: ...
     def get(self, name: str, default: object = None) -> object:
         # Not Mapping's (which catches a KeyError): most lookups are of fields a request does not carry.
-        values = self._index.get(name.lower())
-        if values is None:
-            return default
-        return values[0] if len(values) == 1 else ", ".join(values)
+        return self._index.get(name.lower(), default)
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name.lower() in self._index
@@ -79,14 +80,18 @@ class Headers(Mapping[str, str]):
 
     def get_all(self, name: str) -> list[str]:
         """Every value of field ``name`` in the order received; ``[]`` if absent."""
-        return list(self._index.get(name.lower(), ()))
+        name = name.lower()
+        if self._repeats is not None and name in self._repeats:
+            return list(self._repeats[name])
+        value = self._index.get(name)
+        return [] if value is None else [value]
 
     def multi_items(self) -> list[tuple[str, str]]:
         """All ``(name, value)`` pairs in wire order, repeats included."""
-        return list(self._items)
+        return list(zip(self._names, self._values))
 
     def __repr__(self) -> str:
-        return f"Headers({self._items!r})"
+        return f"Headers({self.multi_items()!r})"
 
 
 HeadersLike = Union[Mapping[str, str], Iterable[tuple[str | bytes, str | bytes]]]
@@ -94,9 +99,22 @@ HeadersLike = Union[Mapping[str, str], Iterable[tuple[str | bytes, str | bytes]]
 
 
 def decode_headers(raw: Iterable[tuple[bytes, bytes]]) -> Headers:
-    """``Headers`` from ``(name, value)`` pairs as they came off the wire (a request is parsed once per exchange)."""
+    """``Headers`` from ``(name, value)`` pairs as they came off the wire (a request is parsed once per exchange).
+
+    The names are decoded and lowered in one piece, and the values in another: a few calls in C rather than
+    three per field."""
+    pairs = list(raw)
     headers = Headers.__new__(Headers)
-    headers._index_items([(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in raw])
+    if not pairs:
+        headers._keep([], [])
+        return headers
+    raw_names, raw_values = zip(*pairs)
+    names = b"\n".join(raw_names).decode("latin-1").lower().split("\n")
+    values = b"\n".join(raw_values).decode("latin-1").split("\n")
+    if len(names) != len(pairs) or len(values) != len(pairs):  # a line break inside a field (never from h11)
+        names = [name.decode("latin-1").lower() for name in raw_names]
+        values = [value.decode("latin-1") for value in raw_values]
+    headers._keep(names, values)
     return headers
 
 

@@ -13,7 +13,6 @@ request (``Connection._whole``).
 from __future__ import annotations
 
 import logging
-import math
 import os
 import re
 import sys
@@ -38,6 +37,7 @@ from .._http_types import (
 from .._quick_lock import QuickLock
 from .._write_at_once import write_at_once
 from .exchange import REASONS, Handler, HttpRequest, HttpResponse
+from .idle import KeepAliveTimeouts
 
 if sys.version_info < (3, 11):  # pragma: no cover - exercised on 3.10 only
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
@@ -68,6 +68,8 @@ class ServerState(Protocol):
     stopping: trio.Event
     #: Scopes of long-lived responses to cancel when a ``Drain`` begins (weakly held).
     shutdown_scopes: weakref.WeakSet[trio.CancelScope]
+    #: Closes the connections that wait longer than ``limits.keep_alive_timeout`` for their next request.
+    keep_alive: KeepAliveTimeouts
 
 
 async def discard_input(stream: trio.abc.Stream) -> None:
@@ -135,20 +137,20 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 def _keeps_alive(headers: Headers) -> bool:
     """Whether the client's ``Connection`` fields leave the connection open (no ``close`` token), as h11 reads them."""
-    values = headers.get_all("connection")
-    return not values or all(token.strip().lower() != "close" for value in values for token in value.split(","))
+    value = headers.get("connection")  # repeated fields joined with ", ": the same tokens
+    return value is None or all(token.strip().lower() != "close" for token in value.split(","))
 
 
 def _framing(headers: Headers) -> tuple[str | None, int | None]:
     """Why a request head is refused before anything else (RFC 9112 sections 3.2 and 6.1), or None; and the
-    body's declared length (None when chunked or absent). Each field is looked up once."""
-    lengths = headers.get_all("content-length")
+    body's declared length (None when chunked or absent)."""
+    length = headers.get("content-length")  # h11 has validated it, and kept one of equal repeats
     chunked = "transfer-encoding" in headers
-    if chunked and lengths:
+    if chunked and length is not None:
         return "a request may not carry both Content-Length and Transfer-Encoding", None
     if len(headers.get_all("host")) > 1:
         return "more than one Host header", None
-    return None, int(lengths[-1]) if lengths and not chunked else None  # h11 has validated it
+    return None, int(length) if length is not None and not chunked else None
 
 
 class Connection:
@@ -159,6 +161,8 @@ class Connection:
         self._server = server
         self._limits = limits
         self._stream = stream
+        #: The socket of a plain TCP stream, read without the stream's wrapping (``_receive``).
+        self._socket = stream.socket if type(stream) is trio.SocketStream else None
         self._h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.max_header_bytes)
         self.peer = _peer_of(stream)
         # The reader stops reading while this much is buffered and unparsed (more than a maximal head, so
@@ -223,9 +227,19 @@ class Connection:
 
     async def _receive(self) -> None:
         """One read from the socket, fed to h11; EOF and resets become ``_peer_gone``."""
+        data: bytes | bytearray
         try:
-            data = await self._stream.receive_some(_READ_SIZE)
+            if self._socket is not None:
+                # The read ``SocketStream.receive_some`` makes, without its translation of errors (a generator-based
+                # context manager): an error here ends the input all the same.
+                data = await self._socket.recv(_READ_SIZE)
+            else:
+                data = await self._stream.receive_some(_READ_SIZE)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
+            data = b""
+        except OSError:
+            if self._socket is None:
+                raise
             data = b""
         self._h11.receive_data(data if isinstance(data, bytes) else bytes(data))
         if not data:
@@ -272,7 +286,8 @@ class Connection:
 
         Usually the reader has the whole request by the time it is parsed: then no timeout scope is entered."""
         event = self._h11.next_event()
-        self._room.set()
+        if self._reader_running:
+            self._room.set()
         if event is h11.PAUSED:
             raise RuntimeError("h11 paused while a request was being read")  # pragma: no cover
         return event  # type: ignore[return-value]
@@ -472,11 +487,11 @@ class Connection:
         limits = self._limits
         self._request_method = None
         if not first and not self._buffered():
-            # Keep-alive: wait for the first byte of the next request, timed by the connection's own scope (whose
-            # deadline or graceful stop ends the connection): no scope of its own per request.
+            # Keep-alive: wait for the first byte of the next request; the server's ``KeepAliveTimeouts`` or a
+            # graceful stop ends the wait by cancelling the connection's scope: no scope and no deadline per request.
             assert self._nursery is not None
-            timer = self._nursery.cancel_scope
-            timer.deadline = trio.current_time() + limits.keep_alive_timeout
+            keep_alive = self._server.keep_alive
+            keep_alive.start(self)
             self._idle = True
             arrived = 0
             try:
@@ -487,8 +502,8 @@ class Connection:
                         break
             finally:
                 self._idle = False
-                timer.deadline = math.inf
-            if not arrived or timer.cancel_called:
+                keep_alive.stop(self)
+            if not arrived or self._nursery.cancel_scope.cancel_called:
                 return None
         elif not first:
             await trio.lowlevel.checkpoint()  # the next request was sent early: let the other connections run
@@ -602,19 +617,25 @@ class Connection:
             except ClientDisconnected:
                 pass
 
+    def _body_clock(self) -> float:
+        """When the body must have arrived: ``body_timeout`` from the first read that has to wait or answer
+        ``100 Continue``, which is the first call of ``read_body`` (nothing before them in it waits)."""
+        if self._body_deadline is None:
+            self._body_deadline = trio.current_time() + self._limits.body_timeout
+        return self._body_deadline
+
     async def read_body(self) -> bytes:
         """The current request's body (``HttpRequest.read_body`` keeps it, or the error); cancel-safe."""
         limits = self._limits
-        if self._body_deadline is None:
-            self._body_deadline = trio.current_time() + limits.body_timeout
-        if self._h11.they_are_waiting_for_100_continue and not self._continue_sent:
+        if self._expects_continue and not self._continue_sent and self._h11.they_are_waiting_for_100_continue:
+            self._body_clock()
             self._continue_sent = True
             await self.send([h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")])
         while True:
             try:
                 event = self._poll_event()
-                if event is h11.NEED_DATA:  # only then is a timeout scope entered
-                    with trio.move_on_at(self._body_deadline):
+                if event is h11.NEED_DATA:  # only then is the clock read (if not yet) and a timeout scope entered
+                    with trio.move_on_at(self._body_clock()):
                         event = await self._next_event()
                     if event is h11.NEED_DATA:
                         raise RequestBodyTimeout(f"request body not received within {limits.body_timeout:g} s")

@@ -15,6 +15,7 @@ import trio
 from .._http_types import HttpLimits
 from .connection import Connection, discard_input
 from .exchange import Handler
+from .idle import KeepAliveTimeouts
 
 __all__ = ["Drain", "serve_http", "serve_http_listeners"]
 
@@ -82,6 +83,8 @@ class Server:
         self.accepting: trio.CancelScope | None = None
         #: Scopes of long-lived responses to cancel when the graceful stop begins (weakly held).
         self.shutdown_scopes: weakref.WeakSet[trio.CancelScope] = weakref.WeakSet()
+        #: Closes connections idle for ``limits.keep_alive_timeout`` (its task runs beside the accept loops).
+        self.keep_alive = KeepAliveTimeouts(limits.keep_alive_timeout)
 
     async def own_connections(self, *, task_status: trio.TaskStatus[trio.Nursery]) -> None:
         async with trio.open_nursery() as nursery:
@@ -182,6 +185,7 @@ async def serve_http_listeners(
     try:
         async with trio.open_nursery() as outer:
             connections = handler_nursery if handler_nursery is not None else await outer.start(server.own_connections)
+            outer.start_soon(server.keep_alive.run)
             with trio.CancelScope() as server.accepting:
                 async with trio.open_nursery() as accepting:
                     for listener in listeners:
