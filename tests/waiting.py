@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
+from typing import TypeVar, cast
 
 import trio
 
 from trio_mcp import Server
+
+T = TypeVar("T")
 
 
 class Arrivals:
@@ -49,16 +52,15 @@ class HeldCalls:
                 self.cancelled.arrive()
 
 
-async def wait_until(
-    condition: Callable[[], bool | Awaitable[bool]], *, within: float = 10.0, interval: float = 0.01
-) -> None:
-    """Poll ``condition`` (a function, or an async one) until it holds; ``trio.TooSlowError`` after ``within``
-    seconds. For what a test can only see from outside; anything in this process should arrive as an event."""
+async def wait_until(condition: Callable[[], T | Awaitable[T]], *, within: float = 10.0, interval: float = 0.01) -> T:
+    """Poll ``condition`` (a function, or an async one) until it holds, and return what it returned then (a
+    record it fetched, say); ``trio.TooSlowError`` after ``within`` seconds. For what a test can only see from
+    outside; anything in this process should arrive as an event."""
     with trio.fail_after(within):
         while True:
             held = condition()
             if inspect.isawaitable(held):
                 held = await held
             if held:
-                return
+                return cast(T, held)
             await trio.sleep(interval)

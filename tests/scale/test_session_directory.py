@@ -103,6 +103,17 @@ def request(request_id: int, method: str, params: dict[str, Any]) -> dict[str, A
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
 
 
+async def debug_records(http: HttpClient, url: str, session: str, *, within: float = 10.0) -> list[Any]:
+    """The log records of a ``where`` call on ``url``, called until there are some: the debug level set on the
+    other server reaches this one through Redis pub/sub, within moments."""
+
+    async def records() -> list[Any]:
+        _, _, events = await post(http, url, request(100, "tools/call", {"name": "where", "arguments": {}}), session)
+        return [event["params"]["data"] for event in events if event.get("method") == "notifications/message"]
+
+    return await wait_until(records, within=within, interval=0.05)
+
+
 async def initialize(http: HttpClient, url: str, capabilities: dict[str, Any], *, version: str = VERSION) -> str:
     """Open a session at ``url``; its id."""
     status, headers, _ = await post(
@@ -125,13 +136,7 @@ async def test_what_a_session_negotiated_and_set_roams_with_it(redis_server: Red
 
             # A log level set on b holds on a (b tells a through Redis pub/sub, within moments).
             assert (await post(http, b, request(3, "logging/setLevel", {"level": "debug"}), session))[0] == 200
-            logged: list[Any] = []
-            while not logged:
-                _, _, events = await post(
-                    http, a, request(4, "tools/call", {"name": "where", "arguments": {}}), session
-                )
-                logged = [event["params"]["data"] for event in events if event.get("method") == "notifications/message"]
-            assert logged == ["a debug record"]
+            assert await debug_records(http, a, session) == ["a debug record"]
 
             # DELETE on a ends the session on b too.
             response = await http.request(
@@ -338,14 +343,8 @@ async def test_servers_started_while_redis_is_down_serve_and_roam_once_it_is_bac
             redis_server.start()
             session = await initialize(http, a, {})
             assert (await post(http, b, request(2, "logging/setLevel", {"level": "debug"}), session))[0] == 200
-            logged: list[Any] = []
-            while not logged:  # once a has subscribed again, b's change reaches it
-                _, _, events = await post(
-                    http, a, request(3, "tools/call", {"name": "where", "arguments": {}}), session
-                )
-                logged = [event["params"]["data"] for event in events if event.get("method") == "notifications/message"]
-                await trio.sleep(0.05)
-            assert logged == ["a debug record"]
+            # once a has subscribed again, b's change reaches it
+            assert await debug_records(http, a, session, within=30) == ["a debug record"]
 
 
 async def test_the_record_redis_keeps_reads_back_and_one_from_older_code_roams(

@@ -17,6 +17,7 @@ import pytest
 import trio
 from scale_peers import RedisServer, supervisor
 from transport_helpers import open_raw_session
+from waiting import wait_until
 
 from trio_mcp.scale import RedisClient
 from trio_mcp.transports._client.h11client import HttpClient, HttpClosed
@@ -143,6 +144,16 @@ async def final_statuses(redis: RedisClient, task_id: str) -> list[str]:
     return [json.loads(body)["status"] for body in dict.fromkeys(bodies)]
 
 
+async def ended(caller: Caller, url: str, task_id: str, *, interval: float) -> dict[str, Any]:
+    """The task's record as ``url`` tells it, once it is no longer working (asked every ``interval`` seconds)."""
+
+    async def record() -> dict[str, Any] | None:
+        state = await caller.status(url, task_id)
+        return None if state["status"] == "working" else state
+
+    return await wait_until(record, within=60, interval=interval)
+
+
 async def started(
     caller: Caller, redis: RedisClient, *, opened_on: str, runs_on: str, seconds: float, tool: str = "job"
 ) -> tuple[str, int]:
@@ -212,8 +223,7 @@ async def test_the_task_of_a_killed_process_fails_once_within_two_leases(
             assert (await caller.status(b, task_id))["status"] == "working"
             os.kill(runner, signal.SIGKILL)
             killed_at = trio.current_time()
-            while (record := await caller.status(c, task_id))["status"] == "working":
-                await trio.sleep(0.05)
+            record = await ended(caller, c, task_id, interval=0.05)
             assert trio.current_time() - killed_at < 2 * LEASE + 0.5
             assert record["status"] == "failed" and "stopped" in record["statusMessage"]
             # One final status, whoever is asked, and it stays.
@@ -231,10 +241,12 @@ async def test_the_task_of_a_killed_process_fails_once_within_two_leases(
 
 async def next_runner(redis: RedisClient, task_id: str, killed: int) -> int:
     """The process that took the task over after ``killed`` died (it records itself as it starts)."""
-    while (runner := await redis_value(redis, f"test:runner:{task_id}")) == killed:
-        await trio.sleep(0.05)
-    assert runner is not None
-    return runner
+
+    async def other() -> int | None:
+        runner = await redis_value(redis, f"test:runner:{task_id}")
+        return None if runner == killed else runner
+
+    return await wait_until(other, within=60, interval=0.05)
 
 
 @pytest.mark.parametrize("version", [CORE, MODERN])
@@ -267,8 +279,7 @@ async def test_a_task_with_retry_on_loss_is_run_again_by_another_process(
                 os.kill(killed, signal.SIGKILL)
                 if attempt < 3:
                     killed = await next_runner(redis, doomed, killed)
-            while (state := await caller.status(c, doomed))["status"] == "working":
-                await trio.sleep(0.1)
+            state = await ended(caller, c, doomed, interval=0.1)
             assert state["status"] == "failed"
             assert state["statusMessage"].startswith("attempt 3 of 3: the process running the task stopped")
             assert await final_statuses(redis, task_id) == ["completed"]

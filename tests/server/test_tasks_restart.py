@@ -11,10 +11,12 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
 from paths import ROOT
+from waiting import wait_until
 
 import trio_mcp
 from trio_mcp import McpError
@@ -91,12 +93,15 @@ async def test_a_task_of_a_killed_server_reads_failed_after_the_restart(
                 f"http://127.0.0.1:{port}/mcp", protocol_version="2026-07-28"
             ) as client:
                 first = await get_task(client, task_id)
-                killed = await get_task(client, second)
-                polls = 1
-                while killed["status"] == "working":  # the dead process's lease, until it lapses
-                    await trio.sleep(0.2)
-                    killed = await get_task(client, second)
+                polls = 0
+
+                async def ended() -> dict[str, Any] | None:  # working while the dead process's lease lives
+                    nonlocal polls
                     polls += 1
+                    state = await get_task(client, second)
+                    return None if state["status"] == "working" else state
+
+                killed = await wait_until(ended, within=30, interval=0.2)
                 assert kind == "redis" or polls == 1
                 try:
                     await get_task(client, "x" * 32)
