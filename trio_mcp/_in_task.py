@@ -48,14 +48,12 @@ def run_noting_waits(
         yielded = coro.send(None) if context is None else context.run(coro.send, None)
     except StopIteration:
         return
+    # Every step runs in ``context``: trio's sends come at each wait, its throws (a cancellation) and a close
+    # rarely, so only the send is bound for it.
     send: Callable[[Any], Any] = coro.send
-    throw: Callable[[BaseException], Any] = coro.throw
-    close: Callable[[], None] = coro.close
     if context is not None:
         run: Callable[..., Any] = context.run
-        send = functools.partial(run, coro.send)
-        throw = functools.partial(run, coro.throw)
-        close = functools.partial(run, coro.close)
+        send = functools.partial(run, send)
     watching = True
     try:
         while True:
@@ -64,11 +62,14 @@ def run_noting_waits(
             try:
                 sent = yield yielded
             except GeneratorExit:
-                close()
+                if context is None:
+                    coro.close()
+                else:
+                    context.run(coro.close)
                 raise
             except BaseException as exc:
                 turns = _turns_passed
-                yielded = throw(exc)
+                yielded = coro.throw(exc) if context is None else context.run(coro.throw, exc)
             else:
                 turns = _turns_passed
                 yielded = send(sent)

@@ -381,6 +381,10 @@ class Session:
         """True once the transport closed or ``close()`` was called."""
         return self._closed is not None
 
+    def serving(self, request_id: RequestId) -> bool:
+        """Whether the request from the peer with this id is being served (not yet answered)."""
+        return request_id in self._in_flight
+
     def statistics(self) -> SessionStatistics:
         """Current counters (cheap; for tests and monitoring)."""
         return SessionStatistics(len(self._in_flight), len(self._pending), self._closed is not None)
@@ -538,10 +542,12 @@ class Session:
     def _take(self, message: Any, reader: Reader | None = None, runner: RequestRunner | None = None) -> Awaitable[None]:
         """What to await to handle one message read (no coroutine of this method around it)."""
         kind = type(message)
-        if kind is list:
+        if kind is dict:  # most messages
+            event = classify(message)
+        elif kind is list:
             return self._receive_batch(message)
-        # A message the transport classified already (a stateless POST's ``Request``) is dispatched as it is.
-        event = message if kind is Request or kind is InvalidMessage else classify(message)
+        else:  # one the transport classified already (a stateless POST's ``Request``) is dispatched as it is
+            event = message if kind is Request or kind is InvalidMessage else classify(message)
         if type(event) is Request:  # most messages: one coroutine fewer than through _dispatch
             return self._receive_request(event, None, reader, runner)
         return self._dispatch(event, None, reader, runner)
@@ -588,7 +594,8 @@ class Session:
         """Take ``event`` in flight: what to await to serve it, or to refuse it (no coroutine of this method around
         either)."""
         request_id = event.id
-        if request_id in self._in_flight:
+        in_flight = self._in_flight
+        if request_id in in_flight:
             logger.warning("peer reused request id %r while it is still in flight", request_id)
             return self._reply(
                 error_message(
@@ -599,7 +606,7 @@ class Session:
                 request_id,
                 batch,
             )
-        if len(self._in_flight) >= self._max_in_flight:
+        if len(in_flight) >= self._max_in_flight:
             return self._reply(
                 error_message(
                     request_id,
@@ -617,7 +624,7 @@ class Session:
         if batch is not None:
             request._batch = batch
             batch.remaining += 1
-        self._in_flight[request_id] = request
+        in_flight[request_id] = request
         if here:
             return self._serve(request, request.cancel_scope, None)
         return runner.run(self._serve, request, reader)
@@ -665,10 +672,8 @@ class Session:
         else:
             request._batch.unanswered.append(request.id)
 
-    def _answer_later(self, response: dict[str, Any] | None, related: RequestId) -> None:
+    def _answer_later(self, response: dict[str, Any], related: RequestId) -> None:
         """Queue the answer of a request served inline without blocking for the reader's next write."""
-        if response is None:
-            return
         assert self._send_later is not None
         try:
             self._send_later(response)

@@ -148,3 +148,33 @@ async def test_a_runner_that_is_not_one_of_the_three_is_a_type_error_at_the_call
             await server.serve_connection(ours, runner=Spawn(nursery))
         with pytest.raises(TypeError, match="needs a TaskSet"):  # a set, but nothing to hand messages over
             await server.serve_connection(ours, runner=Spawn(TaskSet(nursery, on_failure=lambda exc: None)))
+
+
+async def test_each_request_is_read_with_what_its_own_meta_declares() -> None:
+    """Requests alike but for their client's capabilities or info each see their own, and a malformed envelope is
+    refused after well-formed ones all the same."""
+    server = Server("who")
+
+    @server.tool()
+    async def who(ctx: Context) -> str:
+        info = ctx.client_info
+        return f"{info.name if info else None} sampling={ctx.client_capabilities.sampling is not None}"
+
+    async def ask(capabilities: dict[str, Any], info: Any) -> dict[str, Any]:
+        message = request(1, "tools/call", {"name": "who", "arguments": {}}, capabilities=capabilities)
+        message["params"]["_meta"]["io.modelcontextprotocol/clientInfo"] = info
+        alone = Collected(message)
+        await server.serve_connection(alone, modern_only=True, runner=InCaller())
+        return alone.sent[-1]
+
+    def text(answer: dict[str, Any]) -> str:
+        return answer["result"]["content"][0]["text"]
+
+    plain, sampling = {}, {"sampling": {}}
+    assert text(await ask(plain, {"name": "a", "version": "1"})) == "a sampling=False"
+    assert text(await ask(sampling, {"name": "a", "version": "1"})) == "a sampling=True"
+    assert text(await ask(plain, {"name": "b", "version": "1"})) == "b sampling=False"
+    assert text(await ask(plain, {"name": "a", "version": "1"})) == "a sampling=False"
+    assert (await ask({"sampling": []}, {"name": "a", "version": "1"}))["error"]["code"] == -32602
+    assert (await ask(plain, {"name": 7, "version": "1"}))["error"]["code"] == -32602
+    assert text(await ask(plain, "not an object")) == "None sampling=False"

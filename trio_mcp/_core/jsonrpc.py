@@ -185,6 +185,8 @@ def is_request_id(value: object) -> TypeGuard[RequestId]:
     return type(value) is str or type(value) is int
 
 
+#: The types of the ids ``is_request_id`` accepts.
+_ID_TYPES: Final = frozenset({str, int})
 #: What ``classify`` reads as a message's ``id`` when it has none (``null`` is an id, if not a valid one).
 _NO_ID: Final = object()
 
@@ -209,7 +211,7 @@ def classify(message: Any) -> Event:
         if params is not None and type(params) is not dict:
             return InvalidMessage(INVALID_REQUEST, 'Invalid Request: "params" must be an object', _id_or_none(message))
         id = message.get("id", _NO_ID)
-        if type(id) is str or type(id) is int:  # is_request_id, inline: every request passes here
+        if type(id) in _ID_TYPES:  # is_request_id, inline: every request passes here
             return Request(id, method, params)
         if id is _NO_ID:
             return Notification(method, params)

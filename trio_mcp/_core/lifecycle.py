@@ -69,11 +69,11 @@ class Lifecycle:
 
     def client_request_refusal(self, method: str) -> str | None:
         """Why the client may not send (or the server may not serve) ``method`` now, or None if it may."""
-        if method == "initialize":
-            return None if self.phase is Phase.NEW else "the session is already initialized"
-        if method in _ALWAYS_ALLOWED or self.phase in _CLIENT_REQUESTS_ALLOWED:
-            return None
-        return f"{method} received before initialize; the session is not initialized"
+        if method != "initialize":
+            if self.phase in _CLIENT_REQUESTS_ALLOWED or method in _ALWAYS_ALLOWED:
+                return None
+            return f"{method} received before initialize; the session is not initialized"
+        return None if self.phase is Phase.NEW else "the session is already initialized"
 
     def server_request_refusal(self, method: str) -> str | None:
         """Why the server may not send (or the client may not serve) ``method`` now, or None if it may."""

@@ -208,7 +208,8 @@ class ServerConnection:
         self._outbox: Outbox | None = None
         #: Open 2026-07-28 ``subscriptions/listen`` requests on this connection, by request id.
         self.listeners: dict[RequestId, _Listener] = {}
-        #: Log params the stdlib bridge queued for each request being served, sent before its answer.
+        #: Log params the stdlib bridge queued for requests being served, sent before their answers (a list made
+        #: with a request's first: most never log).
         self._held_logs: dict[RequestId, list[dict[str, Any]]] = {}
         #: Set once the client is initialized (what needs it waits); never, without a handshake.
         self._initialized = trio.Event() if handshake else _NEVER_INITIALIZED
@@ -342,9 +343,8 @@ class ServerConnection:
     # -- RequestHandler ---------------------------------------------------------------------------
 
     async def handle_request(self, request: InboundRequest) -> Any:
-        """Serve one request; log records its handler queued are sent before its answer, whatever it is."""
-        held: list[dict[str, Any]] = []
-        self._held_logs[request.id] = held
+        """Serve one request; log records the stdlib bridge held for it (``queue_log``) are sent before its answer,
+        whatever it is."""
         try:
             try:
                 chain = self.server.middleware_chain
@@ -359,15 +359,16 @@ class ServerConnection:
                 raise
             except BaseException as exc:
                 raise self._failure_error(request.method, exc) from None
-            if held:
+            if self._held_logs:
                 await self.release_logs(request)
             return result
         except McpError:
-            if held:
+            if self._held_logs:
                 await self.release_logs(request)
             raise
         finally:
-            del self._held_logs[request.id]
+            if self._held_logs:
+                self._held_logs.pop(request.id, None)
 
     def _dispatch(self, request: InboundRequest) -> Awaitable[Any]:
         """What to await for ``request``'s result (its handler's coroutine: no coroutine of this method around it);
@@ -604,6 +605,8 @@ class ServerConnection:
             if params is None:
                 return
             held = self._held_logs.get(related) if related is not None else None
+            if held is None and related is not None and self.session.serving(related):
+                held = self._held_logs[related] = []
             if held is not None:
                 held.append(params)
             else:

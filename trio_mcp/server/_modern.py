@@ -21,6 +21,7 @@ from typing import Any, Final
 
 import attrs
 
+from .._core.jsonrpc import UnencodableMessage, encode
 from .._identity import caller_key
 from .._keys import configured_key
 from .._wire.convert import WireFormatError, from_wire
@@ -86,16 +87,44 @@ def modern_meta(params: dict[str, Any] | None) -> ModernRequest:
     raw_capabilities = meta.get(META_CLIENT_CAPABILITIES)
     if type(raw_capabilities) is not dict:
         raise McpError(INVALID_PARAMS, f"Invalid params: _meta[{META_CLIENT_CAPABILITIES!r}] is required")
-    try:
-        capabilities = from_wire(raw_capabilities, ClientCapabilities)
-        raw_info = meta.get(META_CLIENT_INFO)
-        client_info = from_wire(raw_info, Implementation) if type(raw_info) is dict else None
-    except WireFormatError as exc:
-        raise McpError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+    raw_info = meta.get(META_CLIENT_INFO)
+    capabilities, client_info = _client(raw_capabilities, raw_info if type(raw_info) is dict else None)
     log_level = meta.get(META_LOG_LEVEL)
     if log_level is not None and log_level not in LEVELS:
         raise McpError(INVALID_PARAMS, f"Invalid params: unknown log level {log_level!r}")
     return ModernRequest(version, capabilities, client_info, log_level)
+
+
+#: What a client declares, read: by the JSON text of its capabilities and clientInfo, which a client sends alike
+#: with every request. A few are kept (the table starts over when full), none longer than ``_TEXT_LIMIT``.
+_clients: dict[bytes, tuple[ClientCapabilities, Implementation | None]] = {}
+_CLIENTS_LIMIT: Final = 64
+_TEXT_LIMIT: Final = 4096
+
+
+def _client(
+    raw_capabilities: dict[str, Any], raw_info: dict[str, Any] | None
+) -> tuple[ClientCapabilities, Implementation | None]:
+    """The capabilities and client info of the ``_meta`` that carries these, read once for each distinct text."""
+    try:
+        text = encode((raw_capabilities, raw_info))
+    except UnencodableMessage:  # not JSON (a peer in this process): read as it is, and kept nowhere
+        text = b""
+    read = _clients.get(text)
+    if read is not None:
+        return read
+    try:
+        read = (
+            from_wire(raw_capabilities, ClientCapabilities),
+            from_wire(raw_info, Implementation) if raw_info is not None else None,
+        )
+    except WireFormatError as exc:
+        raise McpError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+    if text and len(text) <= _TEXT_LIMIT:
+        if len(_clients) >= _CLIENTS_LIMIT:
+            _clients.clear()
+        _clients[text] = read
+    return read
 
 
 class InputRequired(BaseException):
