@@ -16,20 +16,24 @@ Over HTTP (``--kind http`` for sessions, ``stateless`` for 2026-07-28 requests) 
 this process and a client in another thread (``loadgen.HttpConnection``, one keep-alive connection) makes the
 calls one at a time; only the server's thread is counted, from the first call after a warm-up to the last.
 
-``--kind cancel`` counts the path ``loadgen.py`` times as "cancel, stdio": a ``notifications/cancelled`` written to
-trio_mcp's stdin pipe while the ``sleep`` tool waits, counted from that write to the handler's ``Cancelled``, with
-trio's scheduler passes (each an I/O wait; a pass more is a whole round of the other tasks before the handler
-runs).
+``--kind cancel-stdio,cancel-http,cancel-stateless`` counts the paths ``loadgen.py`` times as cancellation latency:
+a ``notifications/cancelled`` written to trio_mcp's stdin pipe, POSTed to an HTTP session, or a stateless call's
+connection closed, while the ``sleep`` tool waits on an idle server, counted from there to the handler's
+``Cancelled`` with trio's scheduler passes (each an I/O wait; a pass more is a whole round of the other tasks
+before the handler runs).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import functools
 import json
 import os
 import sys
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any
@@ -179,52 +183,118 @@ def count_http(server: str, kind: str, calls: int) -> Counter:
     return counter
 
 
-def count_cancel(samples: int) -> Counter:
-    """``samples`` sleep calls over a pipe, each cancelled once its handler waits and the server is idle."""
+@contextlib.contextmanager
+def marks_seen(seen: Callable[[str], None]) -> Iterator[None]:
+    """While in it, the ``sleep`` tool's marks (``start``, ``cancelled``) go to ``seen`` instead of a file, and
+    tracing stops at ``cancelled``."""
     import echo_server
+
+    def append_marker(path: str, word: str) -> None:
+        if word == "cancelled":
+            sys.settrace(None)
+        seen(word)
+
+    mark, echo_server.append_marker = echo_server.append_marker, append_marker
+    try:
+        yield
+    finally:
+        echo_server.append_marker = mark
+
+
+SLEEP = {"name": "sleep", "arguments": {"seconds": 60, "marker": "counted"}}
+
+
+def count_cancel_stdio(samples: int) -> Counter:
+    """``samples`` sleep calls over a pipe, each cancelled by notifications/cancelled once the server is idle."""
+    from echo_server import server
 
     from trio_mcp.errors import ConnectionClosed
     from trio_mcp.transports.stdio import StdioMessageStream
 
     counter = Counter()
-    cancelled = trio.Event()
-    mark = echo_server.append_marker
+    cancelled = [trio.Event()]
 
-    def append_marker(path: str, word: str) -> None:
+    def seen(word: str) -> None:
         if word == "cancelled":
-            sys.settrace(None)
-            cancelled.set()
-        mark(path, word)
-
-    async def serve_and_cancel() -> None:
-        nonlocal cancelled
-        read, write = os.pipe()
-        stream = StdioMessageStream(trio.lowlevel.FdStream(read), null_output())
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(serve_until_closed, stream)
-            os.write(write, INITIALIZE + echo_line(1))
-            for request_id in range(2, 2 + samples):
-                call = {"name": "sleep", "arguments": {"seconds": 60, "marker": os.devnull}}
-                os.write(write, json_line({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": call}))
-                await trio.testing.wait_all_tasks_blocked(0.01)  # the handler waits, the server is idle
-                cancelled = trio.Event()
-                cancel = {"requestId": request_id, "reason": "counted"}
-                sys.settrace(counter.trace)
-                os.write(write, json_line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}))
-                await cancelled.wait()
-            os.close(write)
+            cancelled[0].set()
 
     async def serve_until_closed(stream: StdioMessageStream) -> None:
         try:
-            await echo_server.server.serve_connection(stream)
+            await server.serve_connection(stream)
         except ConnectionClosed:
             pass
 
-    echo_server.append_marker = append_marker
-    try:
+    async def serve_and_cancel() -> None:
+        read, write = os.pipe()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve_until_closed, StdioMessageStream(trio.lowlevel.FdStream(read), null_output()))
+            os.write(write, INITIALIZE + echo_line(1))
+            for request_id in range(2, 2 + samples):
+                os.write(
+                    write, json_line({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": SLEEP})
+                )
+                await trio.testing.wait_all_tasks_blocked(0.01)  # the handler waits, the server is idle
+                cancelled[0] = trio.Event()
+                cancel = {"requestId": request_id, "reason": "counted"}
+                sys.settrace(counter.trace)
+                os.write(write, json_line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}))
+                await cancelled[0].wait()
+            os.close(write)
+
+    with marks_seen(seen):
         trio.run(serve_and_cancel)
-    finally:
-        echo_server.append_marker = mark
+    return counter
+
+
+def count_cancel_http(kind: str, samples: int) -> Counter:
+    """``samples`` sleep calls over HTTP, each cancelled once the server is idle: by a notifications/cancelled POST
+    on a second connection of its session (``cancel-http``), or by closing a stateless call's connection
+    (``cancel-stateless``). Only the server's thread is counted."""
+    import loadgen
+    from echo_server import server
+
+    counter = Counter()
+    marks = {"start": threading.Event(), "cancelled": threading.Event()}
+    headers = ((b"MCP-Protocol-Version", loadgen.MODERN_VERSION.encode()), (b"Mcp-Method", b"tools/call"))
+    headers += ((b"Mcp-Name", b"sleep"),)
+
+    def client(port: int, token: trio.lowlevel.TrioToken) -> None:
+        for request_id in range(1, 1 + samples):
+            for mark in marks.values():
+                mark.clear()
+            connection, other = loadgen.HttpConnection(port), None
+            if kind == "cancel-http":
+                connection.open_session()
+                connection.post(loadgen.request_line(request_id, "tools/call", SLEEP))
+                other = loadgen.HttpConnection(port)
+                other.session_id = connection.session_id
+            else:
+                call = {**SLEEP, "_meta": loadgen.MODERN_META}
+                connection.post(loadgen.request_line(request_id, "tools/call", call), headers)
+            if not marks["start"].wait(10):
+                raise RuntimeError("the sleep tool never started")
+            trio.from_thread.run(trio.testing.wait_all_tasks_blocked, 0.01, trio_token=token)
+            trio.from_thread.run_sync(sys.settrace, counter.trace, trio_token=token)
+            if other is not None:
+                cancel = {"requestId": request_id, "reason": "counted"}
+                other.post(loadgen.notification_line("notifications/cancelled", cancel))
+            else:
+                connection.close()
+            if not marks["cancelled"].wait(10):
+                raise RuntimeError(f"the sleep call was not cancelled ({kind})")
+            if other is not None:
+                other.receive()
+                other.close()
+            connection.abort()
+
+    async def serve_and_cancel() -> None:
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(functools.partial(server.serve_http, "127.0.0.1", 0))
+            await trio.to_thread.run_sync(client, port, trio.lowlevel.current_trio_token())
+            nursery.cancel_scope.cancel()
+
+    with marks_seen(lambda word: marks[word].set()):
+        trio.run(serve_and_cancel)
     return counter
 
 
@@ -244,6 +314,14 @@ def report_top(counter: Counter, calls: int, top: int) -> None:
         print(f"    {ran / calls:8.1f}  {where}:{code.co_firstlineno} {code.co_qualname}")
 
 
+#: The cancellations ``--kind`` counts, as loadgen.py times them.
+CANCELS = {
+    "cancel-stdio": "a stdio notifications/cancelled to the handler's Cancelled",
+    "cancel-http": "an HTTP session's notifications/cancelled POST to the handler's Cancelled",
+    "cancel-stateless": "closing a stateless call's connection to the handler's Cancelled",
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--per-read", type=int, action="append", help="requests a read (default: 64 and 2)")
@@ -255,22 +333,24 @@ def main() -> None:
     )
     parser.add_argument("--top", type=int, default=0, help="also list trio_mcp's N functions that run the most")
     parser.add_argument(
-        "--kind", default="stdio", help="stdio, http (sessions), stateless or cancel; several with commas"
+        "--kind",
+        default="stdio",
+        help="stdio, http (sessions), stateless, cancel-stdio, cancel-http or cancel-stateless; several with commas",
     )
     args = parser.parse_args()
     sizes = args.per_read or [64, 2]
     kinds = args.kind.split(",")
     if args.calls < 1 or any(size < 1 for size in sizes):
         parser.error("--calls and --per-read must be at least 1")
-    if not set(kinds) <= {"stdio", "http", "stateless", "cancel"}:
-        parser.error("--kind takes stdio, http, stateless and cancel")
+    if not set(kinds) <= {"stdio", "http", "stateless", *CANCELS}:
+        parser.error(f"--kind takes stdio, http, stateless, {', '.join(CANCELS)}")
     for kind in kinds:
-        if kind == "cancel":
+        if kind in CANCELS:
             samples = min(args.calls, 200)
-            counter = count_cancel(samples)
+            counter = count_cancel_stdio(samples) if kind == "cancel-stdio" else count_cancel_http(kind, samples)
             per = [counter.bytecodes / samples, counter.calls / samples, counter.passes / samples]
-            print(f"{'server':<10}{'kind':>9}{'bytecodes':>11}{'calls':>8}{'passes':>8}   (a stdio cancellation)")
-            print(f"{'trio_mcp':<10}{kind:>9}{per[0]:>11.1f}{per[1]:>8.1f}{per[2]:>8.1f}")
+            print(f"{'server':<10}{'kind':>17}{'bytecodes':>11}{'calls':>8}{'passes':>8}   ({CANCELS[kind]})")
+            print(f"{'trio_mcp':<10}{kind:>17}{per[0]:>11.1f}{per[1]:>8.1f}{per[2]:>8.1f}")
             report_top(counter, samples, args.top)
             continue
         if kind != "stdio":
