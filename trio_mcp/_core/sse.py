@@ -85,7 +85,7 @@ def encode_event(data: str, *, event: str | None = None, id: str | None = None, 
     if (
         id
         and not event
-        and (retry is None or _retry_ok(retry))
+        and (retry is None or (type(retry) is int and retry >= 0))  # any other retry: checked below
         and not _BREAK_OR_NUL.search(id)
         and not _BREAK.search(data)
     ):
