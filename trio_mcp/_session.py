@@ -738,13 +738,13 @@ class Session:
         return error_message(request_id, INTERNAL_ERROR, message)
 
     async def _receive_notification(self, event: Notification) -> None:
-        if self._flush is not None:  # answers queued for later never wait for a handler that blocks
-            await self._flush()
         method = event.method
         params = event.params
         if method == "notifications/cancelled":
-            self._receive_cancel(params)
-        elif method == "notifications/progress":
+            self._receive_cancel(params)  # before the flush, a schedule point: a cancel takes effect at once
+        if self._flush is not None:  # answers queued for later never wait for a handler that blocks
+            await self._flush()
+        if method == "notifications/progress":
             await self._receive_progress(params)
         try:
             await self._handler.handle_notification(method, params)

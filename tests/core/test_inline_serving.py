@@ -456,3 +456,38 @@ async def test_a_request_that_cancels_itself_before_it_blocks_ends_alone() -> No
             answers = [json.loads(line) for line in outgoing.get_data_nowait().splitlines()]
             session.close()
     assert answers == [{"jsonrpc": "2.0", "id": n, "result": {"n": n}} for n in (2, 3)]
+
+
+class Gated(Echo):
+    """Echo, but ``wait`` waits until an ``open`` request arrives."""
+
+    def __init__(self) -> None:
+        self.gate = trio.Event()
+
+    async def handle_request(self, request: InboundRequest) -> Any:
+        if request.method == "wait":
+            await self.gate.wait()
+        elif request.method == "open":
+            self.gate.set()
+        return request.params
+
+
+async def test_a_cancel_read_with_what_unblocks_its_request_ends_that_request_unanswered() -> None:
+    # The cancel takes effect as it is read, before the reader lets the other tasks run to write the answers it
+    # holds: the request it cancels is not answered, though what let that request go on came in the same read.
+    incoming = trio.testing.MemoryReceiveStream()
+    outgoing = trio.testing.MemorySendStream()
+    session = Session(StdioMessageStream(incoming, outgoing), Gated())
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(session.run)
+            incoming.put_data(b'{"jsonrpc":"2.0","id":1,"method":"wait","params":{"n":1}}\n')
+            await trio.testing.wait_all_tasks_blocked()
+            incoming.put_data(
+                b'{"jsonrpc":"2.0","id":2,"method":"open","params":{"n":2}}\n'
+                b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}\n'
+            )
+            await trio.testing.wait_all_tasks_blocked()
+            answers = [json.loads(line) for line in outgoing.get_data_nowait().splitlines()]
+            session.close()
+    assert answers == [{"jsonrpc": "2.0", "id": 2, "result": {"n": 2}}]
