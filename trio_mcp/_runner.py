@@ -27,22 +27,20 @@ class Reader:
     """One reading task's turn at reading, over once a request it served inline waited (``Inline``).
 
     ``scope`` is entered around the reading: a request served inline has it for its cancel scope, as the task
-    becomes that request's alone once it waits (and nothing but that request can cancel it before).
-    ``serving`` is the request run as a step of the reading right now, before it first waits; ``read_on``
-    starts a new reading task once it waited."""
+    becomes that request's alone once it waits (and nothing but that request can cancel it before). A request
+    served with a reader is a step of the reading until it waits: then the turn is ``handed_off``, and
+    ``read_on`` starts a new reading task."""
 
-    __slots__ = ("handed_off", "scope", "serving", "read_on")
+    __slots__ = ("handed_off", "scope", "read_on")
 
     def __init__(self) -> None:
         self.handed_off = False
         self.scope = trio.CancelScope()
-        self.serving: object = None
         self.read_on: Callable[[], None] | None = None
 
     def hand_off(self) -> bool:
         """The request served inline waited: this turn is over, and reading goes on in a new task (whose context
         is the reader's own, untouched). A bound method, not a closure made per request."""
-        self.serving = None
         self.handed_off = True
         assert self.read_on is not None
         self.read_on()
@@ -65,10 +63,10 @@ class Serve(Protocol):
 class RequestRunner(Protocol):
     """Runs each inbound request the engine reads; see the module docstring."""
 
-    async def run(self, serve: Serve, request: Request, reader: Reader | None) -> None:
+    def run(self, serve: Serve, request: Request, reader: Reader | None) -> Awaitable[None]:
         """Give ``request`` its cancel scope and run ``serve`` for it (``reader``: the reading turn it was read
-        in, None for a batch's member or a message handed over); returns once it is started, or done where it
-        runs in this task. The engine's one call per request."""
+        in, None for a batch's member or a message handed over): what to await, which returns once it is started,
+        or done where it runs in this task. The engine's one call per request."""
 
 
 class Spawn:
@@ -94,11 +92,11 @@ class Spawn:
             tasks.start_soon(serve, request, scope, None)
 
 
-class Inline(Spawn):
+class Inline:
     """Each request as a step of the reading task until its handler first waits; then the task is that request's
     alone and ``read_on()`` starts a new one reading. Over stdio, whose ``send_later`` queues the answer of a
     request that never waited, most requests cost no task at all. A batch's members, read with no turn of their
-    own, are spawned in ``tasks``.
+    own, are spawned in ``tasks`` (``Spawn``).
 
     Owner: the reading task (nothing else runs in it until the handler returns). Cancel scope: the reading scope
     (``Reader.scope``), entered already around the reading, one per reading task rather than one per request; the
@@ -106,24 +104,19 @@ class Inline(Spawn):
     that was handed the request then returns, another one reading already.
     """
 
-    __slots__ = ("_read_on",)
+    __slots__ = ("_spawn", "_read_on")
 
     def __init__(self, tasks: trio.Nursery, read_on: Callable[[], None]) -> None:
-        super().__init__(tasks)
+        self._spawn = Spawn(tasks)
         self._read_on = read_on
 
-    async def run(self, serve: Serve, request: Request, reader: Reader | None) -> None:
+    def run(self, serve: Serve, request: Request, reader: Reader | None) -> Awaitable[None]:
         if reader is None:
-            await super().run(serve, request, reader)
-            return
+            return self._spawn.run(serve, request, reader)
         request.cancel_scope = reader.scope
         reader.read_on = self._read_on
-        reader.serving = request
-        try:
-            # In a context copied for it, as trio gives a task it spawns.
-            await run_noting_waits(serve(request, None, reader), reader.hand_off, contextvars.copy_context())
-        finally:
-            reader.serving = None
+        # In a context copied for it, as trio gives a task it spawns; no coroutine of this method around it.
+        return run_noting_waits(serve(request, None, reader), reader.hand_off, contextvars.copy_context())
 
 
 class InCaller:

@@ -657,7 +657,7 @@ class Session:
                 response = None  # never answer a request the peer cancelled
             if response is None:
                 self._no_answer(request)
-        if response is not None and reader is not None and reader.serving is request and self._closed is None:
+        if response is not None and reader is not None and not reader.handed_off and self._closed is None:
             self._answer_later(response, request.id)  # with the others the reader writes next, no await
             return
         await self._reply(response, request.id, request._batch, counts_as_member=request._batch is not None)

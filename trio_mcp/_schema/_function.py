@@ -76,9 +76,13 @@ class FunctionSchema:
     _params: tuple[_Param, ...] = ()
     _output_node: Node | None = None
     _explicit_input: bool = False
-    #: The parameters' names, in order (to find unexpected arguments without a list per call).
+    #: The parameters' names, in order (to name the one an unexpected argument may have meant).
     _names: tuple[str, ...] = attrs.field(
         init=False, default=attrs.Factory(lambda self: tuple(param.name for param in self._params), takes_self=True)
+    )
+    #: The same as a set: whether every argument is a parameter is one test, not a count per parameter.
+    _name_set: frozenset[str] = attrs.field(
+        init=False, default=attrs.Factory(lambda self: frozenset(self._names), takes_self=True)
     )
 
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -99,12 +103,10 @@ class FunctionSchema:
             raise ArgumentError([f"arguments: {expected_message(['object'], arguments)}"])
         run = Run()
         bound: dict[str, Any] = {}
-        given = 0  # arguments that are parameters: when all are, none is unexpected
         try:
             for param in self._params:
                 name = param.name
                 if name in arguments:
-                    given += 1
                     value = param.node.convert(arguments[name], (name,), run)
                     if value is not FAIL:
                         bound[name] = value
@@ -116,7 +118,7 @@ class FunctionSchema:
             raise ArgumentError(render([Err(abort.path, abort.message)], "arguments", prefixed=False)) from None
         except RecursionError:  # only when the caller was already deep in the stack
             raise ArgumentError(["arguments: nested too deeply"]) from None
-        if given < len(arguments):
+        if not self._name_set.issuperset(arguments):
             names = self._names
             for key in arguments:
                 if key not in names:
