@@ -179,3 +179,11 @@ TASK_CAPABILITY: Final[dict[str, tuple[str, ...]]] = {
     "sampling/createMessage": ("tasks", "requests", "sampling", "createMessage"),
     "elicitation/create": ("tasks", "requests", "elicitation", "create"),
 }
+
+#: The requests whose result may be an ``InputRequiredResult`` instead of their own: 2026-07-28 types the results of
+#: ``ReadResourceResultResponse``, ``GetPromptResultResponse`` and ``CallToolResultResponse`` as
+#: ``<own result> | InputRequiredResult``, and no other response; no earlier schema has ``InputRequiredResult``.
+INPUT_REQUIRED: Final[dict[str, frozenset[str]]] = {
+    **{revision: frozenset() for revision in REVISIONS[:-1]},
+    "2026-07-28": frozenset({"resources/read", "prompts/get", "tools/call"}),
+}

@@ -1,14 +1,23 @@
 """The method table against every revision's schema, method by method (``tests/schema_facts.py`` holds what
-the schemas say): who sends each method where, the capability its receiver declares, and the ``Mcp-Name``
-param the header codec mirrors."""
+the schemas say): who sends each method where, the capability its receiver declares, which requests may be
+answered with an ``InputRequiredResult``, and the ``Mcp-Name`` param the header codec mirrors."""
 
 from __future__ import annotations
 
 import pytest
 import schema_facts as facts
 
+from trio_mcp import types
 from trio_mcp._core.mcp_headers import NAMED_METHODS
-from trio_mcp._wire.methods import METHODS, TASKS_EXTENSION_METHODS, declared, methods_for, send_refusal, spec_for
+from trio_mcp._wire.methods import (
+    INPUT_REQUIRED_METHODS,
+    METHODS,
+    TASKS_EXTENSION_METHODS,
+    declared,
+    methods_for,
+    send_refusal,
+    spec_for,
+)
 from trio_mcp.types import ResourcesCapability, ServerCapabilities
 
 EVERY = sorted(facts.every_method() | {"nope/nope"})
@@ -62,6 +71,17 @@ def test_the_capability_each_request_needs(revision: str, method: str) -> None:
 def test_which_results_carry_caching_hints(revision: str) -> None:
     hinted = {method for method, spec in METHODS.items() if revision in spec.cache_hint_revisions}
     assert hinted == facts.CACHE_HINTED[revision]
+
+
+@pytest.mark.parametrize("revision", facts.REVISIONS)
+def test_which_requests_may_be_answered_with_input_required(revision: str) -> None:
+    asking = {method for method, spec in METHODS.items() if revision in spec.input_required_revisions}
+    assert asking == facts.INPUT_REQUIRED[revision]
+
+
+def test_the_input_required_methods_are_the_tables() -> None:
+    every_revision = frozenset().union(*facts.INPUT_REQUIRED.values())
+    assert INPUT_REQUIRED_METHODS == types.INPUT_REQUIRED_METHODS == every_revision
 
 
 def test_which_requests_may_run_as_tasks() -> None:

@@ -64,6 +64,7 @@ from .features import Feature, has
 from .versions import KNOWN_VERSIONS, LEGACY_VERSIONS, MODERN_VERSIONS
 
 __all__ = [
+    "INPUT_REQUIRED_METHODS",
     "METHODS",
     "TASKS_EXTENSION_METHODS",
     "MethodSpec",
@@ -87,9 +88,10 @@ class MethodSpec:
     """One JSON-RPC method: its wire types, which side sends it in which revisions, and what its receiver offers.
 
     ``params_type`` may be a union alias (``elicitation/create``); pass it to ``from_wire`` as it is.
-    ``result_type`` is the ordinary answer (None: a notification). The alternatives are chosen by context, not
-    by method: ``InputRequiredResult`` (2026-07-28, ``INPUT_REQUIRED_METHODS``), ``CreateTaskResult``
-    (2025-11-25, when the params carry ``task``) and ``ExtCreateTaskResult`` (tasks extension).
+    ``result_type`` is the ordinary answer (None: a notification). In ``input_required_revisions`` a server may
+    answer with an ``InputRequiredResult`` instead (2026-07-28: the multi round-trip requests). The other
+    alternatives are chosen by context, not by method: ``CreateTaskResult`` (2025-11-25, when the params carry
+    ``task``) and ``ExtCreateTaskResult`` (tasks extension).
 
     ``by_client`` and ``by_server`` are the revisions where each side sends the method as a JSON-RPC message;
     ``embedded_revisions`` those where a server asks for it only as an input request inside an
@@ -111,6 +113,7 @@ class MethodSpec:
     capability_revisions: frozenset[str] = _ALL
     name_param: str | None = None
     cache_hint_revisions: frozenset[str] = _NONE
+    input_required_revisions: frozenset[str] = _NONE
     task_capability: tuple[str, ...] | None = None
     #: Every revision where the method is a JSON-RPC message, sent by either side.
     revisions: frozenset[str] = attrs.field(init=False)
@@ -173,6 +176,7 @@ _SPECS: Final = (
         by_client=_ALL,
         capability=("tools",),
         name_param="name",
+        input_required_revisions=_MODERN,
         task_capability=("tasks", "requests", "tools", "call"),
     ),
     # prompts
@@ -191,6 +195,7 @@ _SPECS: Final = (
         by_client=_ALL,
         capability=("prompts",),
         name_param="name",
+        input_required_revisions=_MODERN,
     ),
     # resources
     _request(
@@ -217,6 +222,7 @@ _SPECS: Final = (
         capability=("resources",),
         name_param="uri",
         cache_hint_revisions=_MODERN,
+        input_required_revisions=_MODERN,
     ),
     _request(
         "resources/subscribe",
@@ -321,6 +327,9 @@ _SPECS: Final = (
 
 #: Every method of the core protocol, 2024-11-05 .. 2026-07-28.
 METHODS: Final[dict[str, MethodSpec]] = {spec.method: spec for spec in _SPECS}
+
+#: The requests a server may answer with an ``InputRequiredResult`` (2026-07-28), from the table.
+INPUT_REQUIRED_METHODS: Final = frozenset(name for name, spec in METHODS.items() if spec.input_required_revisions)
 
 #: Methods of the ``io.modelcontextprotocol/tasks`` extension; valid only when both sides declared it.
 TASKS_EXTENSION_METHODS: Final[dict[str, MethodSpec]] = {

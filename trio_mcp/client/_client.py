@@ -23,7 +23,7 @@ from .._util import collapse_exception_groups
 from .._version import __version__
 from .._wire.convert import to_wire
 from .._wire.features import Feature, has
-from .._wire.methods import METHODS, send_refusal
+from .._wire.methods import INPUT_REQUIRED_METHODS, METHODS, send_refusal
 from .._wire.versions import (
     LATEST_LEGACY_VERSION,
     LEGACY_VERSIONS,
@@ -39,7 +39,6 @@ from ..errors import (
 )
 from ..transports._base import MessageStream
 from ..types import (
-    INPUT_REQUIRED_METHODS,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_LOG_LEVEL,

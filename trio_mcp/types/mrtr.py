@@ -31,7 +31,9 @@ __all__ = [
     "INPUT_REQUEST_TYPES",
 ]
 
-#: The requests a 2026-07-28 server may answer with an ``InputRequiredResult``.
+#: The requests a 2026-07-28 server may answer with an ``InputRequiredResult``: the method table's
+#: ``trio_mcp._wire.methods.INPUT_REQUIRED_METHODS`` (which imports this package, so cannot be imported here),
+#: spelled out for the public API; ``tests/wire/test_method_table.py`` checks that the two agree.
 INPUT_REQUIRED_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 
