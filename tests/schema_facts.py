@@ -173,7 +173,8 @@ CACHE_HINTED: Final[dict[str, frozenset[str]]] = {
     ),
 }
 
-#: 2025-11-25 ``tasks.requests`` of each side's capabilities: where a receiver says it runs a request as a task.
+#: 2025-11-25 ``tasks.requests`` of each side's capabilities: where a receiver says it runs a request as a task
+#: (no other revision has a ``tasks`` capability).
 TASK_CAPABILITY: Final[dict[str, tuple[str, ...]]] = {
     "tools/call": ("tasks", "requests", "tools", "call"),
     "sampling/createMessage": ("tasks", "requests", "sampling", "createMessage"),

@@ -658,6 +658,30 @@ async def test_callbacks_report_progress_and_are_refused_outside_capabilities() 
             {"sampling": {}, "elicitation": {}},
         ),
         ("2025-03-26", {"roots": "r", "elicitation": "e"}, {"roots": {"listChanged": True}}),
+        (
+            "2025-11-25",
+            {"sampling": "s", "elicitation": "e", "host_tasks": True},
+            {
+                "sampling": {},
+                "elicitation": {},
+                "tasks": {
+                    "list": {},
+                    "cancel": {},
+                    "requests": {"sampling": {"createMessage": {}}, "elicitation": {"create": {}}},
+                },
+            },
+        ),
+        (
+            "2025-11-25",
+            {"roots": "r", "sampling": "s", "host_tasks": True},
+            {
+                "roots": {"listChanged": True},
+                "sampling": {},
+                "tasks": {"list": {}, "cancel": {}, "requests": {"sampling": {"createMessage": {}}}},
+            },
+        ),
+        ("2025-11-25", {"roots": "r", "host_tasks": True}, {"roots": {"listChanged": True}}),
+        ("2025-06-18", {"sampling": "s", "host_tasks": True}, {"sampling": {}}),
     ],
 )
 async def test_capabilities_are_exactly_what_was_registered(

@@ -1,6 +1,6 @@
 """The method table against every revision's schema, method by method (``tests/schema_facts.py`` holds what
-the schemas say): who sends each method where, the capability its receiver declares, which requests may be
-answered with an ``InputRequiredResult``, and the ``Mcp-Name`` param the header codec mirrors."""
+the schemas say): who sends each method where, the capability its receiver declares, which requests may run as
+tasks or be answered with an ``InputRequiredResult``, and the ``Mcp-Name`` param the header codec mirrors."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from trio_mcp._wire.methods import (
     methods_for,
     send_refusal,
     spec_for,
+    task_requests,
 )
 from trio_mcp.types import ResourcesCapability, ServerCapabilities
 
@@ -84,12 +85,32 @@ def test_the_input_required_methods_are_the_tables() -> None:
     assert INPUT_REQUIRED_METHODS == types.INPUT_REQUIRED_METHODS == every_revision
 
 
-def test_which_requests_may_run_as_tasks() -> None:
+@pytest.mark.parametrize("revision", facts.REVISIONS)
+def test_which_requests_may_run_as_tasks(revision: str) -> None:
     augmentable = {method: spec.task_capability for method, spec in METHODS.items() if spec.task_capability}
     assert augmentable == facts.TASK_CAPABILITY
     for method, path in augmentable.items():
         receiver = facts.CLIENT_CAPABILITIES if METHODS[method].by_server else facts.SERVER_CAPABILITIES
-        assert path[0] in receiver["2025-11-25"]
+        expected = path if path[0] in receiver[revision] else None
+        assert METHODS[method].task_capability_in(revision) == expected, method
+
+
+@pytest.mark.parametrize("revision", facts.REVISIONS)
+def test_the_task_requests_each_side_declares(revision: str) -> None:
+    """``tasks.requests`` of a receiver: each request its peer sends on the revision that may run as a task."""
+    sides = (
+        ("server", facts.SERVER_CAPABILITIES, facts.CLIENT_REQUESTS),
+        ("client", facts.CLIENT_CAPABILITIES, facts.SERVER_REQUESTS),
+    )
+    for receiver, capabilities, sent in sides:
+        expected: dict[str, dict[str, dict[str, object]]] = {}
+        if "tasks" in capabilities[revision]:
+            for method, (_, _, kind, name) in facts.TASK_CAPABILITY.items():
+                if method in sent[revision]:
+                    expected.setdefault(kind, {})[name] = {}
+        assert task_requests(revision, receiver) == expected, receiver
+    only_sampling = task_requests("2025-11-25", "client", lambda spec: spec.method == "sampling/createMessage")
+    assert only_sampling == {"sampling": {"createMessage": {}}}
 
 
 def test_the_header_codec_names_what_the_transport_page_says() -> None:

@@ -8,6 +8,7 @@ which param names it in the ``Mcp-Name`` header. Methods of the ``io.modelcontex
 separate table, ``TASKS_EXTENSION_METHODS``; ``spec_for`` reads both.
 """
 
+from collections.abc import Callable
 from typing import Any, Final, Literal
 
 import attrs
@@ -73,6 +74,7 @@ __all__ = [
     "methods_for",
     "send_refusal",
     "spec_for",
+    "task_requests",
 ]
 
 Side = Literal["client", "server"]
@@ -81,6 +83,8 @@ _ALL: Final = frozenset(KNOWN_VERSIONS)
 _HANDSHAKE: Final = frozenset(LEGACY_VERSIONS)
 _MODERN: Final = frozenset(MODERN_VERSIONS)
 _NONE: Final[frozenset[str]] = frozenset()
+#: Where every ``task_capability`` path starts.
+_TASK_REQUESTS: Final = ("tasks", "requests")
 
 
 @attrs.frozen(kw_only=True)
@@ -100,7 +104,8 @@ class MethodSpec:
     ``capability_revisions`` has no such capability, so a sender cannot check it there. ``name_param`` is the
     param the 2026-07-28 ``Mcp-Name`` request header mirrors; ``cache_hint_revisions`` are those whose complete
     results carry caching hints (``ttlMs``, ``cacheScope``). ``task_capability`` is where a receiver declares
-    that it runs the request as a task when asked to (2025-11-25: ``capabilities.tasks.requests.tools.call``).
+    that it runs the request as a task when asked to (``capabilities.tasks.requests.tools.call``), in the
+    revisions ``task_capability_revisions`` (2025-11-25, the one revision with a ``tasks`` capability).
     """
 
     method: str
@@ -115,6 +120,7 @@ class MethodSpec:
     cache_hint_revisions: frozenset[str] = _NONE
     input_required_revisions: frozenset[str] = _NONE
     task_capability: tuple[str, ...] | None = None
+    task_capability_revisions: frozenset[str] = _NONE
     #: Every revision where the method is a JSON-RPC message, sent by either side.
     revisions: frozenset[str] = attrs.field(init=False)
 
@@ -129,6 +135,10 @@ class MethodSpec:
     def capability_in(self, version: str) -> tuple[str, ...] | None:
         """The capability a sender checks before sending this method on ``version`` (None: nothing to check)."""
         return self.capability if version in self.capability_revisions else None
+
+    def task_capability_in(self, version: str) -> tuple[str, ...] | None:
+        """Where a receiver on ``version`` declares that it runs this request as a task (None: it cannot)."""
+        return self.task_capability if version in self.task_capability_revisions else None
 
     def asked_in(self, version: str) -> bool:
         """True when a server may ask a client for this method on ``version``, by request or embedded."""
@@ -178,6 +188,7 @@ _SPECS: Final = (
         name_param="name",
         input_required_revisions=_MODERN,
         task_capability=("tasks", "requests", "tools", "call"),
+        task_capability_revisions=_TASKS,
     ),
     # prompts
     _request(
@@ -258,6 +269,7 @@ _SPECS: Final = (
         embedded_revisions=_MODERN,
         capability=("sampling",),
         task_capability=("tasks", "requests", "sampling", "createMessage"),
+        task_capability_revisions=_TASKS,
     ),
     _request(
         "roots/list",
@@ -275,6 +287,7 @@ _SPECS: Final = (
         embedded_revisions=_MODERN,
         capability=("elicitation",),
         task_capability=("tasks", "requests", "elicitation", "create"),
+        task_capability_revisions=_TASKS,
     ),
     # 2025-11-25 core tasks (experimental); either side can host tasks
     _request(
@@ -356,6 +369,23 @@ def spec_for(method: str, version: str) -> MethodSpec | None:
         return spec
     spec = TASKS_EXTENSION_METHODS.get(method)
     return spec if spec is not None and version in spec.revisions else None
+
+
+def task_requests(
+    version: str, receiver: Side, serves: Callable[[MethodSpec], bool] = lambda spec: True
+) -> dict[str, Any]:
+    """The ``tasks.requests`` object ``receiver`` declares on ``version``: each request its peer sends there that
+    it may be asked to run as a task (and ``serves``), nested as in its ``task_capability`` path
+    (``{"tools": {"call": {}}}``)."""
+    sender: Side = "client" if receiver == "server" else "server"
+    requests: dict[str, Any] = {}
+    for spec in METHODS.values():
+        path = spec.task_capability_in(version)
+        if path is not None and spec.sent_by(sender, version) and serves(spec):
+            node = requests
+            for key in path[len(_TASK_REQUESTS) :]:
+                node = node.setdefault(key, {})
+    return requests
 
 
 def declared(capabilities: Any, path: tuple[str, ...]) -> bool:

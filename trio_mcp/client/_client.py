@@ -380,9 +380,7 @@ class Client(SkillMethods, AppMethods):
     def _capabilities(self, version: str) -> dict[str, Any]:
         """What the registered callbacks (and ``host_tasks``) let this client declare, speaking ``version``."""
         capabilities = self.handlers.capabilities(version)
-        tasks = (
-            TaskHost.capability(capabilities) if self._task_host is not None and has(version, Feature.TASKS) else None
-        )
+        tasks = TaskHost.capability(capabilities, version) if self._task_host is not None else None
         if tasks is not None:
             capabilities["tasks"] = tasks
         capabilities = self.custom.declared(capabilities)

@@ -22,8 +22,7 @@ import trio
 
 from .._core.tasks import TaskEvent, TaskRecord, apply, task_wire
 from .._session import Session
-from .._wire.features import Feature, has
-from .._wire.methods import METHODS, declared
+from .._wire.methods import METHODS, declared, task_requests
 from ..errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -171,9 +170,8 @@ async def _follow_or_cancel(
 
 async def _runs_as_task(client: TaskClient, name: str) -> bool:
     """2025-11-25: only a tool the server lists with task support may be called as a task."""
-    augmented = METHODS["tools/call"].task_capability  # tasks.requests.tools.call
-    assert augmented is not None
-    if not has(client.protocol_version, Feature.TASKS) or not declared(client.server_capabilities, augmented):
+    augmented = METHODS["tools/call"].task_capability_in(client.protocol_version)  # tasks.requests.tools.call
+    if augmented is None or not declared(client.server_capabilities, augmented):
         return False
     async for tool in client.iter_tools():
         if tool.name == name:
@@ -318,14 +316,12 @@ class TaskHost:
         self._tasks: dict[str, _Hosted] = {}
 
     @staticmethod
-    def capability(declared: dict[str, Any]) -> dict[str, Any] | None:
-        """The ``tasks`` capability for what the client can answer (None when it answers neither)."""
-        requests: dict[str, Any] = {}
-        for method in _HOSTED_METHODS:
-            spec = METHODS[method]
-            if spec.capability is not None and spec.capability[0] in declared and spec.task_capability is not None:
-                _, _, kind, request = spec.task_capability  # tasks.requests.<kind>.<request>
-                requests.setdefault(kind, {})[request] = {}
+    def capability(capabilities: dict[str, Any], version: str) -> dict[str, Any] | None:
+        """The ``tasks`` capability on ``version`` for what a client declaring ``capabilities`` can answer (None
+        when it answers none of the requests that may run as tasks)."""
+        requests = task_requests(
+            version, "client", lambda spec: spec.capability is not None and declared(capabilities, spec.capability)
+        )
         return {"list": {}, "cancel": {}, "requests": requests} if requests else None
 
     def close(self) -> None:

@@ -42,6 +42,7 @@ from .._identity import caller_key
 from .._session import InboundRequest, Session
 from .._task_set import TaskSet
 from .._wire.features import Feature, has
+from .._wire.methods import task_requests
 from ..errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -86,7 +87,7 @@ def task_capabilities(tools: Iterable[ToolDefinition], version: str) -> dict[str
     if not any(task_support(tool) != "forbidden" for tool in tools):
         return {}
     if has(version, Feature.TASKS):
-        return {"tasks": ServerTasksCapability(list={}, cancel={}, requests={"tools": {"call": {}}})}
+        return {"tasks": ServerTasksCapability(list={}, cancel={}, requests=task_requests(version, "server"))}
     if has(version, Feature.TASKS_EXTENSION):
         return {"extensions": {TASKS_EXTENSION_ID: {}}}
     return {}
