@@ -12,6 +12,7 @@ request (``Connection._whole``).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -109,20 +110,36 @@ _FIELD_VALUE = re.compile(rb"(?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?")
 _FRAMING_FIELDS = frozenset({b"connection", b"transfer-encoding", b"host", b"content-length"})
 
 
+#: The status line of each status, as h11 writes it.
+_STATUS_LINES = {status: b"HTTP/1.1 %d %s\r\n" % (status, reason) for status, reason in REASONS.items()}
+
+
+@functools.lru_cache(maxsize=512)
+def _field_line(name: bytes, value: bytes) -> bytes | None:
+    """The line of a field in a head written without h11, or None if h11 would refuse the field; remembered, as
+    the same few fields go with every response."""
+    if _FIELD_NAME.fullmatch(name) and _FIELD_VALUE.fullmatch(value):
+        return b"%s: %s\r\n" % (name, value)
+    return None
+
+
 def _whole_head(status: int, fields: Sequence[tuple[bytes, bytes]], body: bytes) -> bytes | None:
     """The head of a complete response with a ``Content-Length`` framing ``body``, as h11 writes it; None if a
     field is invalid or one of ``_FRAMING_FIELDS`` (other than the right ``Content-Length``): h11 then decides."""
     length = b"%d" % len(body)
-    lines = [b"HTTP/1.1 %d %s\r\n" % (status, REASONS.get(status, b""))]
+    lines = [_STATUS_LINES.get(status) or b"HTTP/1.1 %d \r\n" % status]
     framed = 0
     for name, value in fields:
         if name in _FRAMING_FIELDS:
             if name != b"content-length" or value != length:
                 return None
             framed += 1
-        elif not (_FIELD_NAME.fullmatch(name) and _FIELD_VALUE.fullmatch(value)):
+            lines.append(b"content-length: %s\r\n" % value)
+            continue
+        line = _field_line(name, value)
+        if line is None:
             return None
-        lines.append(b"%s: %s\r\n" % (name, value))
+        lines.append(line)
     if framed != 1:
         return None
     lines.append(b"\r\n")
@@ -489,7 +506,6 @@ class Connection:
         if not first and not self._buffered():
             # Keep-alive: wait for the first byte of the next request; the server's ``KeepAliveTimeouts`` or a
             # graceful stop ends the wait by cancelling the connection's scope: no scope and no deadline per request.
-            assert self._nursery is not None
             keep_alive = self._server.keep_alive
             keep_alive.start(self)
             self._idle = True
@@ -502,8 +518,8 @@ class Connection:
                         break
             finally:
                 self._idle = False
-                keep_alive.stop(self)
-            if not arrived or self._nursery.cancel_scope.cancel_called:
+                in_time = keep_alive.stop(self)
+            if not arrived or not in_time or self._server.shutting_down:  # a request that came as it was closed
                 return None
         elif not first:
             await trio.lowlevel.checkpoint()  # the next request was sent early: let the other connections run

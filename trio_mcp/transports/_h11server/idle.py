@@ -26,10 +26,12 @@ class Idle(Protocol):
 class KeepAliveTimeouts:
     """Connections waiting for their next request, and when each is due to be closed; ``run`` closes them then."""
 
-    __slots__ = ("_due", "_timeout", "_waited", "_wakeup")
+    __slots__ = ("_due", "_now", "_timeout", "_waited", "_wakeup")
 
     def __init__(self, timeout: float) -> None:
         self._timeout = timeout
+        #: The run's clock, read without the two calls of ``trio.current_time`` (made in the run that serves).
+        self._now = trio.lowlevel.current_clock().current_time
         #: Each waiting connection and when it is due: in that order too, every connection waiting the same time
         #: and each entry made afresh at the end (ordered, so that taking the first is as cheap as adding one).
         self._due: OrderedDict[Idle, float] = OrderedDict()
@@ -40,15 +42,16 @@ class KeepAliveTimeouts:
 
     def start(self, connection: Idle) -> None:
         """``connection`` waits for its next request from now on."""
-        self._due[connection] = trio.current_time() + self._timeout
+        self._due[connection] = self._now() + self._timeout
         self._waited = True
         if self._wakeup is not None:
             self._wakeup.set()
             self._wakeup = None
 
-    def stop(self, connection: Idle) -> None:
-        """``connection`` no longer waits (its request came, or it closed)."""
-        self._due.pop(connection, None)
+    def stop(self, connection: Idle) -> bool:
+        """``connection`` no longer waits (its request came, or it closed); False if it waited too long (and was
+        told to close)."""
+        return self._due.pop(connection, None) is not None
 
     async def run(self) -> NoReturn:
         """Close each connection when it is due; runs until cancelled.
@@ -58,7 +61,7 @@ class KeepAliveTimeouts:
         idle and back costs it nothing, whatever the number of requests."""
         due = self._due
         while True:
-            now = trio.current_time()
+            now = self._now()
             while due and next(iter(due.values())) <= now:
                 connection, _ = due.popitem(last=False)
                 connection.close_if_idle()
