@@ -94,6 +94,25 @@ def test_without_hiredis_the_error_names_the_extra(monkeypatch: pytest.MonkeyPat
         Lazy()
 
 
+async def test_a_dedicated_connection_is_the_callers_own(redis_server: RedisServer) -> None:
+    """What a subscription runs on: a connection on the client's database that the pool's commands never use, so
+    putting it in subscribe mode leaves the pool working."""
+    url = redis_server.url.removesuffix("/0") + "/2"
+    async with RedisClient(url, max_connections=1) as redis:
+        with trio.fail_after(10):  # commands written in RESP, as the connection sends them
+            await redis.execute("SET", "where", "db2")
+            connection = await redis.open_dedicated_connection()
+            try:
+                assert await connection.round_trip(b"*2\r\n$3\r\nGET\r\n$5\r\nwhere\r\n", 1) == [b"db2"]
+                subscribed = await connection.round_trip(b"*2\r\n$9\r\nSUBSCRIBE\r\n$4\r\nnews\r\n", 1)
+                assert subscribed == [[b"subscribe", b"news", 1]]
+                assert await redis.execute("GET", "where") == b"db2"
+                assert await redis.execute("PUBLISH", "news", "hello") == 1
+                assert await connection.round_trip(b"", 1) == [[b"message", b"news", b"hello"]]
+            finally:
+                await trio.aclose_forcefully(connection.stream)
+
+
 async def test_a_subscription_receives_what_is_published(redis_server: RedisServer) -> None:
     from trio_mcp.scale.pubsub import subscribe
 

@@ -59,7 +59,7 @@ class Subscription:
                 await trio.sleep(client.retry_backoff * 2 ** (attempt - 1))
             connection: Connection | None = None
             try:
-                connection = await client._connect()
+                connection = await client.open_dedicated_connection()
                 with trio.fail_after(client.command_timeout):
                     await connection.stream.send_all(encode_commands([["SUBSCRIBE", *self._channels]]))
                     confirmed = 0

@@ -157,6 +157,17 @@ class RedisClient:
                 raise RedisCommandError(f"Redis refused {name.upper()}: {reply.args[0]}")
         return replies
 
+    async def open_dedicated_connection(self) -> Connection:
+        """A new connection of the caller's own, logged in and on the client's database, outside the pool (not
+        counted in ``max_connections``, never used for commands): for a connection whose state the pool must not
+        share, such as one in subscribe mode (``pubsub.subscribe``). The caller closes its ``stream``.
+
+        One attempt, bounded by ``connect_timeout``; retrying is the caller's. It fails as the connection's own
+        ``round_trip`` does, with ``Failed`` (``sent=False``), or with ``RedisCommandError`` when Redis refuses
+        the login and ``RedisError`` when the TLS certificate is not trusted.
+        """
+        return await self._connect()
+
     async def _attempt(self, payload: bytes, count: int) -> list[Any]:
         if self._closed:
             raise RedisError("the Redis client is closed")
