@@ -251,6 +251,9 @@ _RUNNER_GIVES_SCOPE: Final = trio.CancelScope()
 #: The runner of a session not started yet (nothing reaches it: ``take`` refuses until one is).
 _NOT_STARTED: Final = InCaller()
 
+#: Why a session that served one message alone is closed (never raised itself: see ``_closed_error``).
+_SERVED: Final = ConnectionClosed("request served")
+
 #: "Use the default" (the session's ``request_timeout``); reads as DEFAULT in ``help()``.
 _UNSET: Final[Any] = Sentinel("DEFAULT")
 
@@ -261,6 +264,17 @@ class Session:
     Start it with ``await nursery.start(session.run)``. Everything the session spawns lives in the
     nursery ``run`` opens, so cancelling ``run`` (or ``close()``) ends every request it serves.
     """
+
+    # What every session starts with, as class attributes: a session made for one stateless request need not set
+    # them one by one. Each is set on the session when it changes.
+    _next_id: int = 1
+    #: Where the session's work runs: ``run()``'s nursery, or the transport's ``TaskSet`` (``attach``).
+    _nursery: trio.Nursery | TaskSet | None = None
+    #: Where each request runs (``_runner.py``): set by ``run``, ``attach`` or ``serve_alone``.
+    _runner: RequestRunner = _NOT_STARTED
+    _closed: ConnectionClosed | None = None
+    #: Set by the protocol layer once a revision that has JSON-RPC batches (2025-03-26) is negotiated.
+    accept_batches: bool = False
 
     def __init__(
         self,
@@ -288,23 +302,15 @@ class Session:
         self.request_timeout = request_timeout
         self._peer_cancel_mode = peer_cancel_mode
         self._expose_errors = expose_errors
-        self._next_id = 1
         self._id_prefix = request_id_prefix
         self._request_ended = request_ended
         self._pending: dict[RequestId, _Pending] = {}
         self._progress: dict[RequestId, _Pending] = {}
         self._in_flight: dict[RequestId, InboundRequest] = {}
-        #: Where the session's work runs: ``run()``'s nursery, or the transport's ``TaskSet`` (``attach``).
-        self._nursery: trio.Nursery | TaskSet | None = None
-        #: Where each request runs (``_runner.py``): set by ``run``, ``attach`` or ``serve_alone``.
-        self._runner: RequestRunner = _NOT_STARTED
-        self._closed: ConnectionClosed | None = None
         #: How the transport queues a message for its next write, and writes the queue, if it can (stdio): the
         #: reader then serves requests inline (``Inline``).
         self._send_later: Callable[[Any], None] | None = getattr(stream, "send_later", None)
         self._flush: Callable[[], Awaitable[None]] | None = getattr(stream, "flush", None)
-        #: Set by the protocol layer once a revision that has JSON-RPC batches (2025-03-26) is negotiated.
-        self.accept_batches = False
 
     # -- lifetime ---------------------------------------------------------------------------------
 
@@ -330,7 +336,7 @@ class Session:
         try:
             await self._take(message)
         finally:
-            self._shutdown(ConnectionClosed("request served"))
+            self._shutdown(_SERVED)
 
     def attach(self, runner: Spawn) -> None:
         """Serve the messages handed to ``take()`` with no reader and no task of the session's own: requests run

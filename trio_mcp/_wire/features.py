@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from .versions import V2024_11_05, V2025_03_26, V2025_06_18, V2025_11_25, V2026_07_28
 
-__all__ = ["Feature", "REVISIONS", "has", "project", "content_for_revision"]
+__all__ = ["Feature", "REVISIONS", "has", "project", "content_for_revision", "defines_every_field"]
 
 
 class Feature(enum.Enum):
@@ -100,14 +100,14 @@ FIELDS: Final[dict[str, dict[str, Feature]]] = {
 
 
 @functools.lru_cache(maxsize=256)
-def _defines_every_field(kind: str, version: str) -> bool:
+def defines_every_field(kind: str, version: str) -> bool:
     """Whether revision ``version`` defines every field ``project`` knows of ``kind`` (asked for every answer)."""
     return all(has(version, feature) for feature in FIELDS[kind].values())
 
 
 def project(kind: str, obj: dict[str, Any], version: str) -> dict[str, Any]:
     """``obj`` (a wire object of ``kind``) without the fields revision ``version`` does not define; in place."""
-    if _defines_every_field(kind, version):
+    if defines_every_field(kind, version):
         return obj
     for field, feature in FIELDS[kind].items():
         if field in obj and not has(version, feature):

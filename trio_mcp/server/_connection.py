@@ -166,6 +166,19 @@ class ServerConnection:
 
     inline_methods: Final = frozenset({"initialize"})
 
+    # What every connection starts with, as class attributes: a connection made for one stateless request need not
+    # set them one by one. Each is set on the connection when it changes.
+    #: The negotiated revision (None before ``initialize``), and the one served (the newest legacy revision before).
+    protocol_version: str | None = None
+    version: str = LATEST_LEGACY_VERSION
+    client_info: Implementation | None = None
+    client_capabilities: ClientCapabilities = _NO_CAPABILITIES
+    _log_limiter: RateLimiter | None = None
+    #: Notifications outside a request; made with the first one queued: most connections never queue one.
+    _outbox: Outbox | None = None
+    #: Where the connection's tasks run, once it serves.
+    _nursery: trio.Nursery | TaskSet | None = None
+
     def __init__(
         self,
         server: ServerCore,
@@ -186,12 +199,8 @@ class ServerConnection:
         # A 2026-07-28 connection has no handshake: it stays in its first phase, which every such connection shares.
         handshake = not modern_only or control is not None
         self.lifecycle = Lifecycle() if handshake else _NO_HANDSHAKE
-        self.protocol_version: str | None = None
-        #: The negotiated revision (the newest legacy revision before ``initialize``) and its handlers.
-        self.version = LATEST_LEGACY_VERSION
+        #: The handlers of the revision served.
         self._methods = _DISPATCH[LATEST_LEGACY_VERSION]
-        self.client_info: Implementation | None = None
-        self.client_capabilities: ClientCapabilities = _NO_CAPABILITIES
         self.log_level = server.default_log_level
         self.subscriptions: set[str] = set()
         self.session = Session(
@@ -203,9 +212,6 @@ class ServerConnection:
             request_id_prefix=control.request_id_prefix if control is not None else "",
             request_ended=control.request_ended if control is not None else None,
         )
-        self._log_limiter: RateLimiter | None = None
-        #: Notifications outside a request; made with the first one queued: most connections never queue one.
-        self._outbox: Outbox | None = None
         #: Open 2026-07-28 ``subscriptions/listen`` requests on this connection, by request id.
         self.listeners: dict[RequestId, _Listener] = {}
         #: Log params the stdlib bridge queued for requests being served, sent before their answers (a list made
@@ -213,7 +219,6 @@ class ServerConnection:
         self._held_logs: dict[RequestId, list[dict[str, Any]]] = {}
         #: Set once the client is initialized (what needs it waits); never, without a handshake.
         self._initialized = trio.Event() if handshake else _NEVER_INITIALIZED
-        self._nursery: trio.Nursery | TaskSet | None = None
         self._trio_token = trio.lowlevel.current_trio_token()
         if control is not None:
             control.on_state(self._apply_state)

@@ -17,7 +17,7 @@ import attrs
 from .._core.mcp_headers import header_paths
 from .._schema import ArgumentError, FunctionSchema, OutputError, describe_function
 from .._wire.convert import to_wire
-from .._wire.features import Feature, content_for_revision, has, project
+from .._wire.features import Feature, content_for_revision, defines_every_field, has, project
 from ..types import (
     AudioContent,
     CallToolResult,
@@ -137,8 +137,9 @@ class ToolDefinition:
             result = tool_result_wire(self, await self.call(arguments, context))
         except ArgumentError as exc:
             return argument_error_result(self, exc)
-        if not _carries_every_content_kind(version):
-            result["content"] = [content_for_revision(block, version) for block in result["content"]]
+        if _sent_as_built(version):
+            return result
+        result["content"] = [content_for_revision(block, version) for block in result["content"]]
         return project("CallToolResult", result, version)
 
     def call(self, arguments: Mapping[str, Any] | None, context: object) -> Awaitable[Any]:
@@ -252,9 +253,14 @@ def _returns_bytes(fn: Callable[..., Any]) -> bool:
 
 
 @functools.lru_cache(maxsize=16)
-def _carries_every_content_kind(version: str) -> bool:
-    """Whether revision ``version`` has every kind of content block a tool may return (asked on every call)."""
-    return has(version, Feature.AUDIO_CONTENT) and has(version, Feature.RESOURCE_LINKS)
+def _sent_as_built(version: str) -> bool:
+    """Whether a ``CallToolResult`` goes to revision ``version`` as it is built: the revision has every kind of
+    content block a tool may return, and every field of the result (asked on every call)."""
+    return (
+        has(version, Feature.AUDIO_CONTENT)
+        and has(version, Feature.RESOURCE_LINKS)
+        and defines_every_field("CallToolResult", version)
+    )
 
 
 def _as_content(item: Any) -> Any:
