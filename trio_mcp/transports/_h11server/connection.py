@@ -25,7 +25,7 @@ import h11
 import trio
 
 from ..._failures import must_propagate
-from ..._in_task import run_noting_waits
+from ..._in_task import pass_turn, run_noting_waits
 from .._http_types import (
     ClientDisconnected,
     Headers,
@@ -49,8 +49,9 @@ logger = logging.getLogger("trio_mcp.http")
 
 #: The most one read from a socket asks for.
 _READ_SIZE = 65536
-#: Whether a socket's answer may be written straight to its descriptor (``Connection._write_at_once``).
-_WRITE_FD = os.name == "posix"
+#: Whether a plain socket may be read and written straight through its descriptor (``Connection._read_at_once``,
+#: ``Connection._write_at_once``).
+_RAW_FD = os.name == "posix"
 # After answering a request whose body we did not read (413, 400, ...), we keep reading and discarding for a
 # moment before closing: closing a socket with unread input makes the kernel send RST, and an RST can destroy
 # our error response in the client's receive buffer before the client has read it.
@@ -258,7 +259,27 @@ class Connection:
             if self._socket is None:
                 raise
             data = b""
-        self._h11.receive_data(data if isinstance(data, bytes) else bytes(data))
+        self._feed(data if isinstance(data, bytes) else bytes(data))
+
+    def _read_at_once(self) -> bool:
+        """Read what a plain TCP socket has already received, without waiting (no scope and no scheduler pass);
+        whether anything came, or the end of input. False for TLS, nothing there yet or an error: ``_receive``
+        then waits, or says what went wrong."""
+        if not _RAW_FD or self._socket is None:
+            return False
+        fd = self._socket.fileno()
+        if fd < 0:  # closed: never another connection's descriptor
+            return False
+        try:
+            data = os.read(fd, _READ_SIZE)
+        except OSError:
+            return False
+        self._feed(data)
+        return True
+
+    def _feed(self, data: bytes) -> None:
+        """Hand what was read to h11; the end of input (b"") makes the peer gone."""
+        self._h11.receive_data(data)
         if not data:
             self._peer_gone = True
             self._mark_disconnected()
@@ -387,7 +408,11 @@ class Connection:
         shielded: bool,
         whole: tuple[int, list[tuple[bytes, bytes]], bytes] | None = None,
     ) -> None:
-        await self._send_lock.acquire(shielded=shielded)  # the checkpoint of every write
+        # The checkpoint of every write: a cancelled writer stops here, and one the socket takes at once lets the
+        # others run after it has written, as trio's own sends do (by the time this task runs again, its client
+        # has had the answer, and has often sent the next request: ``_read_head`` then reads it at once).
+        await self._send_lock.acquire(shielded=shielded, turn=False)
+        at_once = False
         try:
             if self._send_broken is not None:
                 raise ClientDisconnected(self._send_broken)
@@ -408,6 +433,7 @@ class Connection:
             if sent == len(data):
                 if renew:
                     self._renew()
+                at_once = True
                 return
             try:
                 # A bare scope rather than fail_after (a generator-based context manager), the shield in the same one.
@@ -426,15 +452,16 @@ class Connection:
                 raise
         finally:
             self._send_lock.release()
+            if at_once:
+                await pass_turn()
 
     def _write_at_once(self, data: bytes) -> int:
         """Write what a plain TCP socket takes without waiting (most answers, whole: no scope and no scheduler
         pass for them); how much. 0 for TLS, a closed or broken socket or a full buffer: ``send_all`` then
         waits, or says what went wrong."""
-        stream = self._stream
-        if not _WRITE_FD or type(stream) is not trio.SocketStream:
+        if not _RAW_FD or self._socket is None:
             return 0
-        return write_at_once(stream.socket.fileno(), data)  # -1 once closed: never another connection's descriptor
+        return write_at_once(self._socket.fileno(), data)  # -1 once closed: never another connection's descriptor
 
     def _send_failed(self, reason: str) -> None:
         self._h11.send_failed()
@@ -503,9 +530,12 @@ class Connection:
     async def _read_head(self, first: bool) -> h11.Request | None:
         limits = self._limits
         self._request_method = None
-        if not first and not self._buffered():
-            # Keep-alive: wait for the first byte of the next request; the server's ``KeepAliveTimeouts`` or a
-            # graceful stop ends the wait by cancelling the connection's scope: no scope and no deadline per request.
+        if not first and self._buffered():
+            await trio.lowlevel.checkpoint()  # the next request was sent early: let the other connections run
+        elif not first and (self._reader_running or not self._read_at_once()):
+            # Keep-alive: wait for the first byte of the next request, unless it was there already (the answer's
+            # write let the other connections run after writing). The server's ``KeepAliveTimeouts`` or a graceful
+            # stop ends the wait by cancelling the connection's scope: no scope and no deadline per request.
             keep_alive = self._server.keep_alive
             keep_alive.start(self)
             self._idle = True
@@ -521,8 +551,6 @@ class Connection:
                 in_time = keep_alive.stop(self)
             if not arrived or not in_time or self._server.shutting_down:  # a request that came as it was closed
                 return None
-        elif not first:
-            await trio.lowlevel.checkpoint()  # the next request was sent early: let the other connections run
         try:
             event = self._poll_event()
             if event is h11.NEED_DATA:
@@ -584,20 +612,33 @@ class Connection:
                 )
                 return False
             await self._run_handler(request, response)
-            if not response.finished or self._send_broken is not None or self._server.shutting_down:
+            if not response.finished or self._send_broken is not None:
                 return False
             if self._h11.their_state is h11.SEND_BODY:
                 # The handler answered without reading the whole body: read and drop the rest (bounded by the
-                # same limits), unless the client is still waiting for a 100 Continue it will never get.
-                if self._expects_continue and not self._continue_sent:
+                # same limits), unless the client is still waiting for a 100 Continue it will never get or the
+                # server is stopping; then only what has arrived (all of a request without a body).
+                if (self._expects_continue and not self._continue_sent) or self._server.shutting_down:
+                    self._drop_arrived_body()
                     return False
                 try:
                     await request.read_body()
                 except (RequestBodyError, ClientDisconnected):
                     return False
+            if self._server.shutting_down:
+                return False
             return self._renewed or (self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE)
         finally:
             self._response = None
+
+    def _drop_arrived_body(self) -> None:
+        """Read and drop what has arrived of the request body, without waiting: a connection closed with it
+        unread lingers (``run``)."""
+        try:
+            while self._h11.their_state is h11.SEND_BODY and self._poll_event() is not h11.NEED_DATA:
+                pass
+        except h11.RemoteProtocolError:
+            pass
 
     async def _run_handler(self, request: HttpRequest, response: HttpResponse) -> None:
         try:
