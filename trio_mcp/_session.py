@@ -110,17 +110,12 @@ class InboundRequest:
     tagged as related to this request, so per-request streams deliver them next to its response.
     """
 
-    __slots__ = (
-        "id",
-        "method",
-        "params",
-        "session",
-        "cancel_scope",
-        "_cancel_requested",
-        "cancel_reason",
-        "_last_progress",
-        "_batch",
-    )
+    # What a request starts with and most keep (no peer's cancel, no progress sent, not in a batch), as class
+    # attributes: set on the request when they change, not one by one for every request.
+    _cancel_requested: trio.Event | None = None  # made when first asked for: most requests never are
+    cancel_reason: str | None = None
+    _last_progress: float | None = None
+    _batch: _Batch | None = None
 
     def __init__(
         self,
@@ -135,10 +130,6 @@ class InboundRequest:
         self.params = params
         self.session = session
         self.cancel_scope = trio.CancelScope() if cancel_scope is None else cancel_scope
-        self._cancel_requested: trio.Event | None = None  # made when first asked for: most requests never are
-        self.cancel_reason: str | None = None
-        self._last_progress: float | None = None
-        self._batch: _Batch | None = None
 
     @property
     def cancel_requested(self) -> trio.Event:

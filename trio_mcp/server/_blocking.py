@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 import types
-from collections.abc import Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any, TypeVar
 
 import attrs
@@ -44,8 +44,11 @@ class Watch:
 
 
 @types.coroutine
-def watched(coro: Coroutine[Any, Any, T], watch: Watch) -> Generator[Any, Any, T]:
-    """Await ``coro`` as ``await coro`` would, timing each step it runs (see the module docstring)."""
+def watched(watch: Watch, fn: Callable[..., Coroutine[Any, Any, T]], kwargs: dict[str, Any]) -> Generator[Any, Any, T]:
+    """Await ``fn(**kwargs)`` as ``await fn(**kwargs)`` would, timing each step it runs (see the module
+    docstring). The call is made here, not by the caller: ``functools.partial(watched, watch, fn)`` then starts a
+    watched handler with no function of the caller's own around it."""
+    coro = fn(**kwargs)
     clock, limit = time.perf_counter, watch.limit
     step: Any = coro.send  # the next step: with what trio sent, or throwing what it threw in
     given: Any = None

@@ -100,7 +100,7 @@ def starter(
         return lambda kwargs: _invoke_sync(fn, kwargs, run_in_thread, watch)
     if watch is None:
         return lambda kwargs: fn(**kwargs)
-    return lambda kwargs: watched(fn(**kwargs), watch)
+    return functools.partial(watched, watch, fn)
 
 
 async def _invoke_sync(fn: Callable[..., Any], kwargs: dict[str, Any], run_in_thread: bool, watch: Watch | None) -> Any:
