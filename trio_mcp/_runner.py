@@ -137,24 +137,27 @@ class InCaller:
         self.tasks = tasks
         self._on_wait = on_wait
 
-    async def run(self, serve: Serve, request: Request, reader: Reader | None) -> None:
-        tasks = self.tasks
-        on_wait = self._on_wait
+    def run(self, serve: Serve, request: Request, reader: Reader | None) -> Awaitable[None]:
         scope = request.cancel_scope = trio.CancelScope()  # cancelled by the peer's cancel even where not entered
-
-        def waited() -> bool:
-            if on_wait is not None:
-                on_wait()
-            return True
-
         # In a context copied for it, as a task of its own would have: the HTTP request's task serves the
         # connection's next requests too, and none of them sees what this one's handler set.
         context = contextvars.copy_context()
-        if tasks is None:
-            await run_noting_waits(serve(request, None, None), waited, context)
-            return
+        if self.tasks is None:  # no coroutine of this method around it
+            return run_noting_waits(serve(request, None, None), self._waited, context)
+        return self._run_held(self.tasks, serve(request, scope, None), scope, context)
+
+    async def _run_held(
+        self, tasks: TaskSet, serving: Awaitable[None], scope: trio.CancelScope, context: contextvars.Context
+    ) -> None:
+        """Run ``serving`` with ``tasks`` holding its scope, so that the end of the session cancels it."""
         tasks.hold(scope)
         try:
-            await run_noting_waits(serve(request, scope, None), waited, context)
+            await run_noting_waits(serving, self._waited, context)
         finally:
             tasks.release(scope)
+
+    def _waited(self) -> bool:
+        """The handler waited for the first time (``run_noting_waits``): tell ``on_wait``."""
+        if self._on_wait is not None:
+            self._on_wait()
+        return True
