@@ -49,7 +49,8 @@ class LineFramer:
     def __init__(self, max_line_bytes: int = 16 * 1024 * 1024) -> None:
         if max_line_bytes < 1:
             raise ValueError("max_line_bytes must be positive")
-        #: The ended lines not yet returned, last first: each read is split once, and a line is one ``pop()``.
+        #: The ended lines not yet returned, last first: each read is split once, and a line is one ``pop()``
+        #: (one over the cap is an ``OversizedLine`` already).
         self._lines: list[bytes | OversizedLine] = []
         self._partial = bytearray()
         self._max = max_line_bytes
@@ -85,6 +86,10 @@ class LineFramer:
         self._bound_partial()
         lines = cast("list[bytes | OversizedLine]", parts)
         lines[0] = first
+        if len(data) > self._max or len(ended) > self._max:  # a line of this read may be over the cap
+            lines = [
+                OversizedLine(len(line)) if type(line) is bytes and len(line) > self._max else line for line in lines
+            ]
         lines.reverse()
         if self._lines:
             lines += self._lines
@@ -105,8 +110,6 @@ class LineFramer:
             line = lines.pop()
             if type(line) is not bytes:
                 return line
-            if len(line) > self._max:
-                return OversizedLine(len(line))
             if line.endswith(b"\r"):
                 line = line[:-1]
             if line and not line.isspace():
