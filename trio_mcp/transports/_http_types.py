@@ -148,7 +148,10 @@ def encode_headers(headers: HeadersLike) -> list[tuple[bytes, bytes]]:
 
 def has_header(headers: list[tuple[bytes, bytes]], name: bytes) -> bool:
     """Whether encoded ``headers`` carry a field ``name`` (lower case)."""
-    return any(key == name for key, _ in headers)
+    for key, _ in headers:  # a loop, not a generator: a response's head is checked on every request
+        if key == name:
+            return True
+    return False
 
 
 # --- limits and errors ---------------------------------------------------------------------------------------

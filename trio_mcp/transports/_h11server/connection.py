@@ -704,7 +704,7 @@ class Connection:
                 self._received += len(event.data)
                 if self._received > limits.max_body_bytes:
                     raise RequestBodyTooLarge(f"request body over the {limits.max_body_bytes}-byte limit")
-                self._chunks.append(bytes(event.data))
+                self._chunks.append(event.data)  # h11's own copy: joined into bytes once, at the end
             elif isinstance(event, h11.EndOfMessage):
                 body = b"".join(self._chunks)
                 self._chunks.clear()

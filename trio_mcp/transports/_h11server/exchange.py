@@ -252,7 +252,7 @@ class HttpResponse:
             raise ValueError(f"a {status} response cannot have a body")
         raw = self._head_fields(status, headers)
         if status not in _NO_BODY_STATUSES and not has_header(raw, b"content-length"):
-            raw.append((b"content-length", str(len(body)).encode("ascii")))
+            raw.append((b"content-length", b"%d" % len(body)))
         self._started = self._ending = True
         self.status = status
         await self._carrier.send_response(status, raw, body)  # one write for the whole answer
@@ -322,7 +322,7 @@ class HttpResponse:
         if held is not None:  # the whole response is known: sent with its length
             raw, first = held
             body = first + bytes(last)
-            raw.append((b"content-length", str(len(body)).encode("ascii")))
+            raw.append((b"content-length", b"%d" % len(body)))
             assert self.status is not None
             await self._carrier.send_response(self.status, raw, body, shielded=shielded)
         else:
