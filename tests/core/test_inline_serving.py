@@ -29,11 +29,12 @@ from transport_helpers import INITIALIZE, INITIALIZED, recording_pipes  # isort:
 
 SERVER_SOURCE = """
 import contextvars
+import logging
 import os
 
 import trio
 
-from trio_mcp import Context, Server
+from trio_mcp import Context, McpLogHandler, Server
 
 server = Server("inline", max_in_flight=int(os.environ.get("MAX_IN_FLIGHT", "256")))
 VALUE = contextvars.ContextVar("value", default="unset")
@@ -101,6 +102,28 @@ async def report(steps: int, ctx: Context) -> int:
         await ctx.report_progress(step, total=steps)
         await ctx.info(f"step {step}")
     return steps
+
+
+bridged = logging.getLogger("inline.bridge")
+bridged.setLevel(logging.DEBUG)
+bridged.propagate = False
+if not bridged.handlers:  # once per process: the in-memory runs load this module again
+    bridged.addHandler(McpLogHandler())
+
+
+@server.tool()
+async def bridge(waits: bool) -> str:
+    bridged.info("before")
+    if waits:
+        await trio.sleep(0)
+    bridged.info("after")
+    return "bridged"
+
+
+@server.tool()
+def bridge_in_thread() -> str:
+    bridged.warning("from a thread")
+    return "bridged"
 
 
 @server.tool()
@@ -230,6 +253,19 @@ async def test_progress_and_logs_arrive_before_the_result(client: Client) -> Non
     seen.append("result")
     assert result.structured_content == {"result": 3}
     assert seen == ["progress 1", "log step 1", "progress 2", "log step 2", "progress 3", "log step 3", "result"]
+
+
+async def test_stdlib_log_records_arrive_before_the_result(client: Client) -> None:
+    """Records a handler logs through the stdlib bridge (served inline, after a wait, in a worker thread) are
+    held for its request and sent before its answer."""
+    seen: list[str] = []
+    client.on_log = lambda params: seen.append(f"log {params.data}")
+    for tool, arguments in [("bridge", {"waits": False}), ("bridge", {"waits": True}), ("bridge_in_thread", {})]:
+        seen.clear()
+        assert text_of(await client.call_tool(tool, arguments)) == "bridged"
+        seen.append("result")
+        expected = ["log from a thread"] if tool == "bridge_in_thread" else ["log before", "log after"]
+        assert seen == [*expected, "result"]
 
 
 @pytest.mark.parametrize("max_in_flight", [4])
