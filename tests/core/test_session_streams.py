@@ -99,9 +99,9 @@ def test_streams_carry_their_requests_until_each_is_answered_or_ended() -> None:
     book = SessionStreams("", StreamMachine)
     one, two = book.open([1, 2]), book.open([3])
     assert (one.id, two.id, book.standalone.id) == ("1", "2", "0")
-    assert book.carrier(1) is book.carrier(2) is one and book.carrier(3) is two and book.carrier(None) is None
+    assert book.owner == {1: one, 2: one, 3: two}
     assert not book.release(answer(1), one)  # 2 is still to come
-    assert book.carrier(1) is None  # what is sent for 1 from now on goes to the GET stream
+    assert 1 not in book.owner  # what is sent for 1 from now on goes to the GET stream
     assert not book.release(answer(3), one)  # another stream's request: not released by this one
     assert book.end_request(2) is one  # cancelled: the stream carries nothing more
     book.complete(one)

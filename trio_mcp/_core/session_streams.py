@@ -195,20 +195,18 @@ class SessionStreams(Generic[S]):
             self.owner[request_id] = stream
         return stream
 
-    def carrier(self, related: RequestId | None) -> S | None:
-        """The stream of the request ``related`` to a message, while it is open."""
-        return self.owner.get(related) if related is not None else None
-
     def release(self, message: Any, owner: S) -> bool:
         """``message`` answers requests ``owner`` carries: they leave it before the answer is written (what is
         sent for them afterwards goes to the GET stream). True when ``owner`` then carries nothing more."""
+        owners = self.owner
         for item in message if type(message) is list else (message,):
             request_id = item.get("id") if type(item) is dict else None
-            if is_request_id(request_id) and self.owner.get(request_id) is owner:
-                del self.owner[request_id]
+            # A request id (is_request_id, inline: every answer passes here) the stream carries.
+            if (type(request_id) is str or type(request_id) is int) and owners.get(request_id) is owner:
+                del owners[request_id]
                 owner.pending.discard(request_id)
-        if not self.owner:  # an emptied dict keeps its table until cleared: an idle session holds none
-            self.owner.clear()
+        if not owners:  # an emptied dict keeps its table until cleared: an idle session holds none
+            owners.clear()
         return not owner.pending
 
     def end_request(self, request_id: RequestId) -> S | None:

@@ -194,19 +194,19 @@ class HttpSession:
             raise ConnectionClosed("HTTP session ended")
         if self.roams:
             self.book.sending(message)
-        stream = self.standalone
-        owner = None if self.sse_only else self.book.carrier(related_request_id)
-        if owner is not None and (final or not self._json_response):
-            stream = owner
-        if not final or owner is None:
-            await self._emit(stream, message)
-            return
-        # The answer releases its requests before it is written: whatever is sent for them afterwards (a log
-        # record queued during the call, say) goes to the GET stream, never after the end of this one.
-        last = self.book.release(message, owner)
-        await self._emit(owner, message, last=last)
-        if last:
-            self.book.complete(owner)
+        # The stream of the request the message relates to, while that is open (an HTTP+SSE session has none).
+        owner = None if self.sse_only or related_request_id is None else self.owner.get(related_request_id)
+        if owner is None:
+            await self._emit(self.standalone, message)
+        elif not final:  # a JSON-response POST's stream takes its answers alone
+            await self._emit(self.standalone if self._json_response else owner, message)
+        else:
+            # The answer releases its requests before it is written: whatever is sent for them afterwards (a log
+            # record queued during the call, say) goes to the GET stream, never after the end of this one.
+            last = self.book.release(message, owner)
+            await self._emit(owner, message, last=last)
+            if last:
+                self.book.complete(owner)
 
     async def aclose(self) -> None:
         self.end()
