@@ -122,13 +122,14 @@ class Inline:
 class InCaller:
     """In the task that handed the request over: an HTTP POST that carries one request, served before it answers.
 
-    Owner: that task, the HTTP request's. Cancel scope: with ``tasks`` (a session's ``TaskSet``) its own,
-    entered around the handler and held by the set, so that the peer's ``notifications/cancelled`` and the end
-    of the session cancel it; without (a stateless request, the only message of its connection), none, the task
-    being its scope (the client closing the response cancels it). It runs in a context copied for it, as in a
-    task of its own. ``on_wait`` is called the first time the handler waits, so that what the task would have
-    done meanwhile (keeping the POST's stream alive) is done by another. Ends: when the handler returns and the
-    answer is written; the task then goes on with the HTTP request.
+    Owner: that task, the HTTP request's. Cancel scope: with ``tasks`` (a session's ``TaskSet``) its own, entered
+    around the handler; the peer's ``notifications/cancelled`` cancels it, and so does the end of the session,
+    which cancels every request in flight (nothing holds the scope meanwhile: the session knows its requests);
+    without (a stateless request, the only message of its connection), none, the task being its scope (the client
+    closing the response cancels it). It runs in a context copied for it, as in a task of its own. ``on_wait`` is
+    called the first time the handler waits, so that what the task would have done meanwhile (keeping the POST's
+    stream alive) is done by another. Ends: when the handler returns and the answer is written; the task then goes
+    on with the HTTP request.
     """
 
     __slots__ = ("_on_wait", "tasks")
@@ -140,21 +141,10 @@ class InCaller:
     def run(self, serve: Serve, request: Request, reader: Reader | None) -> Awaitable[None]:
         scope = request.cancel_scope = trio.CancelScope()  # cancelled by the peer's cancel even where not entered
         # In a context copied for it, as a task of its own would have: the HTTP request's task serves the
-        # connection's next requests too, and none of them sees what this one's handler set.
-        context = contextvars.copy_context()
-        if self.tasks is None:  # no coroutine of this method around it
-            return run_noting_waits(serve(request, None, None), self._waited, context)
-        return self._run_held(self.tasks, serve(request, scope, None), scope, context)
-
-    async def _run_held(
-        self, tasks: TaskSet, serving: Awaitable[None], scope: trio.CancelScope, context: contextvars.Context
-    ) -> None:
-        """Run ``serving`` with ``tasks`` holding its scope, so that the end of the session cancels it."""
-        tasks.hold(scope)
-        try:
-            await run_noting_waits(serving, self._waited, context)
-        finally:
-            tasks.release(scope)
+        # connection's next requests too, and none of them sees what this one's handler set. No coroutine of
+        # this method around it.
+        serving = serve(request, None if self.tasks is None else scope, None)
+        return run_noting_waits(serving, self._waited, contextvars.copy_context())
 
     def _waited(self) -> bool:
         """The handler waited for the first time (``run_noting_waits``): tell ``on_wait``."""

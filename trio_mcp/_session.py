@@ -396,6 +396,10 @@ class Session:
             if waiter.outcome is None:
                 waiter.outcome = self._closed
             waiter.event.set()
+        # Every request being served ends with the session, wherever it runs: in a task of the nursery or set
+        # cancelled below, or in a task that handed it over (``InCaller``), which nothing else here reaches.
+        for request in self._in_flight.values():
+            request.cancel_scope.cancel()
         tasks = self._nursery
         if isinstance(tasks, TaskSet):
             tasks.cancel()
