@@ -367,8 +367,10 @@ def _meta_version(message: Any) -> Any:
 def _request_ids(message: Any) -> frozenset[RequestId]:
     """The ids of the requests in a legacy-era message (one, or a batch's)."""
     if type(message) is dict:  # most: no generator to run
-        request_id = message.get("id")
-        return _NO_IDS if "method" not in message or not is_request_id(request_id) else frozenset((request_id,))
+        request_id = message.get("id")  # a request id (is_request_id, inline: every POST passes here)
+        if "method" in message and (type(request_id) is str or type(request_id) is int):
+            return frozenset((request_id,))
+        return _NO_IDS
     return frozenset(
         item["id"] for item in message if type(item) is dict and "method" in item and is_request_id(item.get("id"))
     )

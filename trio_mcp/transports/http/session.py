@@ -290,10 +290,8 @@ class HttpSession:
         """On 2025-11-25 a resumable stream opens with an event id and empty data, plus a ``retry`` hint."""
         if not has(self.version, Feature.PRIMING_EVENTS) or self._store is None:
             return None
-        stream.last_id = await self._record(stream, _MARK)
-        if stream.last_id is None:
-            return None
-        return encode_event("", id=stream.last_id, retry=self._retry_ms)
+        event_id = await self._record(stream, _MARK)  # the stream's last_id from now on
+        return None if event_id is None else encode_event("", id=event_id, retry=self._retry_ms)
 
     async def _record(self, stream: SessionStream, data: str) -> str | None:
         """Keep an event (its ``event_data``) in the store; its id, or None when the store failed (a networked

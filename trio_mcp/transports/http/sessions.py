@@ -166,10 +166,13 @@ class SessionEndpoint:
             session.tasks.start_soon(self._watch, session, stream, writer, response, watched)
 
         await session.deliver(message, InCaller(session.tasks, on_wait=watch_meanwhile))
-        if watched is None:
-            await self._stream_until_done(session, stream, writer, response, head_held=True)
-        else:
+        if watched is not None:
             await watched.wait()
+        elif stream.over:  # over without a wait (most: answered, the response ended with it): nothing to hold open
+            stream.left(writer)
+            await writer.end()
+        else:
+            await self._stream_until_done(session, stream, writer, response, head_held=True)
 
     async def _watch(
         self, session: HttpSession, stream: SessionStream, writer: SseWriter, response: HttpResponse, done: trio.Event
