@@ -77,7 +77,8 @@ class SessionEndpoint:
                 return
             session = opened
         else:
-            found = await self._lookup(route.session_id, response, message)
+            # Most: a session held here, the caller's; one to take over from the directory, or none, is looked up.
+            found = self.find(route.session_id) or await self._lookup(route.session_id, response, message)
             if found is None:
                 return
             session = found
