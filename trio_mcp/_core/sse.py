@@ -82,16 +82,14 @@ def encode_event(data: str, *, event: str | None = None, id: str | None = None, 
     LF in ``event`` or ``id``, NUL in ``id`` (receivers ignore such ids), a negative ``retry``, or lone
     surrogates anywhere.
     """
-    if (
-        id
-        and not event
-        and (retry is None or (type(retry) is int and retry >= 0))  # any other retry: checked below
-        and not _BREAK_OR_NUL.search(id)
-        and not _BREAK.search(data)
-    ):
-        # An event of a stream (its message's one-line JSON and store id), or the mark a stream starts with.
-        hint = "" if retry is None else f"retry: {retry}\n"
-        return f"id: {id}\n{hint}data:{' ' if data else ''}{data}\n\n".encode()
+    if id and not event and not _BREAK_OR_NUL.search(id):
+        # An event of a stream (its message's one-line JSON and store id), or the mark a stream starts with (no data,
+        # a retry hint): the two a resumable stream writes most, each checked for what it holds.
+        if retry is None:
+            if data and not _BREAK.search(data):
+                return f"id: {id}\ndata: {data}\n\n".encode()
+        elif not data and type(retry) is int and retry >= 0:  # any other retry: checked below
+            return f"id: {id}\nretry: {retry}\ndata:\n\n".encode()
     parts: list[str] = []
     if id is not None:
         if "\0" in _single_line("id", id):
