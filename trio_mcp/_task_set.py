@@ -62,8 +62,8 @@ class TaskSet:
             self.release(scope)
 
     def hold(self, scope: trio.CancelScope) -> None:
-        """Cancel ``scope`` with this set, until ``release``: the scope of work that runs in a task the set does not
-        own (a request served in the HTTP request's task that carried it)."""
+        """Cancel ``scope`` with this set, until ``release``: each task's (``start_soon``), or that of work running
+        in a task the set does not own."""
         if self.cancelled:
             scope.cancel()
         self._scopes.add(scope)
