@@ -55,9 +55,8 @@ class ScopeTable:
 
     def __init__(self) -> None:
         self._needs: dict[tuple[str, str], frozenset[str]] = {}
-
-    def __bool__(self) -> bool:
-        return bool(self._needs)
+        #: Whether any item needs a scope: a plain attribute, read for every request (kept by ``require``).
+        self.in_use = False
 
     @staticmethod
     def checked(scopes: Iterable[str]) -> frozenset[str]:
@@ -75,6 +74,7 @@ class ScopeTable:
             self._needs[(kind, key)] = wanted
         else:
             self._needs.pop((kind, key), None)
+        self.in_use = bool(self._needs)
 
     def needed(
         self, method: str, params: Mapping[str, Any], resource_key: Callable[[str], str | None] = lambda uri: uri

@@ -379,7 +379,7 @@ class ServerConnection:
         """What to await for ``request``'s result (its handler's coroutine: no coroutine of this method around it);
         a request refused before its handler runs raises here."""
         params = request.params
-        if self.server.scopes and type(params) is dict and not scopes_admitted(params):  # scopes= of an item
+        if self.server.scopes.in_use and type(params) is dict and not scopes_admitted(params):  # scopes= of an item
             self.server.scopes.check(self.server.required_scopes(request.method, params), self.principal)
         if self.modern_only or (params and "_meta" in params and is_modern(params)):
             return self._handle_modern(request)
