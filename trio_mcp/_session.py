@@ -102,8 +102,9 @@ def progress_params(token: RequestId, progress: float, total: float | None, mess
     return params
 
 
-class InboundRequest:
-    """A request from the peer while it is being served.
+class InboundRequest(Request):
+    """A request from the peer while it is being served: ``classify`` makes it as it reads the request, the
+    session gives it ``session`` and ``cancel_scope`` as it takes it in flight.
 
     ``cancel_scope`` is entered around the handler; a ``notifications/cancelled`` for this id cancels it (in
     "signal" mode it only sets ``cancel_requested``). Messages sent through ``notify()``/``request()`` are
@@ -117,19 +118,8 @@ class InboundRequest:
     _last_progress: float | None = None
     _batch: _Batch | None = None
 
-    def __init__(
-        self,
-        session: Session,
-        id: RequestId,
-        method: str,
-        params: dict[str, Any] | None,
-        cancel_scope: trio.CancelScope | None = None,
-    ) -> None:
-        self.id = id
-        self.method = method
-        self.params = params
-        self.session = session
-        self.cancel_scope = trio.CancelScope() if cancel_scope is None else cancel_scope
+    session: Session
+    cancel_scope: trio.CancelScope
 
     @property
     def cancel_requested(self) -> trio.Event:
@@ -544,12 +534,14 @@ class Session:
         """What to await to handle one message read (no coroutine of this method around it)."""
         kind = type(message)
         if kind is dict:  # most messages
-            event = classify(message)
+            event = classify(message, InboundRequest)
         elif kind is list:
             return self._receive_batch(message)
-        else:  # one the transport classified already (a stateless POST's ``Request``) is dispatched as it is
-            event = message if kind is Request or kind is InvalidMessage else classify(message)
-        if type(event) is Request:  # most messages: one coroutine fewer than through _dispatch
+        elif kind is Request:  # one the transport classified already (a stateless POST's)
+            event = InboundRequest(message.id, message.method, message.params)
+        else:
+            event = message if kind is InvalidMessage else classify(message, InboundRequest)
+        if type(event) is InboundRequest:  # most messages: one coroutine fewer than through _dispatch
             return self._receive_request(event, None, reader, runner)
         return self._dispatch(event, None, reader, runner)
 
@@ -557,7 +549,7 @@ class Session:
         self, event: Any, batch: _Batch | None, reader: Reader | None = None, runner: RequestRunner | None = None
     ) -> None:
         kind = type(event)
-        if kind is Request:
+        if kind is InboundRequest:
             await self._receive_request(event, batch, reader, runner)
         elif kind is Notification:
             await self._receive_notification(event)
@@ -581,8 +573,8 @@ class Session:
         batch = _Batch()
         batch.remaining = 1  # held open until every member is dispatched
         for item in messages:
-            event = classify(item)
-            if type(event) is Request and event.method in self._handler.inline_methods:
+            event = classify(item, InboundRequest)
+            if type(event) is InboundRequest and event.method in self._handler.inline_methods:
                 event = InvalidMessage(
                     INVALID_REQUEST, f"Invalid Request: {event.method} must not be batched", event.id
                 )
@@ -590,11 +582,11 @@ class Session:
         await self._batch_member_done(batch, None)
 
     def _receive_request(
-        self, event: Request, batch: _Batch | None, reader: Reader | None, runner: RequestRunner | None
+        self, request: InboundRequest, batch: _Batch | None, reader: Reader | None, runner: RequestRunner | None
     ) -> Awaitable[None]:
-        """Take ``event`` in flight: what to await to serve it, or to refuse it (no coroutine of this method around
-        either)."""
-        request_id = event.id
+        """Take ``request`` in flight: what to await to serve it, or to refuse it (no coroutine of this method
+        around either)."""
+        request_id = request.id
         in_flight = self._in_flight
         if request_id in in_flight:
             logger.warning("peer reused request id %r while it is still in flight", request_id)
@@ -620,8 +612,9 @@ class Session:
             )
         if runner is None or batch is not None:
             runner = self._runner
-        here = event.method in self._handler.inline_methods  # in the reading task, before anything read after it
-        request = InboundRequest(self, request_id, event.method, event.params, None if here else _RUNNER_GIVES_SCOPE)
+        here = request.method in self._handler.inline_methods  # in the reading task, before anything read after it
+        request.session = self
+        request.cancel_scope = trio.CancelScope() if here else _RUNNER_GIVES_SCOPE
         if batch is not None:
             request._batch = batch
             batch.remaining += 1

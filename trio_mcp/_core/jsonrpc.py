@@ -191,8 +191,9 @@ _ID_TYPES: Final = frozenset({str, int})
 _NO_ID: Final = object()
 
 
-def classify(message: Any) -> Event:
-    """Classify one decoded JSON value (not a batch) as a JSON-RPC event."""
+def classify(message: Any, request: type[Request] = Request) -> Event:
+    """Classify one decoded JSON value (not a batch) as a JSON-RPC event; a request is made as ``request`` (a
+    subclass taking ``Request``'s arguments: the object the reader keeps for it, not a second one)."""
     if type(message) is not dict:
         return InvalidMessage(INVALID_REQUEST, f"Invalid Request: expected a JSON object, got {_json_type(message)}")
     if message.get("jsonrpc") != "2.0":
@@ -212,7 +213,7 @@ def classify(message: Any) -> Event:
             return InvalidMessage(INVALID_REQUEST, 'Invalid Request: "params" must be an object', _id_or_none(message))
         id = message.get("id", _NO_ID)
         if type(id) in _ID_TYPES:  # is_request_id, inline: every request passes here
-            return Request(id, method, params)
+            return request(id, method, params)
         if id is _NO_ID:
             return Notification(method, params)
         return InvalidMessage(

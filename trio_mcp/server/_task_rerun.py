@@ -44,7 +44,9 @@ def rerun_task(server: ServerCore, record: TaskRecord) -> Callable[[], tuple[Any
         connection = ServerConnection(server, _SessionNotifier(server, record.session), modern_only=modern)
         if not modern:
             connection.past_handshake(V2025_11_25)
-        request = InboundRequest(connection.session, f"rerun-{record.task_id}", "tools/call", call)
+        request = InboundRequest(f"rerun-{record.task_id}", "tools/call", call)
+        request.session = connection.session
+        request.cancel_scope = trio.CancelScope()
         envelope = modern_meta(call) if modern else None
         arguments = call.get("arguments")
 
