@@ -108,6 +108,10 @@ class _AsgiResponse:
         self.started = False
         self.finished = False
 
+    @property
+    def gone(self) -> bool:
+        return self.disconnected.is_set()
+
     def cancel_on_disconnect(self, scope: trio.CancelScope, *, or_shutdown: bool = False) -> None:
         if self.disconnected.is_set() or (or_shutdown and self._app.stopping.is_set()):
             scope.cancel()

@@ -96,7 +96,7 @@ class SseWriter:
 
     @property
     def open(self) -> bool:
-        return not (self.ended or self.response.finished or self.response.disconnected.is_set())
+        return not (self.ended or self.response.finished or self.response.gone)
 
     def encode(self, message: Any, event_id: str | None) -> bytes:
         """``message`` as one event of this stream (for a caller that writes it with the response's head)."""
@@ -195,7 +195,7 @@ async def read_body(request: HttpRequest, response: HttpResponse) -> bytes | Non
 
 async def finish_quietly(response: HttpResponse) -> None:
     """End a started response if the client is still there (shielded: it is one short write)."""
-    if response.disconnected.is_set() or response.finished:
+    if response.gone or response.finished:
         return
     with trio.CancelScope(shield=True):
         try:

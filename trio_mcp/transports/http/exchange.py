@@ -53,6 +53,11 @@ class Response(Protocol):
         ...
 
     @property
+    def gone(self) -> bool:
+        """Whether ``disconnected`` is set, asked without making the event (most responses never need it)."""
+        ...
+
+    @property
     def started(self) -> bool: ...
 
     @property
@@ -99,6 +104,10 @@ class ResponseWithHeaders:
     @property
     def disconnected(self) -> trio.Event:
         return self._inner.disconnected
+
+    @property
+    def gone(self) -> bool:
+        return self._inner.gone
 
     @property
     def started(self) -> bool:

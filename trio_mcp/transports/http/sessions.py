@@ -129,7 +129,7 @@ class SessionEndpoint:
                     session.end()
                 await refuse(response, unavailable(_single_id(message)))
                 return
-            if response.disconnected.is_set() or session.closed:
+            if response.gone or session.closed:
                 return
             if self.options.json_response:
                 headers = (("mcp-session-id", session.id),)
