@@ -127,6 +127,11 @@ class EncodedHeaders(tuple[tuple[bytes, bytes], ...]):
     def __new__(cls, headers: HeadersLike) -> EncodedHeaders:
         return super().__new__(cls, encode_headers(headers))
 
+    def plus(self, headers: HeadersLike) -> EncodedHeaders:
+        """These fields then ``headers``, these shared rather than encoded again (a session's head over the
+        common SSE one: one field of its own, not a copy of them all)."""
+        return super().__new__(EncodedHeaders, [*self, *encode_headers(headers)])
+
 
 def encode_headers(headers: HeadersLike) -> list[tuple[bytes, bytes]]:
     """Headers a caller hands us as wire pairs: names lower case, in order, repeats kept."""

@@ -29,7 +29,6 @@ from ..._wire.features import Feature, has
 from ..._wire.versions import DEFAULT_NEGOTIATED_VERSION
 from ...errors import INTERNAL_ERROR, ConnectionClosed
 from .._base import notified_change
-from .._http_types import EncodedHeaders
 from .._quick_lock import QuickLock
 from ._common import (
     SSE_HEADERS,
@@ -143,8 +142,8 @@ class HttpSession:
         restored: SessionState | None = None,
     ) -> None:
         self.id = session_id
-        #: The head of each of its SSE responses, encoded once.
-        self.sse_head = EncodedHeaders((*SSE_HEADERS, ("mcp-session-id", session_id)))
+        #: The head of each of its SSE responses, encoded once (sharing the common SSE fields).
+        self.sse_head = SSE_HEADERS.plus((("mcp-session-id", session_id),))
         self.principal = principal
         #: Who the session belongs to (``caller_key``): the same for every token of that caller, in every process.
         self.caller = caller_key(principal)
@@ -167,7 +166,9 @@ class HttpSession:
         self._retry_ms = options.retry_ms
         self._on_end = on_end
         self.version = restored.protocol_version if restored is not None else DEFAULT_NEGOTIATED_VERSION
-        self.last_activity = trio.current_time()
+        #: The run's clock, read straight by ``touch`` on every request (``trio.current_time`` reads it too).
+        self._clock = trio.lowlevel.current_clock()
+        self.last_activity = self._clock.current_time()
         #: What the connection runs (its requests, notifications, tasks), in the endpoint's nursery: an idle
         #: session holds no task. Cancelled when the session ends.
         self.tasks = TaskSet(nursery, on_failure=self._failed)
@@ -503,7 +504,7 @@ class HttpSession:
         await self._ended.wait()
 
     def touch(self) -> None:
-        self.last_activity = trio.current_time()
+        self.last_activity = self._clock.current_time()
 
     def busy(self) -> bool:
         return any(stream.writer is not None for stream in self.streams.values())
