@@ -102,6 +102,10 @@ def progress_params(token: RequestId, progress: float, total: float | None, mess
     return params
 
 
+#: The scope a request has until its runner gives it one, at once (``RequestRunner.run``); never entered.
+_RUNNER_GIVES_SCOPE: Final = trio.CancelScope()
+
+
 class InboundRequest(Request):
     """A request from the peer while it is being served: ``classify`` makes it as it reads the request, the
     session gives it ``session`` and ``cancel_scope`` as it takes it in flight.
@@ -117,9 +121,9 @@ class InboundRequest(Request):
     cancel_reason: str | None = None
     _last_progress: float | None = None
     _batch: _Batch | None = None
+    cancel_scope: trio.CancelScope = _RUNNER_GIVES_SCOPE  # until served here, or its runner gives it one
 
     session: Session
-    cancel_scope: trio.CancelScope
 
     @property
     def cancel_requested(self) -> trio.Event:
@@ -227,8 +231,6 @@ class SessionStatistics:
     closed: bool
 
 
-#: The scope a request has until its runner gives it one, at once (``RequestRunner.run``); never entered.
-_RUNNER_GIVES_SCOPE: Final = trio.CancelScope()
 #: The runner of a session not started yet (nothing reaches it: ``take`` refuses until one is).
 _NOT_STARTED: Final = InCaller()
 
@@ -614,13 +616,13 @@ class Session:
             runner = self._runner
         here = request.method in self._handler.inline_methods  # in the reading task, before anything read after it
         request.session = self
-        request.cancel_scope = trio.CancelScope() if here else _RUNNER_GIVES_SCOPE
         if batch is not None:
             request._batch = batch
             batch.remaining += 1
         in_flight[request_id] = request
         if here:
-            return self._serve(request, request.cancel_scope, None)
+            scope = request.cancel_scope = trio.CancelScope()
+            return self._serve(request, scope, None)
         return runner.run(self._serve, request, reader)
 
     async def _serve(self, request: InboundRequest, scope: trio.CancelScope | None, reader: Reader | None) -> None:
