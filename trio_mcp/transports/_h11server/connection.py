@@ -116,35 +116,28 @@ _STATUS_LINES = {status: b"HTTP/1.1 %d %s\r\n" % (status, reason) for status, re
 
 
 @functools.lru_cache(maxsize=512)
-def _field_line(name: bytes, value: bytes) -> bytes | None:
-    """The line of a field in a head written without h11, or None if h11 would refuse the field; remembered, as
-    the same few fields go with every response."""
-    if _FIELD_NAME.fullmatch(name) and _FIELD_VALUE.fullmatch(value):
-        return b"%s: %s\r\n" % (name, value)
-    return None
+def _field_lines(fields: tuple[tuple[bytes, bytes], ...]) -> bytes | None:
+    """The lines of a head's fields in a head written without h11, or None if h11 would refuse one or one is
+    among ``_FRAMING_FIELDS``; remembered, as the same few heads (a session's, say) go with every response."""
+    lines = []
+    for name, value in fields:
+        if name in _FRAMING_FIELDS or not (_FIELD_NAME.fullmatch(name) and _FIELD_VALUE.fullmatch(value)):
+            return None
+        lines.append(b"%s: %s\r\n" % (name, value))
+    return b"".join(lines)
 
 
 def _whole_head(status: int, fields: Sequence[tuple[bytes, bytes]], body: bytes) -> bytes | None:
-    """The head of a complete response with a ``Content-Length`` framing ``body``, as h11 writes it; None if a
-    field is invalid or one of ``_FRAMING_FIELDS`` (other than the right ``Content-Length``): h11 then decides."""
-    length = b"%d" % len(body)
-    lines = [_STATUS_LINES.get(status) or b"HTTP/1.1 %d \r\n" % status]
-    framed = 0
-    for name, value in fields:
-        if name in _FRAMING_FIELDS:
-            if name != b"content-length" or value != length:
-                return None
-            framed += 1
-            lines.append(b"content-length: %s\r\n" % value)
-            continue
-        line = _field_line(name, value)
-        if line is None:
-            return None
-        lines.append(line)
-    if framed != 1:
+    """The head of a complete response whose last field is the ``Content-Length`` framing ``body`` (as ``send``
+    and ``finish`` add it), as h11 writes it; None otherwise, or if another field is invalid or one of
+    ``_FRAMING_FIELDS``: h11 then decides."""
+    if not fields or fields[-1] != (b"content-length", b"%d" % len(body)):
         return None
-    lines.append(b"\r\n")
-    return b"".join(lines)
+    lines = _field_lines(tuple(fields[:-1]))
+    if lines is None:
+        return None
+    status_line = _STATUS_LINES.get(status) or b"HTTP/1.1 %d \r\n" % status
+    return b"%s%scontent-length: %d\r\n\r\n" % (status_line, lines, len(body))
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
