@@ -235,9 +235,7 @@ class SessionEndpoint:
             return
         if session.roams:  # ended for every process: its record and its events go first
             try:
-                await session.directory.forget(session.id)
-                if self.options.event_store is not None:
-                    await self.options.event_store.forget(session.id)
+                await self._forget_everywhere(session)
             except Exception as exc:  # kept in the directory, the session goes on: the client may try again
                 logger.warning("session %s not ended: %s", session.id[:8], type(exc).__name__)
                 await refuse(response, unavailable())
@@ -245,6 +243,12 @@ class SessionEndpoint:
             await session.directory.publish(session.id, {"kind": "end"})
         session.end()
         await response.send(200)
+
+    async def _forget_everywhere(self, session: HttpSession) -> None:
+        """Drop what the directory and the event store keep of a roaming session that ended."""
+        await session.directory.forget(session.id)
+        if self.options.event_store is not None:
+            await self.options.event_store.forget(session.id)
 
     async def _session_for(self, route: Route, response: HttpResponse) -> HttpSession | None:
         if route.session_id is None:
@@ -484,6 +488,12 @@ class SessionEndpoint:
             session.apply_state(state)
         elif kind == "end":
             session.end()
+            # What this process recorded of the session after it ended elsewhere (a request served here before the
+            # end was heard) goes too: nothing of it outlives its DELETE.
+            try:
+                await self._forget_everywhere(session)
+            except Exception as exc:  # the directory's own failure: what is left expires with the session's TTL
+                logger.warning("session %s: its records here not dropped: %s", session_id[:8], type(exc).__name__)
 
 
 def _single_id(message: Any) -> RequestId | None:
