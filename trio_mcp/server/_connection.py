@@ -73,7 +73,7 @@ __all__ = ["ServerConnection"]
 class _Listener:
     """One open ``subscriptions/listen`` request and the filter the server honours for it."""
 
-    __slots__ = ("request_id", "filter", "resources", "task_ids", "meta")
+    __slots__ = ("request_id", "filter", "resources", "task_ids", "meta", "held")
 
     def __init__(self, request_id: RequestId, honoured: SubscriptionFilter) -> None:
         self.request_id = request_id
@@ -81,6 +81,8 @@ class _Listener:
         self.resources = frozenset(honoured.resource_subscriptions or ())
         self.task_ids = frozenset(honoured.task_ids or ())
         self.meta = {META_SUBSCRIPTION_ID: request_id}
+        #: What changed while the acknowledgement was being written, told right after it (None: acknowledged).
+        self.held: list[tuple[str, dict[str, Any]]] | None = []
 
     def wants_list(self, kind: str) -> bool:
         honoured = self.filter
@@ -554,11 +556,16 @@ class ServerConnection:
             task_ids=server.tasks.listen_filter(self, modern, wanted.task_ids),
         )
         listener = _Listener(request.id, honoured)
-        await request.notify(
-            "notifications/subscriptions/acknowledged", {"notifications": to_wire(honoured), "_meta": listener.meta}
-        )
+        # Listening from before the acknowledgement is written: a change made while it is (the client may act on it
+        # as soon as it arrives) is told right after it, never lost and never first.
         self.listeners[request.id] = listener
         try:
+            await request.notify(
+                "notifications/subscriptions/acknowledged", {"notifications": to_wire(honoured), "_meta": listener.meta}
+            )
+            held, listener.held = listener.held or [], None
+            for method, params in held:
+                self._tell(listener, method, params)
             await trio.sleep_forever()
         finally:
             del self.listeners[request.id]
@@ -567,8 +574,7 @@ class ServerConnection:
         """Queue ``notifications/tasks`` for the listen streams that follow ``task_id`` (tasks extension)."""
         for listener in self.listeners.values():
             if task_id in listener.task_ids:
-                notice = {**params, "_meta": listener.meta}
-                self._enqueue("notifications/tasks", notice, listener.request_id, needs_initialized=False)
+                self._tell(listener, "notifications/tasks", {**params, "_meta": listener.meta})
 
     async def _set_level(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
         params = params_from_wire(request.params, SetLevelRequestParams)
@@ -817,7 +823,7 @@ class ServerConnection:
                 self._enqueue(method, None, None, needs_initialized=True)
         for listener in self.listeners.values():
             if listener.wants_list(kind):
-                self._enqueue(method, {"_meta": listener.meta}, listener.request_id, needs_initialized=False)
+                self._tell(listener, method, {"_meta": listener.meta})
 
     def resource_updated(self, uri: str) -> None:
         """Queue ``notifications/resources/updated`` for a subscribed session and matching listen streams."""
@@ -825,8 +831,14 @@ class ServerConnection:
             self._enqueue("notifications/resources/updated", {"uri": uri}, None, needs_initialized=True)
         for listener in self.listeners.values():
             if uri in listener.resources:
-                params = {"uri": uri, "_meta": listener.meta}
-                self._enqueue("notifications/resources/updated", params, listener.request_id, needs_initialized=False)
+                self._tell(listener, "notifications/resources/updated", {"uri": uri, "_meta": listener.meta})
+
+    def _tell(self, listener: _Listener, method: str, params: dict[str, Any]) -> None:
+        """Queue a notification for a listen stream, or hold it until its acknowledgement is written."""
+        if listener.held is not None:
+            listener.held.append((method, params))
+        else:
+            self._enqueue(method, params, listener.request_id, needs_initialized=False)
 
     def _enqueue(
         self, method: str, params: dict[str, Any] | None, related: RequestId | None, *, needs_initialized: bool
