@@ -64,3 +64,13 @@ async def wait_until(condition: Callable[[], T | Awaitable[T]], *, within: float
             if held:
                 return cast(T, held)
             await trio.sleep(interval)
+
+
+def task_count() -> int:
+    """How many tasks this trio run has: a test compares it before and after to see that nothing was left
+    running."""
+
+    def count(task: trio.lowlevel.Task) -> int:
+        return 1 + sum(count(child) for nursery in task.child_nurseries for child in nursery.child_tasks)
+
+    return count(trio.lowlevel.current_root_task())

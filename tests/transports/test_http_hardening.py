@@ -25,7 +25,7 @@ from trio_mcp.transports._client.h11client import HttpClient
 from trio_mcp.transports.http import Drain, HttpTransportOptions
 
 from transport_helpers import initialize_request  # isort: skip
-from waiting import Arrivals, wait_until  # isort: skip
+from waiting import Arrivals, task_count, wait_until  # isort: skip
 
 MODERN = "2026-07-28"
 ACCEPT = "application/json, text/event-stream"
@@ -305,21 +305,14 @@ async def test_a_dropped_stateless_stream_ends_everything_its_request_started(nu
     headers = [(name, "stream_then_wait" if name == "mcp-name" else value) for name, value in headers]
     with trio.fail_after(10):
         await trio.testing.wait_all_tasks_blocked()
-        tasks_before = _task_count()
+        tasks_before = task_count()
         for _ in range(5):
             async with HttpClient() as http:
                 response = await http.request("POST", f"http://127.0.0.1:{port}/mcp", headers=headers, body=body)
                 assert response.headers["content-type"] == "text/event-stream"
                 await response.receive_some()  # the progress event: the handler is running
                 await response.aclose()
-        await wait_until(lambda: _task_count() <= tasks_before)
-
-
-def _task_count() -> int:
-    def count(task: trio.lowlevel.Task) -> int:
-        return 1 + sum(count(child) for nursery in task.child_nurseries for child in nursery.child_tasks)
-
-    return count(trio.lowlevel.current_root_task())
+        await wait_until(lambda: task_count() <= tasks_before)
 
 
 async def test_a_stateless_log_record_arrives_before_the_answer(chatty_port: int) -> None:

@@ -66,6 +66,8 @@ class SessionEndpoint:
         self._local = LocalSessionDirectory()
         #: Sessions being taken over from the directory, so that concurrent requests take one over once.
         self._adopting: dict[str, trio.Event] = {}
+        #: Of those, the ones another process ended meanwhile: their record, loaded before, is taken over no more.
+        self._ended_while_adopting: set[str] = set()
 
     # -- POST, GET, DELETE ---------------------------------------------------------------------------------
 
@@ -282,6 +284,8 @@ class SessionEndpoint:
             record = await self._directory.load(session_id)
             if record is None or record.caller != caller_key(request_principal.get()):
                 return None
+            if session_id in self._ended_while_adopting:  # its end was heard while its record was on the way
+                return None
             if len(self.sessions) >= self.options.max_sessions:
                 self.reap_idle()
             if len(self.sessions) >= self.options.max_sessions:
@@ -290,6 +294,7 @@ class SessionEndpoint:
             return await self._start(session_id, sse_only=False, restored=record.state)
         finally:
             del self._adopting[session_id]
+            self._ended_while_adopting.discard(session_id)
             done.set()
 
     async def _stream_not_open(self, session: HttpSession, stream_id: str, last_event_id: str) -> SessionStream | None:
@@ -467,9 +472,11 @@ class SessionEndpoint:
     async def _routed(self, session_id: str, routed: Mapping[str, Any]) -> None:
         """What another process published for a session: a client message, an event, or the session's end."""
         session = self.sessions.get(session_id)
-        if session is None:
-            return
         kind = routed.get("kind")
+        if session is None:
+            if kind == "end" and session_id in self._adopting:  # not taken over yet: it must not be, now
+                self._ended_while_adopting.add(session_id)
+            return
         if kind == "inbound":
             here, _ = session.book.split(routed.get("message"))
             if here is not None:
