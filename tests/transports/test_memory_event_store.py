@@ -20,6 +20,14 @@ async def test_replay_gives_the_data_after_an_id_in_order_and_only_of_that_strea
     assert await store.replay("s", "1_x") is None
 
 
+async def test_append_now_is_append_without_a_coroutine() -> None:
+    store = MemoryEventStore()
+    first = store.append_now("s", "1", "")
+    a = await store.append("s", "1", '{"a":1}')
+    b = store.append_now("s", "1", '{"b":2}')
+    assert await store.replay("s", first) == ("1", [(a, '{"a":1}'), (b, '{"b":2}')])
+
+
 async def test_the_stream_quiet_the_longest_is_forgotten_first() -> None:
     store = MemoryEventStore(max_streams_per_session=2)
     long_running = await store.append("s", "long", "")

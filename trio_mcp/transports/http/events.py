@@ -1,10 +1,11 @@
 """Where the SSE events of a session are kept so that a client whose stream broke can resume it.
 
 ``EventStore`` is the interface (a Redis-backed store implements the same three calls); ``MemoryEventStore``
-is the default, bounded, in this process. Event ids come from the store: unique in the session, ordered within
-a stream, and enough on their own to find the stream again (``replay`` takes nothing else). An event is kept as
-the text the SSE stream carries in its ``data`` (the message's JSON, or nothing for the mark a stream opens with):
-made once for the wire, kept as it is, replayed as it was sent.
+is the default, bounded, in this process (its ``append_now`` is ``append`` called without a coroutine). Event ids
+come from the store: unique in the session, ordered within a stream, and enough on their own to find the stream
+again (``replay`` takes nothing else). An event is kept as the text the SSE stream carries in its ``data`` (the
+message's JSON, or nothing for the mark a stream opens with): made once for the wire, kept as it is, replayed as
+it was sent.
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ class MemoryEventStore:
         self._sessions: dict[str, _SessionEvents] = {}
 
     async def append(self, session_id: str, stream_id: str, data: str) -> str:
+        return self.append_now(session_id, stream_id, data)
+
+    def append_now(self, session_id: str, stream_id: str, data: str) -> str:
+        """``append`` without a coroutine (nothing here waits): what the HTTP session calls for every event."""
         kept = self._sessions.get(session_id)
         if kept is None:
             kept = self._sessions[session_id] = _SessionEvents()

@@ -35,6 +35,7 @@ from ._common import (
     SseWriter,
     event_data,
 )
+from .events import EventStore, MemoryEventStore
 from .options import HttpTransportOptions
 from .roaming import SessionDirectory
 
@@ -72,6 +73,13 @@ def unavailable(request_id: RequestId | None = None) -> Rejection:
         request_id,
         headers=(("retry-after", _RETRY_AFTER),),
     )
+
+
+def _append_now(store: EventStore | None) -> Callable[[str, str, str], str] | None:
+    """The built-in store's ``append_now`` (no coroutine per event), unless a subclass changed ``append``."""
+    if isinstance(store, MemoryEventStore) and type(store).append is MemoryEventStore.append:
+        return store.append_now
+    return None
 
 
 def stored_message(data: str) -> Any:
@@ -149,6 +157,8 @@ class HttpSession:
         self.caller = caller_key(principal)
         self.sse_only = sse_only
         self._store = None if sse_only else options.event_store
+        #: How events are recorded without an await, when the store allows it (``_record`` otherwise).
+        self._append_now = _append_now(self._store)
         self.directory = directory
         #: Whether other processes may serve this session too (a shared directory); its ids then name this one.
         self.roams = bool(directory.origin)
@@ -291,12 +301,17 @@ class HttpSession:
         """On 2025-11-25 a resumable stream opens with an event id and empty data, plus a ``retry`` hint."""
         if not has(self.version, Feature.PRIMING_EVENTS) or self._store is None:
             return None
-        event_id = await self._record(stream, _MARK)  # the stream's last_id from now on
+        if self._append_now is not None:
+            event_id: str | None = self._append_now(self.id, stream.id, _MARK)
+            stream.last_id = event_id  # the stream's last_id from now on
+        else:
+            event_id = await self._record(stream, _MARK)
         return None if event_id is None else encode_event("", id=event_id, retry=self._retry_ms)
 
     async def _record(self, stream: SessionStream, data: str) -> str | None:
         """Keep an event (its ``event_data``) in the store; its id, or None when the store failed (a networked
-        store in an outage): the event is still sent, only it cannot be resumed from."""
+        store in an outage): the event is still sent, only it cannot be resumed from. (An event the built-in store
+        keeps goes through ``_append_now`` instead: it cannot fail that way, and needs no coroutine.)"""
         assert self._store is not None
         try:
             event_id = await self._store.append(self.id, stream.id, data)
@@ -321,7 +336,11 @@ class HttpSession:
             # Events get ids only where they can be resumed from: with an event store.
             # Made into text once: the store keeps the text (nothing for the collector to walk), the writer sends it.
             data = event_data(message)
-            event_id = await self._record(stream, data) if self._store is not None else None
+            event_id: str | None
+            if self._append_now is not None:
+                event_id = stream.last_id = self._append_now(self.id, stream.id, data)
+            else:
+                event_id = await self._record(stream, data) if self._store is not None else None
             writer = stream.writer
             if writer is not None and await self._tell(stream, writer, data, event_id, last=last):
                 return
