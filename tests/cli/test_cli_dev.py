@@ -9,20 +9,24 @@ need it are skipped, saying so (a failure under ``TRIO_MCP_STRICT_SKIPS=1``, as 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import trio
-from cli_helpers import Running, run_cli, start
+from cli_helpers import CLI, Running, cli_env, run_cli, start
 from paths import ROOT, TESTS
+from waiting import wait_until
 
 INSTALLED = TESTS / "inspector" / "installed"
 PACKAGE = INSTALLED / "node_modules" / "@modelcontextprotocol" / "inspector"
@@ -121,6 +125,19 @@ def _children(pid: int) -> set[int]:
         parents = step - found
         found |= step
     return found
+
+
+def _running(pids: set[int]) -> set[int]:
+    """Those of ``pids`` still running: an orphan that exited may stay a zombie until whoever adopted it reaps it."""
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.add(pid)
+    return alive
 
 
 def _refused(url: str) -> bool:
@@ -323,3 +340,113 @@ async def test_two_first_runs_at_once_leave_one_complete_install(
             nursery.start_soon(install)
     assert launchers == [folder / "node_modules" / "@modelcontextprotocol" / "inspector" / "cli.js"] * 2
     assert sorted(path.name for path in folder.parent.iterdir()) == ["inspector"]
+
+
+@contextlib.contextmanager
+def _ended_after(pids: set[int]) -> Iterator[None]:
+    """Whatever of ``pids`` the block leaves running is killed after it, so that a failure leaves no orphan."""
+    try:
+        yield
+    finally:
+        for pid in _running(pids):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+SERVING = r"serving devtest 0\.0\.0 on (\S+)"
+INSPECTING = r"MCP Inspector: (\S+)"
+KILLED = [
+    pytest.param(["dev", "app.py", "--no-open"], [SERVING, INSPECTING], marks=needs_inspector, id="dev"),
+    pytest.param(
+        ["dev", "app.py", "--transport", "stdio", "--no-open"], [INSPECTING], marks=needs_inspector, id="stdio"
+    ),
+    pytest.param(["dev", "app.py", "--no-inspector"], [SERVING], id="dev-no-inspector"),
+    pytest.param(["run", "app.py", "--transport", "http", "--port", "0", "--reload"], [SERVING], id="run-reload"),
+]
+
+
+@pytest.mark.parametrize(("words", "listening"), KILLED)
+async def test_killed_outright_it_leaves_no_process_and_no_port_behind(
+    tmp_path: Path, words: list[str], listening: list[str]
+) -> None:
+    """SIGKILL (or a hard crash) gives ``dev`` or ``run --reload`` no chance to end what it started: the server
+    and the Inspector, with what they started, end by themselves once it is gone, and their ports are free."""
+    _project(tmp_path)
+    env = _dev_env(tmp_path) if INSPECTING in listening else None
+    with trio.fail_after(90):
+        async with trio.open_nursery() as nursery:
+            running = await start(nursery, *words, cwd=tmp_path, env=env)
+            addresses = [(await running.wait_for_stderr(pattern)).group(1) for pattern in listening]
+            started = _children(running.process.pid)
+            assert len(started) >= len(listening), started  # the server, the Inspector, or both
+            running.process.kill()
+            assert await running.process.wait() == -signal.SIGKILL
+            with _ended_after(started):
+                await wait_until(lambda: not _running(started), within=20, interval=0.05)
+            assert all(_refused(address) for address in addresses)
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_lifeline_server_stops_when_its_stdin_closes_and_only_then(tmp_path: Path) -> None:
+    """The hidden ``run --lifeline`` that ``dev`` starts its server with: the server serves while the pipe on its
+    stdin is open (its code sees an empty stdin, as without the option), and stops when the pipe's other end closes,
+    as when the process holding it dies."""
+    tool = "\n\nimport sys\n\n\n@server.tool()\ndef stdin() -> str:\n    return repr(sys.stdin.read())\n"
+    (tmp_path / "app.py").write_text(FIRST + tool)
+    with trio.fail_after(30):
+        process = await trio.lowlevel.open_process(
+            [*CLI, "run", "app.py", "--transport", "http", "--port", "0", "--lifeline"],
+            stdin=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=cli_env(),
+            cwd=tmp_path,
+        )
+        async with trio.open_nursery() as nursery:
+            running = Running(process)
+            nursery.start_soon(running.pump, process.stderr, "stderr")
+            url = (await running.wait_for_stderr(r"serving devtest 0\.0\.0 on (\S+)")).group(1)
+            called = await run_cli("call", "stdin", "--url", url)
+            assert called.stdout.strip() == "''", called  # the tool read an empty stdin, not the pipe
+            assert process.returncode is None
+            assert process.stdin is not None
+            await process.stdin.aclose()
+            assert await process.wait() == 0
+    assert _refused(url)
+    assert "Traceback" not in running.stderr.decode()
+
+
+async def test_a_lifeline_needs_a_network_transport(tmp_path: Path) -> None:
+    _project(tmp_path)
+    out = await run_cli("run", "app.py", "--lifeline", cwd=tmp_path)
+    assert out.status == 2 and "--lifeline needs a network transport" in out.stderr, out.stderr
+
+
+async def test_a_command_kept_on_a_lifeline_ends_with_all_it_started_when_the_lifeline_closes(tmp_path: Path) -> None:
+    """What ``dev`` runs the Inspector (Node, which cannot be told) under: the command runs, with its exit status
+    passed on; once the pipe on the keeper's stdin closes, the command and the processes it started are ended."""
+    keeper = [sys.executable, "-m", "trio_mcp.cli._lifeline"]
+    with trio.fail_after(30):
+        exits = await trio.lowlevel.open_process(
+            [*keeper, sys.executable, "-c", "raise SystemExit(7)"], stdin=subprocess.PIPE, env=cli_env()
+        )
+        assert await exits.wait() == 7
+        assert exits.stdin is not None
+        await exits.stdin.aclose()
+    child = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']); "
+    child += "print('started', flush=True); time.sleep(600)"
+    with trio.fail_after(30):
+        process = await trio.lowlevel.open_process(
+            [*keeper, sys.executable, "-c", child],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=cli_env(),
+            start_new_session=True,
+        )
+        assert process.stdout is not None and process.stdin is not None
+        assert b"started" in await process.stdout.receive_some()
+        started = _children(process.pid)
+        assert len(started) == 2, started
+        await process.stdin.aclose()
+        with _ended_after(started):
+            await process.wait()
+            await wait_until(lambda: not _running(started), within=20, interval=0.05)

@@ -97,6 +97,6 @@ async def _dev_stdio(args: argparse.Namespace) -> int:
 
 async def dev_command(args: argparse.Namespace) -> int:
     """Entry point of ``dev`` inside ``trio.run``; Ctrl-C or SIGTERM ends the server, the Inspector and what they
-    started."""
+    started. If this process is killed outright, they end on their lifeline (``_lifeline``)."""
     _check(args)
     return await until_stopped(lambda: (_dev_stdio if args.transport == "stdio" else _dev_http)(args))

@@ -24,6 +24,7 @@ import trio
 
 from ..transports._process_tree import end_group, group_spawn_options
 from ._exit import CONNECTION, CliError
+from ._lifeline import Lifeline, keeper_command
 
 __all__ = ["INSPECTOR_PACKAGE", "Inspector", "find_node", "free_port", "install_inspector", "pinned_version"]
 
@@ -197,10 +198,15 @@ def inspector_environment(node: str, *, open_browser: bool) -> dict[str, str]:
 
 
 class Inspector:
-    """The Inspector's web UI as a child process; ``address`` is its URL with the session token, once printed."""
+    """The Inspector's web UI as a child process; ``address`` is its URL with the session token, once printed.
 
-    def __init__(self, process: trio.Process) -> None:
+    Node cannot be told to watch a lifeline, so the Inspector runs under a keeper that holds one (``_lifeline``):
+    ``stop()`` ends the keeper's group, the Inspector in it; if this process dies first, the keeper ends it.
+    """
+
+    def __init__(self, process: trio.Process, lifeline: Lifeline) -> None:
         self.process = process
+        self._lifeline = lifeline
         self.address: str | None = None
         self._tail: collections.deque[str] = collections.deque(maxlen=20)
         self._ready = trio.Event()
@@ -208,15 +214,20 @@ class Inspector:
     @classmethod
     async def start(cls, node: str, entry: Path, server: Sequence[str], *, open_browser: bool) -> Inspector:
         """Start the Inspector's web UI for ``server`` (its command-line words: a URL and transport, or a command)."""
-        process = await trio.lowlevel.open_process(
-            [node, str(entry), "--web", *server],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=inspector_environment(node, open_browser=open_browser),
-            **group_spawn_options(),
-        )
-        return cls(process)
+        lifeline = Lifeline()
+        try:
+            process = await trio.lowlevel.open_process(
+                keeper_command([node, str(entry), "--web", *server]),
+                stdin=lifeline.child_stdin,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=inspector_environment(node, open_browser=open_browser),
+                **group_spawn_options(),
+            )
+        except BaseException:
+            lifeline.close()
+            raise
+        return cls(process, lifeline)
 
     def last_line(self) -> str:
         return next((line for line in reversed(self._tail) if line), "no output")
@@ -251,4 +262,7 @@ class Inspector:
         return self.address
 
     async def stop(self) -> None:
-        await end_group(self.process, grace=STOP_GRACE_SECONDS)
+        try:
+            await end_group(self.process, grace=STOP_GRACE_SECONDS)
+        finally:
+            self._lifeline.close()

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from .._version import __version__
 from .._wire.versions import KNOWN_VERSIONS
 from ._install import add_install_commands
+from ._lifeline import LIFELINE_OPTION
 
 __all__ = ["build_parser", "parse"]
 
@@ -168,6 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="with --workers: how long in-flight requests get after SIGTERM or Ctrl-C (default 10)",
     )
+    # Hidden: dev and run --reload start their server with it (see _lifeline); stdin is a pipe, serve until it closes.
+    run.add_argument(LIFELINE_OPTION, action="store_true", help=argparse.SUPPRESS)
 
     dev = commands.add_parser(
         "dev",

@@ -9,7 +9,6 @@ beyond the standard library and behaves alike on every OS; the walk skips what i
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -17,6 +16,7 @@ from typing import NoReturn
 import trio
 
 from ..transports._process_tree import end_group, group_spawn_options
+from ._lifeline import LIFELINE_OPTION, Lifeline
 
 __all__ = ["Watcher", "run_reloading"]
 
@@ -125,16 +125,20 @@ async def run_reloading(argv: Sequence[str], watcher: Watcher, *, say: Callable[
     """Run ``argv`` (a ``trio-mcp run`` line) until cancelled, restarting it on every change ``watcher`` sees.
 
     A server that exits by itself (an import error, a crash) stays down until the next change: its own output said
-    why. Cancellation (Ctrl-C) ends the server's whole process tree before it returns.
+    why. Cancellation (Ctrl-C) ends the server's whole process tree before it returns; if this process dies without
+    that (SIGKILL, a crash), the server stops by itself, on its ``--lifeline``.
     """
     say(f"watching {_names(watcher.paths)} for changes")
-    while True:
-        process = await trio.lowlevel.open_process(list(argv), stdin=subprocess.DEVNULL, **group_spawn_options())
-        try:
-            changed = await _change_or_exit(process, watcher)
-            if changed is None:
-                say(f"server exited with status {process.returncode}; waiting for a change to restart it")
-                changed = await watcher.changed()
-        finally:
-            await end_group(process, grace=STOP_GRACE_SECONDS)
-        say(f"{_names(changed)} changed; restarting")
+    with Lifeline() as lifeline:
+        while True:
+            process = await trio.lowlevel.open_process(
+                [*argv, LIFELINE_OPTION], stdin=lifeline.child_stdin, **group_spawn_options()
+            )
+            try:
+                changed = await _change_or_exit(process, watcher)
+                if changed is None:
+                    say(f"server exited with status {process.returncode}; waiting for a change to restart it")
+                    changed = await watcher.changed()
+            finally:
+                await end_group(process, grace=STOP_GRACE_SECONDS)
+            say(f"{_names(changed)} changed; restarting")

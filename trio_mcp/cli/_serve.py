@@ -19,6 +19,7 @@ from .._tls import server_tls_context
 from .._util import first_leaf
 from ..server import Server
 from ._exit import CONNECTION, OK, USAGE, CliError, say
+from ._lifeline import while_lifeline_holds
 from ._reload import Watcher, run_reloading
 from ._signals import until_interrupted, until_stopped
 from ._target import import_spec, load_server, watched_root
@@ -164,9 +165,18 @@ def _check_workers(args: argparse.Namespace) -> None:
 
 
 async def run_command(args: argparse.Namespace, argv: list[str]) -> int:
-    """Entry point of ``run`` inside ``trio.run``."""
+    """Entry point of ``run`` inside ``trio.run``; with the hidden ``--lifeline`` (a server that ``dev`` or
+    ``--reload`` started), it stops as on Ctrl-C once the process holding the pipe on its stdin has ended."""
     _check_workers(args)
     _check_tls(args)
+    if not args.lifeline:
+        return await _run(args, argv)
+    if args.transport == "stdio":
+        raise CliError("--lifeline needs a network transport: over stdio, stdin is the connection", USAGE)
+    return await while_lifeline_holds(lambda: _run(args, argv))
+
+
+async def _run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.workers > 1:
         return await _serve_with_workers(args)
     if args.reload:
