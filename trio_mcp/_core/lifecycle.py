@@ -57,8 +57,8 @@ class Lifecycle:
 
     __slots__ = ("phase",)
 
-    def __init__(self) -> None:
-        self.phase = Phase.NEW
+    def __init__(self, phase: Phase = Phase.NEW) -> None:
+        self.phase = phase
 
     def handle(self, event: HandshakeEvent) -> None:
         """Advance on ``event``; raises ``LocalProtocolError`` naming the phase when it is out of order."""
@@ -74,6 +74,10 @@ class Lifecycle:
                 return None
             return f"{method} received before initialize; the session is not initialized"
         return None if self.phase is Phase.NEW else "the session is already initialized"
+
+    def past_initialize(self) -> bool:
+        """Whether ``initialize`` was answered: from then on for good, the client may send every request but it."""
+        return self.phase in _CLIENT_REQUESTS_ALLOWED
 
     def server_request_refusal(self, method: str) -> str | None:
         """Why the server may not send (or the client may not serve) ``method`` now, or None if it may."""

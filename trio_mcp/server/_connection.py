@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from types import MappingProxyType
 from typing import Any, Final
 
 import trio
@@ -65,7 +66,7 @@ from ._outbox import Outbox
 from ._registry import ServerCore
 from ._task_requests import TASK_HANDLERS, TaskContext
 from ._tasks import LiveTask
-from ._tools import ToolDefinition, error_result
+from ._tools import ToolDefinition, argument_error_result, error_result
 
 __all__ = ["ServerConnection"]
 
@@ -98,6 +99,8 @@ logger = logging.getLogger("trio_mcp.server")
 MethodHandler = Callable[["ServerConnection", InboundRequest, "ModernRequest | None"], Awaitable[Any]]
 
 _NO_CAPABILITIES: Final = ClientCapabilities()
+#: What a connection admits without asking its lifecycle before the handshake is over: nothing.
+_NONE_ADMITTED: Final[Mapping[str, tuple[MethodHandler, str | None]]] = MappingProxyType({})
 #: The phase of every connection without a handshake (``modern_only``): NEW, for good (nothing advances it).
 _NO_HANDSHAKE: Final = Lifecycle()
 #: What such a connection has for its ``_initialized`` event: never set, never waited for (its notifications
@@ -176,6 +179,9 @@ class ServerConnection:
     client_info: Implementation | None = None
     client_capabilities: ClientCapabilities = _NO_CAPABILITIES
     _log_limiter: RateLimiter | None = None
+    #: The entries (``_DISPATCH``) of the requests served without asking the lifecycle: none before the handshake
+    #: is over, then every one of the revision's but initialize (``_PAST_INITIALIZE``, kept by ``_dispatch``).
+    _admitted: Mapping[str, tuple[MethodHandler, str | None]] = _NONE_ADMITTED
     #: Notifications outside a request; made with the first one queued: most connections never queue one.
     _outbox: Outbox | None = None
     #: Where the connection's tasks run, once it serves.
@@ -201,8 +207,6 @@ class ServerConnection:
         # A 2026-07-28 connection has no handshake: it stays in its first phase, which every such connection shares.
         handshake = not modern_only or control is not None
         self.lifecycle = Lifecycle() if handshake else _NO_HANDSHAKE
-        #: The handlers of the revision served.
-        self._methods = _DISPATCH[LATEST_LEGACY_VERSION]
         self.log_level = server.default_log_level
         self.subscriptions: set[str] = set()
         self.session = Session(
@@ -262,10 +266,10 @@ class ServerConnection:
             await self.control.remember(self.session_state())
 
     def _negotiated(self, version: str | None) -> None:
-        """Serve ``version`` (None: not negotiated), its handlers looked up once rather than on every request."""
+        """Serve ``version`` (None: not negotiated); the lifecycle is asked afresh what its requests may be."""
         self.protocol_version = version
         self.version = version or LATEST_LEGACY_VERSION
-        self._methods = _DISPATCH[self.version]
+        self._admitted = _NONE_ADMITTED
 
     async def serve(
         self, runner: Spawn | InCaller | None = None, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
@@ -386,10 +390,15 @@ class ServerConnection:
         if self.modern_only or (params and "_meta" in params and is_modern(params)):
             return self._handle_modern(request)
         method = request.method
-        refusal = self.lifecycle.client_request_refusal(method)
-        if refusal is not None:
-            raise McpError(INVALID_REQUEST, f"Invalid Request: {refusal}")
-        return self._handler_for(method, self._methods)(self, request, None)
+        entry = self._admitted.get(method)
+        if entry is None:  # before the handshake is over, or not one of the revision's requests: ask the lifecycle
+            refusal = self.lifecycle.client_request_refusal(method)
+            if refusal is not None:
+                raise McpError(INVALID_REQUEST, f"Invalid Request: {refusal}")
+            if self.lifecycle.past_initialize():  # what it lets the client send no longer changes: kept
+                self._admitted = _PAST_INITIALIZE[self.version]
+            entry = _DISPATCH[self.version].get(method)
+        return self._handler_for(method, entry)(self, request, None)
 
     def _failure_error(self, method: str, exc: BaseException) -> BaseException:
         """The JSON-RPC error a failed handler is answered with; ``exc`` itself when it must propagate."""
@@ -409,10 +418,9 @@ class ServerConnection:
         while held:
             await request.notify("notifications/message", held.pop(0))
 
-    def _handler_for(self, method: str, methods: dict[str, tuple[MethodHandler, str | None]]) -> MethodHandler:
-        """The handler of a request a client may send (``methods``: its revision's), when this server offers what
-        it needs."""
-        entry = methods.get(method)
+    def _handler_for(self, method: str, entry: tuple[MethodHandler, str | None] | None) -> MethodHandler:
+        """The handler of a request a client may send (``entry``: its revision's, None if it has none), when this
+        server offers what it needs."""
         if entry is None:
             if method in self.server.custom.requests:
                 return ServerConnection._custom_request
@@ -426,7 +434,7 @@ class ServerConnection:
         """Serve one modern (2026-07-28) request: everything it needs is in its own ``_meta``."""
         modern = modern_meta(request.params)
         method = request.method
-        handler = self._handler_for(method, _DISPATCH[modern.version])
+        handler = self._handler_for(method, _DISPATCH[modern.version].get(method))
         params = request.params or {}
         retried = "requestState" in params or "inputResponses" in params
         if method in INPUT_REQUIRED_METHODS:
@@ -671,9 +679,9 @@ class ServerConnection:
     async def run_tool(
         self, tool: ToolDefinition, arguments: dict[str, Any] | None, context: Context, *, sees_context: bool = False
     ) -> dict[str, Any]:
-        """Run a tool (inline, or as a task) and return its finished ``CallToolResult``: whatever the handler
-        raises becomes an ``isError`` result, except a protocol error and the cancellation of a scope around it.
-        ``sees_context``: as for ``_context``, whose scope cancelled or timed out is an ``isError`` result too."""
+        """Run a tool (inline, or as a task) and return its finished ``CallToolResult``: bad arguments and what the
+        handler raises become an ``isError`` result, except a protocol error and the cancellation of a scope around
+        it. ``sees_context``: as for ``_context``, whose scope cancelled or timed out is an ``isError`` result too."""
         if sees_context:
             try:
                 with _HandlerContext(context, sees_context):
@@ -683,7 +691,9 @@ class ServerConnection:
         # What ``_HandlerContext`` does for a handler without a scope of its own, without an object per call.
         token = current_context.set(context)
         try:
-            return await tool.run(arguments, context, context.protocol_version)
+            return tool.finish(await tool.call(arguments, context), context.protocol_version)
+        except ArgumentError as exc:
+            return argument_error_result(tool, exc)
         except McpError:
             raise
         except BaseException as exc:
@@ -878,4 +888,10 @@ _DISPATCH: Final[dict[str, dict[str, tuple[MethodHandler, str | None]]]] = {
         if (spec := spec_for(method, version)) is not None and spec.sent_by("client", version)
     }
     for version in KNOWN_VERSIONS
+}
+
+#: Per revision, the entries of the requests a client past initialize may send (``ServerConnection._dispatch``).
+_PAST_INITIALIZE: Final = {
+    version: {m: e for m, e in methods.items() if Lifecycle(Phase.INITIALIZED).client_request_refusal(m) is None}
+    for version, methods in _DISPATCH.items()
 }

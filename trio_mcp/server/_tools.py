@@ -127,16 +127,10 @@ class ToolDefinition:
             tool["_meta"] = self.meta
         return project("Tool", tool, version)
 
-    async def run(self, arguments: Mapping[str, Any] | None, context: object, version: str) -> dict[str, Any]:
-        """Call the tool and return the finished ``CallToolResult`` wire object for ``version``, the request's.
-
-        Bad arguments become an ``isError`` result naming each problem; whatever the function raises
-        propagates (the connection decides what a failure becomes).
-        """
-        try:
-            result = tool_result_wire(self, await self.call(arguments, context))
-        except ArgumentError as exc:
-            return argument_error_result(self, exc)
+    def finish(self, value: Any, version: str) -> dict[str, Any]:
+        """What the function returned, as the finished ``CallToolResult`` wire object for ``version``, the
+        request's (a value its annotation does not allow raises ``TypeError``)."""
+        result = tool_result_wire(self, value)
         if _sent_as_built(version):
             return result
         result["content"] = [content_for_revision(block, version) for block in result["content"]]
