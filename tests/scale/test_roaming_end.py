@@ -1,11 +1,12 @@
-"""The end of a roaming session ends its requests on every process: two HTTP servers (as two processes would be,
-each with its own directory and origin) share a real redis-server, a call of the session is held in flight on one
-of them, and the client ends the session with DELETE on the other one or on the same one."""
+"""The end of a roaming session ends its requests on every process, and only its end does: two HTTP servers (as two
+processes would be, each with its own directory and origin) share a real redis-server, a call of the session is
+held in flight on one of them, and the client ends the session with DELETE on the other one or on the same one;
+meanwhile the session neither expires nor idles out."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, NoReturn
 
@@ -51,12 +52,20 @@ class Watched(RedisSessionDirectory):
     """The directory of one server, showing when it hears the others (``joined``) and each end it was told of
     (``ends``); ``hold_loads`` keeps each record it loads until ``release`` is set, as a slow Redis would."""
 
-    def __init__(self, redis: RedisClient) -> None:
-        super().__init__(redis)
+    def __init__(self, redis: RedisClient, ttl: float) -> None:
+        super().__init__(redis, ttl=ttl)
         self.joined = trio.Event()
         self.ends = Arrivals()
         self.loading = Arrivals()
         self.release: trio.Event | None = None
+        #: The sessions each sweep of the endpoint kept (``touch``), one list a sweep.
+        self.kept: list[list[str]] = []
+        self.sweeps = Arrivals()
+
+    async def touch(self, session_ids: Sequence[str]) -> None:
+        await super().touch(session_ids)
+        self.kept.append(list(session_ids))
+        self.sweeps.arrive()
 
     async def load(self, session_id: str) -> SessionRecord | None:
         record = await super().load(session_id)
@@ -85,17 +94,20 @@ class Watched(RedisSessionDirectory):
 
 
 @asynccontextmanager
-async def two_servers(redis_server: RedisServer, held: Held) -> AsyncIterator[list[tuple[str, Watched]]]:
-    """Two servers, each with its URL and its directory, both hearing the other through Redis."""
+async def two_servers(
+    redis_server: RedisServer, held: Held, *, ttl: float = 3600.0, **options: Any
+) -> AsyncIterator[list[tuple[str, Watched]]]:
+    """Two servers, each with its URL and its directory (records kept ``ttl`` seconds), both hearing the other
+    through Redis; ``options`` for their ``HttpTransportOptions``."""
     async with RedisClient(redis_server.url, retries=0, connect_timeout=0.5) as redis, trio.open_nursery() as nursery:
         servers = []
         for _ in range(2):
             server = Server("roaming")
             held.serve_on(server)
-            directory = Watched(redis)
-            options = HttpTransportOptions(event_store=RedisEventStore(redis), session_directory=directory)
+            directory = Watched(redis, ttl)
+            transport = HttpTransportOptions(event_store=RedisEventStore(redis), session_directory=directory, **options)
             port = await nursery.start(
-                lambda task_status, s=server, o=options: s.serve_http(
+                lambda task_status, s=server, o=transport: s.serve_http(
                     "127.0.0.1", 0, options=o, task_status=task_status
                 )
             )
@@ -202,3 +214,65 @@ async def test_a_session_ended_while_another_process_takes_it_over_is_not_served
             gone = await post(http, b, {"jsonrpc": "2.0", "id": 3, "method": "ping"}, session)
             assert gone.status == 404
             await read_all(gone)
+
+
+async def test_a_session_with_a_call_in_flight_neither_expires_nor_idles_out(redis_server: RedisServer) -> None:
+    """A call of the session waits on b, its only traffic, for longer than the session's record lives in Redis
+    and than a session may idle: each sweep of b keeps the record, so a finds the session then (a's own copy,
+    idle, was let go meanwhile), and the call is still running, until the DELETE on a cancels it."""
+    held = Held()
+    ttl = 1.0
+    with trio.fail_after(30):
+        async with (
+            two_servers(redis_server, held, ttl=ttl, session_idle_timeout=0.4) as [(a, _), (b, on_b)],
+            HttpClient() as http,
+            HttpClient() as calling,
+        ):
+            session = await open_session(http, a)
+            assert await read_all(await post(http, a, INITIALIZED, session)) == b""
+            call = await post(calling, b, CALL, session)
+            await held.started.wait_for(1)
+            called_at = trio.current_time()
+            swept = on_b.sweeps.count
+            while trio.current_time() < called_at + ttl + 0.3:  # b sweeps every 0.1 s
+                await on_b.sweeps.wait_for(on_b.sweeps.count + 1)
+            assert all(session in kept for kept in on_b.kept[swept:])  # kept by every sweep
+            assert held.cancelled.count == 0  # neither expired nor idled out on b
+            pinged = await post(http, a, {"jsonrpc": "2.0", "id": 3, "method": "ping"}, session)
+            assert pinged.status == 200  # its record lives: a takes the session over again
+            await read_all(pinged)
+            assert await delete(http, a, session) == 200
+            with trio.fail_after(5):
+                await held.cancelled.wait_for(1)
+                await read_all(call)
+
+
+async def test_a_session_waiting_for_a_json_answer_is_not_idle(redis_server: RedisServer) -> None:
+    """With JSON responses (no stream is read while the call runs), a call that outlasts the idle timeout is
+    not cancelled as if its session were idle: it ends when the session does."""
+    held = Held()
+    with trio.fail_after(30):
+        async with (
+            two_servers(redis_server, held, session_idle_timeout=0.2, json_response=True) as [(a, on_a), _],
+            HttpClient() as http,
+            HttpClient() as calling,
+        ):
+            session = await open_session(http, a)
+            assert await read_all(await post(http, a, INITIALIZED, session)) == b""
+            async with trio.open_nursery() as nursery:
+                answered: list[ClientResponse] = []
+
+                async def call() -> None:
+                    response = await post(calling, a, CALL, session)
+                    await read_all(response)
+                    answered.append(response)
+
+                nursery.start_soon(call)
+                await held.started.wait_for(1)
+                called_at = trio.current_time()
+                while trio.current_time() < called_at + 0.5:  # a sweeps every 0.05 s
+                    await on_a.sweeps.wait_for(on_a.sweeps.count + 1)
+                assert held.cancelled.count == 0
+                assert await delete(http, a, session) == 200
+                with trio.fail_after(5):
+                    await held.cancelled.wait_for(1)

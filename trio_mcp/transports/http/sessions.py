@@ -425,10 +425,10 @@ class SessionEndpoint:
             self._nursery.start_soon(store.forget, session.id)
 
     def reap_idle(self) -> None:
-        """End sessions that have had no traffic for ``session_idle_timeout`` and have no open stream."""
+        """End sessions that have had no traffic for ``session_idle_timeout`` and are not in use."""
         limit = trio.current_time() - self.options.session_idle_timeout
         for session in list(self.sessions.values()):
-            if session.last_activity < limit and not session.busy():
+            if session.last_activity < limit and not _in_use(session):
                 logger.info("ending idle HTTP session %s", session.id[:8])
                 session.end()
 
@@ -446,8 +446,9 @@ class SessionEndpoint:
         raise AssertionError("unreachable")
 
     async def _touch_used(self, since: float) -> None:
-        """Keep the directory records of the sessions used here since ``since`` (an outage only logs)."""
-        used = [session.id for session in self.sessions.values() if session.last_activity >= since]
+        """Keep the directory records of the sessions used here since ``since``, or in use now (an outage only
+        logs): a session does not expire while a call of it runs, however long."""
+        used = [session.id for session in self.sessions.values() if session.last_activity >= since or _in_use(session)]
         try:
             await self._directory.touch(used)
         except Exception as exc:  # the directory's own failure: the records may expire early, nothing more
@@ -501,6 +502,12 @@ class SessionEndpoint:
                 await self._forget_everywhere(session)
             except Exception as exc:  # the directory's own failure: what is left expires with the session's TTL
                 logger.warning("session %s: its records here not dropped: %s", session_id[:8], type(exc).__name__)
+
+
+def _in_use(session: HttpSession) -> bool:
+    """Whether a session has a stream open or a request of its own being served here (a JSON response's, whose
+    POST reads no stream meanwhile, included): it is not idle, whatever the time since its last request."""
+    return bool(session.owner) or session.busy()
 
 
 def _single_id(message: Any) -> RequestId | None:
