@@ -10,6 +10,7 @@ need it are skipped, saying so (a failure under ``TRIO_MCP_STRICT_SKIPS=1``, as 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -24,7 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import trio
-from cli_helpers import CLI, Running, cli_env, run_cli, start
+from cli_helpers import Running, cli_env, run_cli, start
 from paths import ROOT, TESTS
 from waiting import wait_until
 
@@ -387,32 +388,53 @@ async def test_killed_outright_it_leaves_no_process_and_no_port_behind(
             nursery.cancel_scope.cancel()
 
 
+async def _lifeline_server(nursery: trio.Nursery, tmp_path: Path, tools: str) -> tuple[Running, str]:
+    """``trio-mcp run --lifeline`` of the test server with ``tools`` added, its stdin a pipe this test holds; its URL."""
+    (tmp_path / "app.py").write_text(FIRST + "\n\nimport sys\nimport time\n" + tools)
+    words = ["run", "app.py", "--transport", "http", "--port", "0", "--lifeline"]
+    running = await start(nursery, *words, stdin=subprocess.PIPE, cwd=tmp_path)
+    return running, (await running.wait_for_stderr(r"serving devtest 0\.0\.0 on (\S+)")).group(1)
+
+
+async def _cut(running: Running) -> None:
+    """Close the test's end of the lifeline, as the death of the process holding it does."""
+    assert running.process.stdin is not None
+    await running.process.stdin.aclose()
+
+
 async def test_a_lifeline_server_stops_when_its_stdin_closes_and_only_then(tmp_path: Path) -> None:
     """The hidden ``run --lifeline`` that ``dev`` starts its server with: the server serves while the pipe on its
     stdin is open (its code sees an empty stdin, as without the option), and stops when the pipe's other end closes,
     as when the process holding it dies."""
-    tool = "\n\nimport sys\n\n\n@server.tool()\ndef stdin() -> str:\n    return repr(sys.stdin.read())\n"
-    (tmp_path / "app.py").write_text(FIRST + tool)
+    tool = "\n\n@server.tool()\ndef stdin() -> str:\n    return repr(sys.stdin.read())\n"
     with trio.fail_after(30):
-        process = await trio.lowlevel.open_process(
-            [*CLI, "run", "app.py", "--transport", "http", "--port", "0", "--lifeline"],
-            stdin=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=cli_env(),
-            cwd=tmp_path,
-        )
         async with trio.open_nursery() as nursery:
-            running = Running(process)
-            nursery.start_soon(running.pump, process.stderr, "stderr")
-            url = (await running.wait_for_stderr(r"serving devtest 0\.0\.0 on (\S+)")).group(1)
+            running, url = await _lifeline_server(nursery, tmp_path, tool)
             called = await run_cli("call", "stdin", "--url", url)
             assert called.stdout.strip() == "''", called  # the tool read an empty stdin, not the pipe
-            assert process.returncode is None
-            assert process.stdin is not None
-            await process.stdin.aclose()
-            assert await process.wait() == 0
+            assert running.process.returncode is None
+            await _cut(running)
+            assert await running.process.wait() == 0
     assert _refused(url)
     assert "Traceback" not in running.stderr.decode()
+
+
+async def test_a_lifeline_server_with_its_event_loop_blocked_exits_all_the_same(tmp_path: Path) -> None:
+    """A handler that blocks the event loop cannot keep a server whose lifeline closed alive: it cannot stop in
+    order, so it exits at once after the grace, and the port is free."""
+    tool = (
+        "\n\n@server.tool()\nasync def hog() -> str:\n"
+        "    print('hogging', file=sys.stderr, flush=True)\n    time.sleep(600)\n    return 'done'\n"
+    )
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            running, url = await _lifeline_server(nursery, tmp_path, tool)
+            nursery.start_soon(functools.partial(run_cli, "call", "hog", "--url", url, timeout=25))
+            await running.wait_for_stderr("hogging")
+            await _cut(running)
+            assert await running.process.wait() == 1
+            nursery.cancel_scope.cancel()
+    assert _refused(url)
 
 
 async def test_a_lifeline_needs_a_network_transport(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ however it ends: Ctrl-C and SIGTERM end them in order, but SIGKILL or a crash ru
 The command holds the write end of a pipe, never writes to it and lets no other process inherit it, and gives each
 child the read end as its stdin. Whatever ends the command, the operating system closes the write end, and the child
 reads end-of-file: the same on Linux, macOS and Windows, with no process ids polled and nothing per platform.
-A ``trio-mcp run`` child is told with the hidden option ``--lifeline`` and then stops serving, as on Ctrl-C. A child
+A ``trio-mcp run`` child is told with the hidden option ``--lifeline`` and then stops serving, as on Ctrl-C, or exits
+at once if that takes over ``GRACE_SECONDS`` (a handler blocking its event loop cannot keep it alive). A child
 that cannot be told (the MCP Inspector, a Node program) runs under ``python -m trio_mcp.cli._lifeline COMMAND...``,
 a keeper that ends the command, and every process it started, when the lifeline closes.
 """
@@ -15,6 +16,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 
@@ -27,8 +30,11 @@ __all__ = ["LIFELINE_OPTION", "Lifeline", "keeper_command", "while_lifeline_hold
 
 #: The hidden ``trio-mcp run`` option: stdin is a lifeline; stop serving when it closes.
 LIFELINE_OPTION = "--lifeline"
-#: How long a kept command has to exit once its lifeline closed, before it (and what it started) is killed.
-KEEPER_GRACE_SECONDS = 5.0
+#: How long a child whose lifeline closed has to end in order: then a server exits at once, and a kept command (with
+#: what it started) is killed.
+GRACE_SECONDS = 5.0
+#: The status of a server that had to exit at once (nothing reads it: whoever started the server is gone).
+_FORCED = 1
 
 
 class Lifeline:
@@ -64,29 +70,35 @@ def _take_stdin() -> int:
     return lifeline
 
 
-async def _closed(lifeline: int) -> None:
-    """Return once the lifeline's write end is closed. A blocking read in a worker thread, on every OS: under
-    Windows trio waits only on sockets. The descriptor stays open until the process ends, since the read is
-    abandoned rather than interrupted on cancellation."""
-    while await trio.to_thread.run_sync(os.read, lifeline, 1, abandon_on_cancel=True):
+def _read_to_end(lifeline: int) -> None:
+    """Return once the lifeline's write end is closed: a blocking read in a thread, on every OS (under Windows trio
+    waits only on sockets). The descriptor stays open until the process ends: a read is never interrupted."""
+    while os.read(lifeline, 1):
         pass  # nothing is ever written; read on to the end of the pipe
+
+
+def _watch(lifeline: int, token: trio.lowlevel.TrioToken, stop: Callable[[], None]) -> None:
+    """A server's watch, in a thread of its own so that nothing the server does can hold it up: ``stop()`` once the
+    lifeline closes, and exit at once if the process is still here ``GRACE_SECONDS`` later (a handler blocking the
+    event loop, an import that never returns)."""
+    _read_to_end(lifeline)
+    try:
+        token.run_sync_soon(stop)
+    except trio.RunFinishedError:  # the command ended meanwhile
+        return
+    time.sleep(GRACE_SECONDS)
+    os._exit(_FORCED)
 
 
 async def while_lifeline_holds(command: Callable[[], Awaitable[int]]) -> int:
     """Run ``command`` (a ``trio-mcp run`` started with ``--lifeline``) and return its status; once the lifeline
     on stdin closes, cancel it, which ends the serving as Ctrl-C does, and return 0."""
     lifeline = _take_stdin()
-    status = OK
-    async with trio.open_nursery() as nursery:
-
-        async def watch() -> None:
-            await _closed(lifeline)
-            nursery.cancel_scope.cancel()
-
-        nursery.start_soon(watch)
-        status = await command()
-        nursery.cancel_scope.cancel()
-    return status
+    with trio.CancelScope() as serving:
+        watch = (lifeline, trio.lowlevel.current_trio_token(), serving.cancel)
+        threading.Thread(target=_watch, args=watch, name="trio-mcp lifeline", daemon=True).start()
+        return await command()
+    return OK
 
 
 def keeper_command(command: Sequence[str]) -> list[str]:
@@ -95,12 +107,12 @@ def keeper_command(command: Sequence[str]) -> list[str]:
 
 
 async def _end_all(process: trio.Process) -> None:
-    """End the kept command and what it started: asked, then made after ``KEEPER_GRACE_SECONDS``."""
+    """End the kept command and what it started: asked, then made after ``GRACE_SECONDS``."""
     if sys.platform == "win32":
-        await end_group(process, grace=KEEPER_GRACE_SECONDS)  # the command's process tree, with taskkill
+        await end_group(process, grace=GRACE_SECONDS)  # the command's process tree, with taskkill
         return
     os.killpg(0, signal.SIGTERM)  # this keeper's group: it holds the command and everything the command started
-    with trio.move_on_after(KEEPER_GRACE_SECONDS):
+    with trio.move_on_after(GRACE_SECONDS):
         await process.wait()
     os.killpg(0, signal.SIGKILL)  # whatever is left, this keeper included: nothing waits for it any more
 
@@ -118,7 +130,7 @@ async def _keep(command: Sequence[str]) -> int:
                     pass
 
             async def watch() -> None:
-                await _closed(lifeline)
+                await trio.to_thread.run_sync(_read_to_end, lifeline, abandon_on_cancel=True)
                 with trio.CancelScope(shield=True):  # the command exiting on the way does not stop the ending
                     await _end_all(process)
 
