@@ -443,32 +443,71 @@ async def test_a_lifeline_needs_a_network_transport(tmp_path: Path) -> None:
     assert out.status == 2 and "--lifeline needs a network transport" in out.stderr, out.stderr
 
 
-async def test_a_command_kept_on_a_lifeline_ends_with_all_it_started_when_the_lifeline_closes(tmp_path: Path) -> None:
+KEEPER = [sys.executable, "-m", "trio_mcp.cli._lifeline"]
+#: The keeper as it runs on Windows: trio loaded for the real OS, then ``sys.platform`` says "win32".
+KEEPER_AS_ON_WINDOWS = [
+    sys.executable,
+    "-c",
+    "import runpy, sys, trio\nsys.platform = 'win32'\nrunpy.run_module('trio_mcp.cli._lifeline', run_name='__main__')",
+]
+
+
+async def _kept(keeper: list[str], script: str, env: dict[str, str] | None = None) -> tuple[trio.Process, set[int]]:
+    """A Python ``script`` run under ``keeper``, the test holding its lifeline, once it printed that it started;
+    the processes under the keeper."""
+    process = await trio.lowlevel.open_process(
+        [*keeper, sys.executable, "-c", script],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**cli_env(), **(env or {})},
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    assert b"started" in await process.stdout.receive_some()
+    return process, _children(process.pid)
+
+
+async def test_a_command_kept_on_a_lifeline_ends_with_all_it_started_when_the_lifeline_closes() -> None:
     """What ``dev`` runs the Inspector (Node, which cannot be told) under: the command runs, with its exit status
     passed on; once the pipe on the keeper's stdin closes, the command and the processes it started are ended."""
-    keeper = [sys.executable, "-m", "trio_mcp.cli._lifeline"]
     with trio.fail_after(30):
         exits = await trio.lowlevel.open_process(
-            [*keeper, sys.executable, "-c", "raise SystemExit(7)"], stdin=subprocess.PIPE, env=cli_env()
+            [*KEEPER, sys.executable, "-c", "raise SystemExit(7)"], stdin=subprocess.PIPE, env=cli_env()
         )
         assert await exits.wait() == 7
         assert exits.stdin is not None
         await exits.stdin.aclose()
-    child = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']); "
-    child += "print('started', flush=True); time.sleep(600)"
+    script = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']); "
+    script += "print('started', flush=True); time.sleep(600)"
     with trio.fail_after(30):
-        process = await trio.lowlevel.open_process(
-            [*keeper, sys.executable, "-c", child],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=cli_env(),
-            start_new_session=True,
-        )
-        assert process.stdout is not None and process.stdin is not None
-        assert b"started" in await process.stdout.receive_some()
-        started = _children(process.pid)
+        process, started = await _kept(KEEPER, script)
         assert len(started) == 2, started
+        assert process.stdin is not None
         await process.stdin.aclose()
         with _ended_after(started):
             await process.wait()
             await wait_until(lambda: not _running(started), within=20, interval=0.05)
+
+
+async def test_on_windows_a_kept_command_is_ended_with_taskkill(tmp_path: Path) -> None:
+    """The keeper's Windows branch, run here: a ``taskkill`` of ours on PATH records how it was called and kills
+    the process it names, as ``taskkill /T /F`` ends a tree; the keeper then exits as its command did."""
+    calls = tmp_path / "calls"
+    taskkill = tmp_path / "taskkill"
+    taskkill.write_text(
+        f"#!{sys.executable}\nimport os, signal, sys\n"
+        f"open({str(calls)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+        "os.kill(int(sys.argv[2]), signal.SIGKILL)\n"
+    )
+    taskkill.chmod(0o755)
+    path = {"PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"}
+    with trio.fail_after(30):
+        process, started = await _kept(
+            KEEPER_AS_ON_WINDOWS, "import time; print('started', flush=True); time.sleep(600)", path
+        )
+        [command] = started
+        assert process.stdin is not None
+        await process.stdin.aclose()
+        with _ended_after(started):
+            assert await process.wait() == 128 + signal.SIGKILL
+    assert calls.read_text() == f"/PID {command} /T /F\n"
