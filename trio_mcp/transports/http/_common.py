@@ -105,13 +105,14 @@ class SseWriter:
     def encode_data(self, data: str, event_id: str | None) -> bytes:
         return encode_event(data, id=event_id, event="message" if self.legacy_event else None)
 
-    async def event(self, message: Any, event_id: str | None, *, last: bool = False) -> bool:
-        """Write one event (and with ``last``, end the response with it); False if the stream is gone."""
-        return await self.raw(self.encode(message, event_id), last=last)
+    def event(self, message: Any, event_id: str | None, *, last: bool = False) -> Awaitable[bool]:
+        """Write one event (and with ``last``, end the response with it); False if the stream is gone. (What to
+        await: the write, with no coroutine of this method around it.)"""
+        return self.raw(self.encode(message, event_id), last=last)
 
-    async def data_event(self, data: str, event_id: str | None, *, last: bool = False) -> bool:
+    def data_event(self, data: str, event_id: str | None, *, last: bool = False) -> Awaitable[bool]:
         """``event`` for a message already made into its ``event_data()`` (as an event store keeps it)."""
-        return await self.raw(self.encode_data(data, event_id), last=last)
+        return self.raw(self.encode_data(data, event_id), last=last)
 
     async def raw(self, payload: bytes, *, last: bool = False) -> bool:
         """Write ``payload``; with ``last`` it also ends the response, in the same write."""

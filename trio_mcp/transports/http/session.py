@@ -121,7 +121,7 @@ class SessionStream(StreamMachine):
             self.writer = None
 
     def completed(self) -> None:
-        super().completed()
+        self.step(Step.COMPLETE)  # as ``StreamMachine.completed``, one call fewer on every stream's end
         if self._complete is not None:
             self._complete.set()
 
@@ -191,6 +191,17 @@ class HttpSession:
         self.standalone = self.book.standalone
         self.streams = self.book.streams
         self.owner = self.book.owner
+
+    @property
+    def version(self) -> str:
+        """The revision the session speaks (the default one until ``initialize`` is answered)."""
+        return self._version
+
+    @version.setter
+    def version(self, version: str) -> None:
+        self._version = version
+        #: Whether its streams open with a priming event: known once per revision, not asked on every POST.
+        self._primes = self._store is not None and has(version, Feature.PRIMING_EVENTS)
 
     # MessageStream, as the connection sees it --------------------------------------------------------------
 
@@ -299,7 +310,7 @@ class HttpSession:
 
     async def priming(self, stream: SessionStream) -> bytes | None:
         """On 2025-11-25 a resumable stream opens with an event id and empty data, plus a ``retry`` hint."""
-        if not has(self.version, Feature.PRIMING_EVENTS) or self._store is None:
+        if not self._primes:
             return None
         if self._append_now is not None:
             event_id: str | None = self._append_now(self.id, stream.id, _MARK)
@@ -410,31 +421,41 @@ class HttpSession:
         finally:
             stream.lock.release()
 
-    async def _tell(
+    def _tell(
         self, stream: SessionStream, writer: SseWriter, data: str, event_id: str | None, *, last: bool = False
-    ) -> bool:
-        """Write one event to the reader of ``stream`` (its lock held); False when the client is gone.
+    ) -> Awaitable[bool]:
+        """Write one event to the reader of ``stream`` (its lock held); False when the client is gone. What to
+        await (the write itself, most often: no coroutine of this method around it).
 
-        The GET stream of a session several processes serve goes in the order the event store keeps: whatever it
-        holds past the last event this reader got, this one included. Each process writes what it recorded and
-        gets what the others recorded routed, in whatever order pub/sub brings it; so the reader gets each event
-        once, in the order a resumption elsewhere would replay it."""
+        The GET stream of a session several processes serve goes in the order the event store keeps
+        (``_tell_in_store_order``)."""
         if stream is self.standalone and self.roams and stream.told is not None and event_id:
-            assert self._store is not None  # event ids come from it
-            try:
-                replay = await self._store.replay(self.id, stream.told)
-            except Exception as exc:  # a networked store in an outage: this event goes as it is
-                logger.warning("cannot read the stored events of session %s: %s", self.id[:8], type(exc).__name__)
-                replay = None
-            if replay is not None:
-                for stored_id, stored in replay[1]:
-                    if not await writer.data_event(stored, stored_id):
-                        return False
-                    stream.told = stored_id
-                return True
+            return self._tell_in_store_order(stream, writer, data, event_id, last=last)
         if event_id:
             stream.told = event_id
-        return await writer.data_event(data, event_id, last=last)
+        return writer.data_event(data, event_id, last=last)
+
+    async def _tell_in_store_order(
+        self, stream: SessionStream, writer: SseWriter, data: str, event_id: str, *, last: bool
+    ) -> bool:
+        """``_tell`` on the GET stream of a roaming session: whatever the store holds past the last event this
+        reader got, this one included. Each process writes what it recorded and gets what the others recorded
+        routed, in whatever order pub/sub brings it; so the reader gets each event once, in the order a
+        resumption elsewhere would replay it."""
+        assert self._store is not None and stream.told is not None  # event ids come from the store
+        try:
+            replay = await self._store.replay(self.id, stream.told)
+        except Exception as exc:  # a networked store in an outage
+            logger.warning("cannot read the stored events of session %s: %s", self.id[:8], type(exc).__name__)
+            replay = None
+        if replay is None:  # nothing to go by in the store: this event goes as it is
+            stream.told = event_id
+            return await writer.data_event(data, event_id, last=last)
+        for stored_id, stored in replay[1]:
+            if not await writer.data_event(stored, stored_id):
+                return False
+            stream.told = stored_id
+        return True
 
     async def routed_event(self, stream_id: str, event_id: str | None, message: Any, *, last: bool) -> None:
         """Write an event another process emitted on a stream whose reader is attached here."""
