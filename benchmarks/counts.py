@@ -12,8 +12,8 @@ calls are counted (from the first read after the handshake to the end of input).
 scanner and encoder, the system calls) is not counted: a count says how much Python a call runs, to compare two
 versions of the code, not what it costs (``loadgen.py`` measures that).
 
-Over HTTP (``--kind http`` for sessions, ``stateless`` for 2026-07-28 requests) each server listens on 127.0.0.1 in
-this process and a client in another thread (``loadgen.HttpConnection``, one keep-alive connection) makes the
+Over HTTP (``--kind http`` for sessions, ``http-json`` for sessions answering with a JSON body (``json_response``),
+``stateless`` for 2026-07-28 requests) each server listens on 127.0.0.1 in this process and a client in another thread (``loadgen.HttpConnection``, one keep-alive connection) makes the
 calls one at a time; only the server's thread is counted, from the first call after a warm-up to the last.
 
 ``--kind cancel-stdio,cancel-http,cancel-stateless`` counts the paths ``loadgen.py`` times as cancellation latency:
@@ -145,8 +145,11 @@ def count(server: str, reads: int, per_read: int) -> Counter:
 
 
 def count_http(server: str, kind: str, calls: int) -> Counter:
-    """``calls`` echo calls over one keep-alive connection (``kind``: "http" for a session, "stateless")."""
+    """``calls`` echo calls over one keep-alive connection (``kind``: "http" for a session, "http-json" for one
+    answering with JSON bodies, "stateless")."""
     import loadgen
+
+    from trio_mcp.transports.streamable_http import HttpTransportOptions
 
     counter = Counter()
     stateless = kind == "stateless"
@@ -170,7 +173,8 @@ def count_http(server: str, kind: str, calls: int) -> Counter:
             if server == "trio_mcp":
                 from echo_server import server as mcp_server
 
-                port = await nursery.start(functools.partial(mcp_server.serve_http, "127.0.0.1", 0))
+                options = HttpTransportOptions(json_response=kind == "http-json")
+                port = await nursery.start(functools.partial(mcp_server.serve_http, "127.0.0.1", 0, options=options))
             else:
                 from bare_trio_echo import handle_http
 
@@ -335,15 +339,16 @@ def main() -> None:
     parser.add_argument(
         "--kind",
         default="stdio",
-        help="stdio, http (sessions), stateless, cancel-stdio, cancel-http or cancel-stateless; several with commas",
+        help="stdio, http (sessions), http-json (sessions with JSON bodies), stateless, cancel-stdio, cancel-http or "
+        "cancel-stateless; several with commas",
     )
     args = parser.parse_args()
     sizes = args.per_read or [64, 2]
     kinds = args.kind.split(",")
     if args.calls < 1 or any(size < 1 for size in sizes):
         parser.error("--calls and --per-read must be at least 1")
-    if not set(kinds) <= {"stdio", "http", "stateless", *CANCELS}:
-        parser.error(f"--kind takes stdio, http, stateless, {', '.join(CANCELS)}")
+    if not set(kinds) <= {"stdio", "http", "http-json", "stateless", *CANCELS}:
+        parser.error(f"--kind takes stdio, http, http-json, stateless, {', '.join(CANCELS)}")
     for kind in kinds:
         if kind in CANCELS:
             samples = min(args.calls, 200)
