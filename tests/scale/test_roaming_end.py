@@ -18,7 +18,8 @@ from waiting import Arrivals, task_count, wait_until
 
 from trio_mcp import Server
 from trio_mcp._core.session_record import SessionRecord
-from trio_mcp.scale import RedisClient, RedisEventStore, RedisSessionDirectory
+from trio_mcp.scale import RedisClient, RedisEventStore, RedisSessionDirectory, RedisTaskStore
+from trio_mcp.server import TaskManager
 from trio_mcp.transports._client.h11client import ClientResponse, HttpClient
 from trio_mcp.transports.streamable_http import HttpTransportOptions
 
@@ -29,14 +30,19 @@ CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "w
 
 class Held:
     """The calls of the ``wait`` tool, on whichever server: those that started, and those whose cancel scope was
-    cancelled (the tool saw ``trio.Cancelled``)."""
+    cancelled (the tool saw ``trio.Cancelled``); ``servers``, the servers it is served on. With ``as_task`` the tool
+    may run as a task (``task_support="optional"``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, as_task: bool = False) -> None:
         self.started = Arrivals()
         self.cancelled = Arrivals()
+        self.as_task = as_task
+        self.servers: list[Server] = []
 
     def serve_on(self, server: Server) -> None:
-        @server.tool()
+        self.servers.append(server)
+
+        @server.tool(task_support="optional" if self.as_task else None)
         async def wait() -> str:
             """Stay in flight until cancelled."""
             self.started.arrive()
@@ -98,11 +104,11 @@ async def two_servers(
     redis_server: RedisServer, held: Held, *, ttl: float = 3600.0, **options: Any
 ) -> AsyncIterator[list[tuple[str, Watched]]]:
     """Two servers, each with its URL and its directory (records kept ``ttl`` seconds), both hearing the other
-    through Redis; ``options`` for their ``HttpTransportOptions``."""
+    through Redis, and sharing their task records there; ``options`` for their ``HttpTransportOptions``."""
     async with RedisClient(redis_server.url, retries=0, connect_timeout=0.5) as redis, trio.open_nursery() as nursery:
         servers = []
         for _ in range(2):
-            server = Server("roaming")
+            server = Server("roaming", tasks=TaskManager(store=RedisTaskStore(redis)))
             held.serve_on(server)
             directory = Watched(redis, ttl)
             transport = HttpTransportOptions(event_store=RedisEventStore(redis), session_directory=directory, **options)

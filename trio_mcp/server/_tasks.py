@@ -246,13 +246,24 @@ class TaskManager:
 
     def connection_closed(self, connection: TaskConnection) -> None:
         """A session ended: nobody can reach the tasks it started here any more, so they are cancelled. Not a
-        session other processes serve too: this process only let its copy go (idle), the tasks run on."""
+        session other processes serve too: this process only let its copy go (idle), the tasks run on until the
+        session itself ends (``session_ended``)."""
         self._sessions.pop(id(connection), None)
         if connection.session_id is not None:
             return
         for live in list(self._live.values()):
             if live.connection is connection and live.record.form == "core":
                 self.cancel(live, "the session ended")
+
+    async def session_ended(self, session_id: str) -> None:
+        """A session other processes serve too ended (its DELETE, on any process): its tasks running here are
+        cancelled and recorded so, as ``tasks/cancel`` does, whether or not this process still serves the session."""
+        ended = [live for live in self._live.values() if live.record.session == session_id]
+        for live in ended:
+            self.cancel(live, "the session ended")
+        for live in ended:
+            if live.created:
+                await self.save(live)
 
     # -- starting a task from tools/call ----------------------------------------------------------
 

@@ -25,7 +25,7 @@ from .exchange import Request, Response, ResponseWithHeaders
 from .guard import LOCAL_NAMES, Guard, ScopesFor, decoded_message
 from .legacy_sse import serve_sse_post, serve_sse_stream
 from .options import HttpTransportOptions
-from .sessions import SessionEndpoint
+from .sessions import SessionEnded, SessionEndpoint
 from .stateless import serve_stateless
 
 __all__ = ["Mount", "StreamableHttpApp", "serve_mounts", "serve_streamable_http"]
@@ -46,6 +46,7 @@ class StreamableHttpApp:
         header_paths: HeaderPaths | None = None,
         scopes_for: ScopesFor | None = None,
         bound_host: str = "127.0.0.1",
+        session_ended: SessionEnded | None = None,
     ) -> None:
         self.options = options
         self._connect = connect
@@ -62,7 +63,7 @@ class StreamableHttpApp:
         self._cors = Cors(options.cors_origins)
         self._probes = frozenset(path for path in (options.liveness_path, options.readiness_path) if path)
         self._nursery = nursery
-        self.sessions = SessionEndpoint(connect, nursery, options)
+        self.sessions = SessionEndpoint(connect, nursery, options, session_ended)
         self._legacy = options.sessions and options.sse_path is not None
         taken = {options.path, options.sse_path, options.messages_path, options.liveness_path, options.readiness_path}
         clash = sorted(path for path in taken & set(options.routes) if path)
@@ -220,6 +221,8 @@ class Mount(NamedTuple):
     options: HttpTransportOptions = HttpTransportOptions()
     #: The scopes a request needs (``Server.required_scopes``), for ``options.auth`` to answer 403 with.
     scopes_for: ScopesFor | None = None
+    #: What the server does when a session shared with other processes ends (``TaskManager.session_ended``).
+    session_ended: SessionEnded | None = None
 
 
 async def serve_mounts(
@@ -264,7 +267,7 @@ async def _serve_apps(
     task_status: trio.TaskStatus[int],
 ) -> None:
     async with trio.open_nursery() as nursery:
-        for prefix, (connect, header_paths, options, scopes_for) in mounts.items():
+        for prefix, (connect, header_paths, options, scopes_for, session_ended) in mounts.items():
             prefix = prefix.rstrip("/")
             mounted = attrs.evolve(
                 options,
@@ -276,7 +279,13 @@ async def _serve_apps(
                 readiness_path=None if options.readiness_path is None else prefix + options.readiness_path,
             )
             app = StreamableHttpApp(
-                connect, nursery, options=mounted, header_paths=header_paths, scopes_for=scopes_for, bound_host=host
+                connect,
+                nursery,
+                options=mounted,
+                header_paths=header_paths,
+                scopes_for=scopes_for,
+                bound_host=host,
+                session_ended=session_ended,
             )
             nursery.start_soon(app.maintain)
             apps.append(app)

@@ -6,7 +6,8 @@ to, others on the GET stream, each on one stream only (``session.py``: one sessi
 2025-11-25 each stream opens with a priming event and a ``retry`` hint. A dropped stream is not a cancellation
 in this era. Idle sessions are reaped and their number is capped. Sessions are found through a session directory
 (``roaming.py``): the process's own (``LocalSessionDirectory``), or one shared by several processes, any of which
-serves any request of a session, taking it over from its record.
+serves any request of a session, taking it over from its record. The end of a session shared so is told to the
+server (``session_ended``) on every process, which may run tasks of it whether or not it serves the session now.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, NoReturn
 
 import trio
@@ -42,7 +43,7 @@ from .options import HttpTransportOptions
 from .roaming import LocalSessionDirectory, SessionDirectory
 from .session import HttpSession, SessionStream, unavailable
 
-__all__ = ["HttpSession", "SessionEndpoint"]
+__all__ = ["HttpSession", "SessionEnded", "SessionEndpoint"]
 
 logger = logging.getLogger("trio_mcp.http")
 
@@ -52,13 +53,23 @@ _RECORDING = frozenset({"initialize", "resources/subscribe", "resources/unsubscr
 #: How long a POST's SSE head waits for the first event to go with it (a quick answer then costs one write).
 _HEAD_HOLD = 0.05
 
+#: What the server does when a session shared with other processes ended, given its id (``TaskManager.session_ended``).
+SessionEnded = Callable[[str], Awaitable[None]]
+
 
 class SessionEndpoint:
     """Serves the legacy era on the Streamable HTTP endpoint and owns every session (and its reaper)."""
 
-    def __init__(self, connect: ConnectFunction, nursery: trio.Nursery, options: HttpTransportOptions) -> None:
+    def __init__(
+        self,
+        connect: ConnectFunction,
+        nursery: trio.Nursery,
+        options: HttpTransportOptions,
+        session_ended: SessionEnded | None = None,
+    ) -> None:
         self.options = options
         self._connect = connect
+        self._session_ended = session_ended
         self._nursery = nursery
         self.sessions: dict[str, HttpSession] = {}
         self._directory: SessionDirectory = options.session_directory or LocalSessionDirectory()
@@ -244,7 +255,18 @@ class SessionEndpoint:
                 return
             await session.directory.publish(session.id, {"kind": "end"})
         session.end()
+        if session.roams:
+            await self._ended(session.id)
         await response.send(200)
+
+    async def _ended(self, session_id: str) -> None:
+        """Tell the server that a roaming session ended (its tasks here end too); a failure only logs."""
+        if self._session_ended is None:
+            return
+        try:
+            await self._session_ended(session_id)
+        except Exception as exc:  # the task store's own failure: each task records its end when its work stops
+            logger.warning("session %s ended; its tasks not all recorded so: %s", session_id[:8], type(exc).__name__)
 
     async def _forget_everywhere(self, session: HttpSession) -> None:
         """Drop what the directory and the event store keep of a roaming session that ended."""
@@ -467,6 +489,7 @@ class SessionEndpoint:
                 return
             if record is None:
                 session.end()
+                await self._ended(session.id)
             elif session.apply_state is not None:
                 session.apply_state(record.state)
 
@@ -475,8 +498,10 @@ class SessionEndpoint:
         session = self.sessions.get(session_id)
         kind = routed.get("kind")
         if session is None:
-            if kind == "end" and session_id in self._adopting:  # not taken over yet: it must not be, now
-                self._ended_while_adopting.add(session_id)
+            if kind == "end":
+                if session_id in self._adopting:  # not taken over yet: it must not be, now
+                    self._ended_while_adopting.add(session_id)
+                await self._ended(session_id)  # a copy let go here may have left tasks running here
             return
         if kind == "inbound":
             here, _ = session.book.split(routed.get("message"))
@@ -496,6 +521,7 @@ class SessionEndpoint:
             session.apply_state(state)
         elif kind == "end":
             session.end()
+            await self._ended(session_id)
             # What this process recorded of the session after it ended elsewhere (a request served here before the
             # end was heard) goes too: nothing of it outlives its DELETE.
             try:
