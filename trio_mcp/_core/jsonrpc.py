@@ -132,7 +132,7 @@ _scan: Final[Callable[[str, int], tuple[Any, int]]] = _decoder.scan_once  # type
 def decode(data: bytes | str) -> Any:
     """Parse one JSON document, or return an ``InvalidMessage`` (-32700) saying why it is not JSON."""
     try:
-        text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+        text = data if isinstance(data, str) else data.decode("utf-8")
         try:
             value, end = _scan(text, 0)
         except StopIteration:
@@ -209,7 +209,7 @@ def classify(message: Any, request: type[Request] = Request) -> Event:
         if type(method) is not str:
             return InvalidMessage(INVALID_REQUEST, 'Invalid Request: "method" must be a string', _id_or_none(message))
         params = message.get("params")
-        if params is not None and type(params) is not dict:
+        if type(params) is not dict and params is not None:  # a dict (most) is one test
             return InvalidMessage(INVALID_REQUEST, 'Invalid Request: "params" must be an object', _id_or_none(message))
         id = message.get("id", _NO_ID)
         if type(id) in _ID_TYPES:  # is_request_id, inline: every request passes here

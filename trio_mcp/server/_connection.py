@@ -659,7 +659,7 @@ class ServerConnection:
         params = request.params or {}
         name = params.get("name")
         arguments = params.get("arguments")
-        if type(name) is not str or not (arguments is None or type(arguments) is dict):
+        if type(name) is not str or not (type(arguments) is dict or arguments is None):
             params_from_wire(params, CallToolRequestParams)  # raises the readable -32602
             raise McpError(INVALID_PARAMS, "Invalid params: tools/call needs a string name and object arguments")
         tool = self.server.tools.get(name)
