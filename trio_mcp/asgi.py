@@ -245,7 +245,7 @@ class McpAsgiApp:
                         options=self.options,
                         header_paths=self.server.tool_header_paths,
                         scopes_for=self.server.required_scopes,
-                        session_ended=self.server.tasks.session_ended,
+                        tasks=self.server.tasks,
                     )
                     nursery.start_soon(self._app.maintain)
                     task_status.started()

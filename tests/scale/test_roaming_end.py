@@ -67,6 +67,8 @@ class Watched(RedisSessionDirectory):
         #: The sessions each sweep of the endpoint kept (``touch``), one list a sweep.
         self.kept: list[list[str]] = []
         self.sweeps = Arrivals()
+        #: Set: the ends published by the others are lost, as for a process cut off from Redis at the time.
+        self.deaf = False
 
     async def touch(self, session_ids: Sequence[str]) -> None:
         await super().touch(session_ids)
@@ -88,6 +90,8 @@ class Watched(RedisSessionDirectory):
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> NoReturn:
         async def watch_routed(session_id: str, message: Mapping[str, Any]) -> None:
+            if self.deaf and message.get("kind") == "end":
+                return
             await routed(session_id, message)
             if message.get("kind") == "end":
                 self.ends.arrive()

@@ -2,8 +2,8 @@
 servers share a real redis-server (session directory, events and task records), a task of the session runs on
 one of them, and the client ends the session with DELETE on the other one or on the same one. The task's handler
 is cancelled, and its record, which every process answers from, reads ``cancelled``. A process that let its idle
-copy of the session go still runs the session's task, and still ends it. One process without a directory keeps
-the same rule."""
+copy of the session go still runs the session's task, and still ends it, also when the session's record expired
+rather than being ended. One process without a directory keeps the same rule."""
 
 from __future__ import annotations
 
@@ -42,18 +42,22 @@ async def final_record(store: TaskStore, task_id: str) -> TaskRecord:
     return await wait_until(final, within=5)
 
 
-@pytest.mark.parametrize("runs_on", ["the other process", "the other process, idle there", "the same process"])
+@pytest.mark.parametrize(
+    "runs_on",
+    ["the other process", "the other process, idle there", "the other process, idle, deaf", "the same process"],
+)
 async def test_a_delete_cancels_the_session_s_tasks_wherever_they_run(redis_server: RedisServer, runs_on: str) -> None:
     """The session opens on a; a task of it runs on b (or on a); DELETE on a. The task's handler is cancelled at
     once, and its shared record reads cancelled because the session ended. "idle there": b let its copy of the
-    session go before the DELETE (a task is no traffic), as it does between a client's requests."""
+    session go before the DELETE (a task is no traffic), as it does between a client's requests; "deaf": and the
+    end published over Redis is lost for b, which finds the session's record gone at its next sweep."""
     held = Held(as_task=True)
-    idle = runs_on == "the other process, idle there"
+    idle = runs_on.startswith("the other process, idle")
     with trio.fail_after(30):
         async with (
             two_servers(redis_server, held, json_response=True, session_idle_timeout=0.2 if idle else 3600) as [
                 (a, _),
-                (b, _),
+                (b, on_b),
             ],
             HttpClient() as http,
             RedisClient(redis_server.url) as redis,
@@ -67,11 +71,38 @@ async def test_a_delete_cancels_the_session_s_tasks_wherever_they_run(redis_serv
             if idle:
                 await wait_until(lambda: not held.servers[1].connections, within=5)  # b's copy was let go
                 assert held.cancelled.count == 0  # letting an idle copy go is no end: the task runs on
+            on_b.deaf = runs_on.endswith("deaf")
             assert await delete(http, a, session) == 200
             with trio.fail_after(5):  # now, not when the task would have ended on its own (never)
                 await held.cancelled.wait_for(1)
             record = await final_record(RedisTaskStore(redis), task_id)
             assert (record.status, record.status_message) == ("cancelled", "the session ended")
+
+
+async def test_a_session_whose_record_expired_ends_its_tasks(redis_server: RedisServer) -> None:
+    """No request of the session comes for longer than its record lives in Redis, while its task runs on b: both
+    copies idle out, the record expires, and b, finding it gone, cancels the task (the session is gone for the
+    client too). Until then the task runs on."""
+    held = Held(as_task=True)
+    with trio.fail_after(30):
+        async with (
+            two_servers(redis_server, held, ttl=1.0, json_response=True, session_idle_timeout=0.2) as [(a, _), (b, _)],
+            HttpClient() as http,
+            RedisClient(redis_server.url) as redis,
+        ):
+            session = await open_session(http, a)
+            assert await read_all(await post(http, a, INITIALIZED, session)) == b""
+            task_id = await start_task(http, b, session)
+            await held.started.wait_for(1)
+            await wait_until(lambda: not any(server.connections for server in held.servers), within=5)
+            assert held.cancelled.count == 0  # both copies let go: no end yet
+            with trio.fail_after(5):  # the record's ttl, then one sweep of b
+                await held.cancelled.wait_for(1)
+            record = await final_record(RedisTaskStore(redis), task_id)
+            assert (record.status, record.status_message) == ("cancelled", "the session ended")
+            gone = await post(http, a, {"jsonrpc": "2.0", "id": 3, "method": "ping"}, session)
+            assert gone.status == 404
+            await read_all(gone)
 
 
 async def test_a_delete_cancels_the_session_s_tasks_on_one_process() -> None:

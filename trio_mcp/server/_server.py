@@ -184,13 +184,11 @@ class Server(ServerCore):
                 )
 
     def http_mount(self, options: HttpTransportOptions) -> HttpMount:
-        """This server on an HTTP listener (``serve_mounts``): its connections, tool header paths, scopes, and the
-        end of its tasks with their session's."""
+        """This server on an HTTP listener (``serve_mounts``): its connections, tool header paths, scopes and
+        tasks."""
         from ..transports.streamable_http import Mount
 
-        return Mount(
-            self.serve_connection, self.tool_header_paths, options, self.required_scopes, self.tasks.session_ended
-        )
+        return Mount(self.serve_connection, self.tool_header_paths, options, self.required_scopes, self.tasks)
 
     def tool_header_paths(self, name: str) -> dict[str, tuple[str, ...]] | None:
         """The ``x-mcp-header`` names of a tool's parameters and where each sits in its arguments."""

@@ -255,9 +255,20 @@ class TaskManager:
             if live.connection is connection and live.record.form == "core":
                 self.cancel(live, "the session ended")
 
+    def shared_sessions(self) -> set[str]:
+        """The ids of the sessions other processes may serve too with a task running here (not this manager's own
+        keys): the transport asks whether each still exists."""
+        own = set(self._sessions.values())
+        return {
+            live.record.session
+            for live in self._live.values()
+            if live.record.session is not None and live.record.session not in own
+        }
+
     async def session_ended(self, session_id: str) -> None:
-        """A session other processes serve too ended (its DELETE, on any process): its tasks running here are
-        cancelled and recorded so, as ``tasks/cancel`` does, whether or not this process still serves the session."""
+        """A session other processes serve too ended (its DELETE on any process, or its record expired): its tasks
+        running here are cancelled and recorded so, as ``tasks/cancel`` does, whether or not this process still
+        serves the session."""
         ended = [live for live in self._live.values() if live.record.session == session_id]
         for live in ended:
             self.cancel(live, "the session ended")

@@ -19,7 +19,7 @@ is, so it records, routes and claims nothing, at no cost per call.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, NoReturn, Protocol
 
 import trio
@@ -27,13 +27,24 @@ import trio
 from ..._core.jsonrpc import RequestId
 from ..._core.session_record import SessionRecord
 
-__all__ = ["LocalSessionDirectory", "Routed", "SessionDirectory"]
+__all__ = ["LocalSessionDirectory", "Routed", "SessionDirectory", "SessionTasks"]
 
 #: Receives what another process published for a session this process may be serving.
 Routed = Callable[[str, Mapping[str, Any]], Awaitable[None]]
 #: Called once this process hears the others (again): what they published meanwhile is lost.
 Joined = Callable[[], Awaitable[None]]
 Started = trio.TaskStatus[None]
+
+
+class SessionTasks(Protocol):
+    """The server's tasks as the end of a session shared by several processes concerns them (``TaskManager``): a
+    process may run a task of a session it does not serve, so each learns of the end."""
+
+    def shared_sessions(self) -> Collection[str]:
+        """The ids of the shared sessions with a task running in this process."""
+
+    async def session_ended(self, session_id: str) -> None:
+        """The session ended: its tasks running in this process end too."""
 
 
 class SessionDirectory(Protocol):

@@ -25,7 +25,8 @@ from .exchange import Request, Response, ResponseWithHeaders
 from .guard import LOCAL_NAMES, Guard, ScopesFor, decoded_message
 from .legacy_sse import serve_sse_post, serve_sse_stream
 from .options import HttpTransportOptions
-from .sessions import SessionEnded, SessionEndpoint
+from .roaming import SessionTasks
+from .sessions import SessionEndpoint
 from .stateless import serve_stateless
 
 __all__ = ["Mount", "StreamableHttpApp", "serve_mounts", "serve_streamable_http"]
@@ -46,7 +47,7 @@ class StreamableHttpApp:
         header_paths: HeaderPaths | None = None,
         scopes_for: ScopesFor | None = None,
         bound_host: str = "127.0.0.1",
-        session_ended: SessionEnded | None = None,
+        tasks: SessionTasks | None = None,
     ) -> None:
         self.options = options
         self._connect = connect
@@ -63,7 +64,7 @@ class StreamableHttpApp:
         self._cors = Cors(options.cors_origins)
         self._probes = frozenset(path for path in (options.liveness_path, options.readiness_path) if path)
         self._nursery = nursery
-        self.sessions = SessionEndpoint(connect, nursery, options, session_ended)
+        self.sessions = SessionEndpoint(connect, nursery, options, tasks)
         self._legacy = options.sessions and options.sse_path is not None
         taken = {options.path, options.sse_path, options.messages_path, options.liveness_path, options.readiness_path}
         clash = sorted(path for path in taken & set(options.routes) if path)
@@ -221,8 +222,8 @@ class Mount(NamedTuple):
     options: HttpTransportOptions = HttpTransportOptions()
     #: The scopes a request needs (``Server.required_scopes``), for ``options.auth`` to answer 403 with.
     scopes_for: ScopesFor | None = None
-    #: What the server does when a session shared with other processes ends (``TaskManager.session_ended``).
-    session_ended: SessionEnded | None = None
+    #: Its tasks, which end with their session on every process (``Server.tasks``).
+    tasks: SessionTasks | None = None
 
 
 async def serve_mounts(
@@ -267,7 +268,7 @@ async def _serve_apps(
     task_status: trio.TaskStatus[int],
 ) -> None:
     async with trio.open_nursery() as nursery:
-        for prefix, (connect, header_paths, options, scopes_for, session_ended) in mounts.items():
+        for prefix, (connect, header_paths, options, scopes_for, tasks) in mounts.items():
             prefix = prefix.rstrip("/")
             mounted = attrs.evolve(
                 options,
@@ -285,7 +286,7 @@ async def _serve_apps(
                 header_paths=header_paths,
                 scopes_for=scopes_for,
                 bound_host=host,
-                session_ended=session_ended,
+                tasks=tasks,
             )
             nursery.start_soon(app.maintain)
             apps.append(app)

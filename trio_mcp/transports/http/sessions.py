@@ -6,8 +6,8 @@ to, others on the GET stream, each on one stream only (``session.py``: one sessi
 2025-11-25 each stream opens with a priming event and a ``retry`` hint. A dropped stream is not a cancellation
 in this era. Idle sessions are reaped and their number is capped. Sessions are found through a session directory
 (``roaming.py``): the process's own (``LocalSessionDirectory``), or one shared by several processes, any of which
-serves any request of a session, taking it over from its record. The end of a session shared so is told to the
-server (``session_ended``) on every process, which may run tasks of it whether or not it serves the session now.
+serves any request of a session, taking it over from its record. The end of a session shared so ends its tasks
+on every process, which may run tasks of it whether or not it serves the session now (``SessionTasks``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 import trio
@@ -40,10 +40,10 @@ from ._common import (
 from .exchange import Request as HttpRequest  # the h11 server's, or the ASGI adapter's
 from .exchange import Response as HttpResponse
 from .options import HttpTransportOptions
-from .roaming import LocalSessionDirectory, SessionDirectory
+from .roaming import LocalSessionDirectory, SessionDirectory, SessionTasks
 from .session import HttpSession, SessionStream, unavailable
 
-__all__ = ["HttpSession", "SessionEnded", "SessionEndpoint"]
+__all__ = ["HttpSession", "SessionEndpoint"]
 
 logger = logging.getLogger("trio_mcp.http")
 
@@ -52,9 +52,6 @@ _RECORDING = frozenset({"initialize", "resources/subscribe", "resources/unsubscr
 
 #: How long a POST's SSE head waits for the first event to go with it (a quick answer then costs one write).
 _HEAD_HOLD = 0.05
-
-#: What the server does when a session shared with other processes ended, given its id (``TaskManager.session_ended``).
-SessionEnded = Callable[[str], Awaitable[None]]
 
 
 class SessionEndpoint:
@@ -65,11 +62,11 @@ class SessionEndpoint:
         connect: ConnectFunction,
         nursery: trio.Nursery,
         options: HttpTransportOptions,
-        session_ended: SessionEnded | None = None,
+        tasks: SessionTasks | None = None,
     ) -> None:
         self.options = options
         self._connect = connect
-        self._session_ended = session_ended
+        self._tasks = tasks
         self._nursery = nursery
         self.sessions: dict[str, HttpSession] = {}
         self._directory: SessionDirectory = options.session_directory or LocalSessionDirectory()
@@ -260,13 +257,29 @@ class SessionEndpoint:
         await response.send(200)
 
     async def _ended(self, session_id: str) -> None:
-        """Tell the server that a roaming session ended (its tasks here end too); a failure only logs."""
-        if self._session_ended is None:
+        """A roaming session ended: so do its tasks running here (a failure only logs)."""
+        if self._tasks is None:
             return
         try:
-            await self._session_ended(session_id)
+            await self._tasks.session_ended(session_id)
         except Exception as exc:  # the task store's own failure: each task records its end when its work stops
             logger.warning("session %s ended; its tasks not all recorded so: %s", session_id[:8], type(exc).__name__)
+
+    async def _end_tasks_of_gone_sessions(self) -> None:
+        """End the tasks running here of the roaming sessions not held here whose record is gone: ended while this
+        process did not listen, or expired (no request for the directory's ``ttl``)."""
+        if self._tasks is None or not self._directory.origin:  # no roaming sessions, no directory to ask
+            return
+        for session_id in list(self._tasks.shared_sessions()):
+            if session_id in self.sessions:  # held: its end is heard, or found at a rejoin
+                continue
+            try:
+                record = await self._directory.load(session_id)
+            except Exception as exc:  # the directory's own failure: the next sweep asks again
+                logger.warning("session %s of a task here not looked up: %s", session_id[:8], type(exc).__name__)
+                return
+            if record is None:
+                await self._ended(session_id)
 
     async def _forget_everywhere(self, session: HttpSession) -> None:
         """Drop what the directory and the event store keep of a roaming session that ended."""
@@ -465,6 +478,7 @@ class SessionEndpoint:
                 await trio.sleep(interval)
                 self.reap_idle()
                 await self._touch_used(swept)
+                await self._end_tasks_of_gone_sessions()
         raise AssertionError("unreachable")
 
     async def _touch_used(self, since: float) -> None:
@@ -492,6 +506,7 @@ class SessionEndpoint:
                 await self._ended(session.id)
             elif session.apply_state is not None:
                 session.apply_state(record.state)
+        await self._end_tasks_of_gone_sessions()
 
     async def _routed(self, session_id: str, routed: Mapping[str, Any]) -> None:
         """What another process published for a session: a client message, an event, or the session's end."""
