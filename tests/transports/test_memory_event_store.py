@@ -38,6 +38,17 @@ async def test_the_stream_quiet_the_longest_is_forgotten_first() -> None:
     assert await store.replay("s", long_running) == ("long", [("long_3", '{"progress":1}')])
 
 
+async def test_streams_written_one_after_another_are_forgotten_in_that_order() -> None:
+    store = MemoryEventStore(max_streams_per_session=2)
+    first = store.append_now("s", "1", "")
+    store.append_now("s", "1", '{"a":1}')  # the same stream again: still the one written last
+    second = store.append_now("s", "2", "")
+    answer = store.append_now("s", "2", '{"b":2}')
+    store.append_now("s", "3", "")  # one stream too many: "1" is the one quiet the longest
+    assert await store.replay("s", first) is None
+    assert await store.replay("s", second) == ("2", [(answer, '{"b":2}')])
+
+
 async def test_a_stream_over_its_bound_is_not_replayed_from_before_what_it_dropped() -> None:
     store = MemoryEventStore(max_events_per_stream=3)
     ids = [await store.append("s", "r", f'{{"n":{n}}}') for n in range(5)]  # the first two are dropped

@@ -29,8 +29,6 @@ __all__ = [
 DEFAULT_MAX_EVENT_BYTES: Final = 16 * 1024 * 1024
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_BREAK = re.compile(r"[\r\n]")
-_BREAK_OR_NUL = re.compile(r"[\r\n\0]")
 _EOL = re.compile(rb"[\r\n]")
 _BOM: Final = b"\xef\xbb\xbf"
 _CR: Final = 0x0D
@@ -82,11 +80,12 @@ def encode_event(data: str, *, event: str | None = None, id: str | None = None, 
     LF in ``event`` or ``id``, NUL in ``id`` (receivers ignore such ids), a negative ``retry``, or lone
     surrogates anywhere.
     """
-    if id and not event and not _BREAK_OR_NUL.search(id):
+    if id and not event and "\n" not in id and "\r" not in id and "\0" not in id:
         # An event of a stream (its message's one-line JSON and store id), or the mark a stream starts with (no data,
-        # a retry hint): the two a resumable stream writes most, each checked for what it holds.
+        # a retry hint): the two a resumable stream writes most, each checked for what it holds (``in`` scans a
+        # string several times faster than a regular expression does).
         if retry is None:
-            if data and not _BREAK.search(data):
+            if data and "\n" not in data and "\r" not in data:
                 return f"id: {id}\ndata: {data}\n\n".encode()
         elif not data and type(retry) is int and retry >= 0:  # any other retry: checked below
             return f"id: {id}\nretry: {retry}\ndata:\n\n".encode()

@@ -35,10 +35,13 @@ class _SessionEvents:
     sequence number it gave, and per stream the last sequence dropped to keep the stream in bounds (an id before
     it cannot be resumed from without missing events)."""
 
-    __slots__ = ("dropped", "sequence", "streams")
+    __slots__ = ("dropped", "latest", "sequence", "streams")
 
     def __init__(self) -> None:
         self.streams: dict[str, list[tuple[int, str]]] = {}
+        #: The events of the stream last in ``streams``, and its id: a stream's next event (a POST's answer after
+        #: its priming event, most often) needs no move to the end.
+        self.latest: tuple[str, list[tuple[int, str]]] | None = None
         self.sequence = 0
         self.dropped: dict[str, int] | None = None
 
@@ -64,16 +67,21 @@ class MemoryEventStore:
         kept = self._sessions.get(session_id)
         if kept is None:
             kept = self._sessions[session_id] = _SessionEvents()
-        streams = kept.streams
-        events = streams.pop(stream_id, None)  # put back last: the streams stay in the order of their last event
-        if events is None:
-            events = []
-            if len(streams) >= self._max_streams:
-                forgotten = next(iter(streams))  # the stream quiet the longest
-                del streams[forgotten]
-                if kept.dropped is not None:
-                    kept.dropped.pop(forgotten, None)
-        streams[stream_id] = events
+        latest = kept.latest
+        if latest is not None and latest[0] == stream_id:
+            events = latest[1]
+        else:
+            streams = kept.streams
+            found = streams.pop(stream_id, None)  # put back last: the streams stay in the order of their last event
+            if found is None:
+                found = []
+                if len(streams) >= self._max_streams:
+                    forgotten = next(iter(streams))  # the stream quiet the longest
+                    del streams[forgotten]
+                    if kept.dropped is not None:
+                        kept.dropped.pop(forgotten, None)
+            events = streams[stream_id] = found
+            kept.latest = (stream_id, events)
         kept.sequence = sequence = kept.sequence + 1
         events.append((sequence, data))
         if len(events) > self._max_events:
