@@ -398,6 +398,8 @@ class ServerConnection:
             if self.lifecycle.past_initialize():  # what it lets the client send no longer changes: kept
                 self._admitted = _PAST_INITIALIZE[self.version]
             entry = _DISPATCH[self.version].get(method)
+        elif entry[1] is None or self.server.offers(entry[1]):  # admitted and offered: most requests
+            return entry[0](self, request, None)
         return self._handler_for(method, entry)(self, request, None)
 
     def _failure_error(self, method: str, exc: BaseException) -> BaseException:
