@@ -50,7 +50,7 @@ class LineFramer:
         if max_line_bytes < 1:
             raise ValueError("max_line_bytes must be positive")
         #: The ended lines not yet returned, last first: each read is split once, and a line is one ``pop()``
-        #: (one over the cap is an ``OversizedLine`` already).
+        #: (one over the cap is an ``OversizedLine`` already, a CRLF line's ``\r`` is gone).
         self._lines: list[bytes | OversizedLine] = []
         self._partial = bytearray()
         self._max = max_line_bytes
@@ -90,6 +90,8 @@ class LineFramer:
             lines = [
                 OversizedLine(len(line)) if type(line) is bytes and len(line) > self._max else line for line in lines
             ]
+        if b"\r" in data or ended.endswith(b"\r"):  # CRLF line ends (the first's \r may be the last read's): once
+            lines = [line[:-1] if type(line) is bytes and line.endswith(b"\r") else line for line in lines]
         lines.reverse()
         if self._lines:
             lines += self._lines
@@ -110,8 +112,6 @@ class LineFramer:
             line = lines.pop()
             if type(line) is not bytes:
                 return line
-            if line.endswith(b"\r"):
-                line = line[:-1]
             if line and not line.isspace():
                 return line
             # Blank lines between messages are allowed and skipped.
