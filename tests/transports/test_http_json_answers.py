@@ -1,6 +1,7 @@
 """A legacy-era session answering in JSON bodies (``json_response=True``) while a call is in flight: its progress
 goes on the GET stream, it keeps the session from being reaped as idle, a DELETE from another connection ends
-it, and a client that leaves before the answer leaves nothing behind (real sockets)."""
+it, a client that leaves before the answer leaves nothing behind, and a graceful stop lets it finish (real
+sockets)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import trio.testing
 
 from trio_mcp import Server
 from trio_mcp.transports._client.h11client import HttpClient
-from trio_mcp.transports.http import HttpTransportOptions
+from trio_mcp.transports.http import Drain, HttpTransportOptions
 
 from test_http_resumption import read_events  # isort: skip
 from test_http_session_streams import VERSION, blocking_server, held_by, open_session, post  # isort: skip
@@ -118,4 +119,45 @@ async def test_a_client_leaving_before_its_answer_leaves_nothing_behind() -> Non
             echo = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "wait", "arguments": {}}}
             again = await post(http, url, echo, session)
             assert json.loads(await again.read())["result"]["content"][0]["text"] == "done"
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_drain_lets_a_call_in_flight_finish_and_answer() -> None:
+    """A JSON body cannot be resumed elsewhere: a graceful stop waits for the call (within its timeout)."""
+    server = Server("drained")
+    started, release = trio.Event(), trio.Event()
+
+    @server.tool()
+    async def wait() -> str:
+        started.set()
+        await release.wait()
+        return "finished"
+
+    drain = Drain()
+    with trio.fail_after(20):
+        async with HttpClient() as http, trio.open_nursery() as nursery:
+            options = HttpTransportOptions(json_response=True, drain=drain)
+            port = await nursery.start(partial(server.serve_http, "127.0.0.1", 0, options=options))
+            url = f"http://127.0.0.1:{port}/mcp"
+            session = await open_session(http, url)
+            drained: list[bool] = []
+            done = trio.Event()
+
+            async def release_when_draining() -> None:
+                await trio.testing.wait_all_tasks_blocked()
+                release.set()
+
+            async def drain_once_started() -> None:
+                await started.wait()
+                nursery.start_soon(release_when_draining)
+                drained.append(await drain(10))
+                done.set()
+
+            nursery.start_soon(drain_once_started)
+            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait", "arguments": {}}}
+            answered = await post(http, url, call, session)
+            assert answered.status == 200
+            assert json.loads(await answered.read())["result"]["content"][0]["text"] == "finished"
+            await done.wait()
+            assert drained == [True]
             nursery.cancel_scope.cancel()

@@ -130,10 +130,16 @@ class SessionEndpoint:
         if self.options.json_response or recording:
             unrecorded = session.unrecorded
             stream.collect = True
-            await session.deliver(message)
-            with trio.CancelScope() as watch:  # until answered, the client leaves or a drain begins
-                response.cancel_on_disconnect(watch, or_shutdown=True)
-                await stream.wait_complete()
+            if type(message) is dict:
+                # One request runs in this task, which waits for its answer anyway: no task of its own. A client
+                # leaving, or a drain, does not end it (as on the SSE path); the server's cancel does.
+                await session.deliver(message, InCaller(session.tasks))
+            else:
+                await session.deliver(message)
+            if not stream.over:  # a batch, its members in the session's tasks
+                with trio.CancelScope() as watch:  # until answered, the client leaves or a drain begins
+                    response.cancel_on_disconnect(watch, or_shutdown=True)
+                    await stream.wait_complete()
             if recording and session.unrecorded > unrecorded:
                 if route.opens_session:
                     session.end()
