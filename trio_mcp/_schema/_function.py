@@ -16,7 +16,21 @@ from .._core.mcp_headers import HeaderRuleError, header_paths
 from ._compile import Compiler, resolve_hints
 from ._docstrings import parse_docstring
 from ._field import JS_SAFE_INTEGER, Field
-from ._nodes import FAIL, NO_DEFAULT, AnnotatedNode, Node, Run, SchemaContext, dump_any, property_schema, suggest
+from ._nodes import (
+    FAIL,
+    NO_DEFAULT,
+    AnnotatedNode,
+    BoolNode,
+    FloatNode,
+    IntNode,
+    Node,
+    Run,
+    SchemaContext,
+    StrNode,
+    dump_any,
+    property_schema,
+    suggest,
+)
 from ._util import Abort, Err, expected_message, render
 from ._validator import check_schema_bounded, validate_errors
 
@@ -45,12 +59,20 @@ class OutputError(ValueError):
         self.errors = errors
 
 
+#: The nodes whose ``convert`` returns a value of exactly this type as it is (not a bool for an int: bool is its own).
+_TAKEN_AS_THEY_ARE: Final[dict[type[Node], type]] = {StrNode: str, IntNode: int, FloatNode: float, BoolNode: bool}
+
+
 @attrs.frozen
 class _Param:
     name: str
     node: Node
     required: bool
     default: Any
+    #: The type whose values ``node`` converts to themselves with no error: such an argument needs no conversion.
+    exact: type | None = attrs.field(
+        init=False, default=attrs.Factory(lambda self: _TAKEN_AS_THEY_ARE.get(type(self.node)), takes_self=True)
+    )
 
 
 def _never(annotation: Any) -> bool:
@@ -101,16 +123,24 @@ class FunctionSchema:
             return dict(arguments)
         if type(arguments) is not dict and not isinstance(arguments, Mapping):  # dict: no ABC check, every call
             raise ArgumentError([f"arguments: {expected_message(['object'], arguments)}"])
-        run = Run()
+        # Made at the first argument that needs converting or is wrong: none when each is of its parameter's exact
+        # type (most calls).
+        run: Run | None = None
         bound: dict[str, Any] = {}
         try:
             for param in self._params:
                 name = param.name
                 if name in arguments:
-                    value = param.node.convert(arguments[name], (name,), run)
+                    value = arguments[name]
+                    if type(value) is param.exact:  # e.g. a str for a str parameter: taken as it is
+                        bound[name] = value
+                        continue
+                    run = run or Run()
+                    value = param.node.convert(value, (name,), run)
                     if value is not FAIL:
                         bound[name] = value
                 elif param.required:
+                    run = run or Run()
                     run.fail(Err((name,), "required argument missing"))
                 else:
                     bound[name] = param.default
@@ -120,10 +150,11 @@ class FunctionSchema:
             raise ArgumentError(["arguments: nested too deeply"]) from None
         if not self._name_set.issuperset(arguments):
             names = self._names
+            run = run or Run()
             for key in arguments:
                 if key not in names:
                     run.fail(Err((str(key),), "unexpected argument" + suggest(key, names)))
-        if run.errors:
+        if run is not None and run.errors:
             raise ArgumentError(render(run.errors, "arguments", prefixed=False))
         return bound
 
