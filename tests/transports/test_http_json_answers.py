@@ -1,7 +1,7 @@
 """A legacy-era session answering in JSON bodies (``json_response=True``) while a call is in flight: its progress
 goes on the GET stream, it keeps the session from being reaped as idle, a DELETE from another connection ends
-it, a client that leaves before the answer leaves nothing behind, and a graceful stop lets it finish (real
-sockets)."""
+it, a client that leaves before the answer leaves nothing behind, a graceful stop lets it finish, and its
+deadline passing answers it with the error (real sockets)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ import trio
 import trio.testing
 
 from trio_mcp import Server
+from trio_mcp.errors import DEADLINE_EXCEEDED
 from trio_mcp.transports._client.h11client import HttpClient
 from trio_mcp.transports.http import Drain, HttpTransportOptions
+from trio_mcp.types import META_DEADLINE
 
 from test_http_resumption import read_events  # isort: skip
 from test_http_session_streams import VERSION, blocking_server, held_by, open_session, post  # isort: skip
@@ -160,4 +162,27 @@ async def test_a_drain_lets_a_call_in_flight_finish_and_answer() -> None:
             assert json.loads(await answered.read())["result"]["content"][0]["text"] == "finished"
             await done.wait()
             assert drained == [True]
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_call_whose_deadline_passes_is_answered_with_the_error_and_leaves_nothing() -> None:
+    server, started = blocking_server()
+    with trio.fail_after(20):
+        async with HttpClient() as http, trio.open_nursery() as nursery:
+            options = HttpTransportOptions(json_response=True)
+            port = await nursery.start(partial(server.serve_http, "127.0.0.1", 0, options=options))
+            url = f"http://127.0.0.1:{port}/mcp"
+            session = await open_session(http, url)
+            call = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "block", "arguments": {}, "_meta": {META_DEADLINE: {"remainingMs": 50}}},
+            }
+            answered = await post(http, url, call, session)
+            assert answered.status == 200
+            assert json.loads(await answered.read())["error"]["code"] == DEADLINE_EXCEEDED
+            assert started[-1].is_set()
+            await trio.testing.wait_all_tasks_blocked()
+            assert held_by(server) == ({"0"}, 0, 0)
             nursery.cancel_scope.cancel()
