@@ -631,7 +631,8 @@ class Session:
         response: dict[str, Any] | None = None
         try:
             if scope is None:  # no context manager to enter and leave: most requests (stdio's, served inline)
-                response = result_message(request.id, await serve_within(request, self._handler.handle_request))
+                result = await serve_within(request, self._handler.handle_request)
+                response = {"jsonrpc": "2.0", "id": request.id, "result": result}  # result_message's, with no call
             else:
                 with scope:  # a cancelled scope leaves no answer
                     response = result_message(request.id, await serve_within(request, self._handler.handle_request))
