@@ -42,8 +42,7 @@ async def test_progress_goes_on_the_get_stream_and_a_delete_ends_the_call() -> N
 
             async def call() -> None:
                 response = await post(http, url, BLOCK, session)
-                answered.append(response.status)
-                await response.aclose()
+                answered.append((response.status, json.loads(await response.read())))
 
             nursery.start_soon(call)
             await started[-1].wait()
@@ -54,7 +53,8 @@ async def test_progress_goes_on_the_get_stream_and_a_delete_ends_the_call() -> N
             await (await http.request("DELETE", url, headers=delete)).aclose()
             await trio.testing.wait_all_tasks_blocked()
             assert not server.connections
-            assert answered == [500]
+            ((status, body),) = answered
+            assert status == 404 and body["id"] == 1 and body["error"]["message"] == "Session not found"
             nursery.cancel_scope.cancel()
 
 

@@ -145,8 +145,10 @@ class SessionEndpoint:
                     session.end()
                 await refuse(response, unavailable(_single_id(message)))
                 return
-            if response.gone or session.closed:
+            if response.gone:
                 return
+            if session.closed:  # a DELETE, here or elsewhere, ended it while the request ran
+                raise ConnectionClosed("session ended")
             if self.options.json_response:
                 headers = (("mcp-session-id", session.id),)
                 answers = session.collected_answers(stream)
