@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from functools import partial
+from typing import Any
 
 import trio
 import trio.testing
@@ -28,14 +29,19 @@ BLOCK = {
 }
 
 
+async def serve_in_json(server: Server, http: HttpClient, nursery: trio.Nursery, **options: Any) -> tuple[str, str]:
+    """Serve ``server`` answering in JSON bodies on 127.0.0.1, and open a session there: its URL and session id."""
+    settings = HttpTransportOptions(json_response=True, **options)
+    port = await nursery.start(partial(server.serve_http, "127.0.0.1", 0, options=settings))
+    url = f"http://127.0.0.1:{port}/mcp"
+    return url, await open_session(http, url)
+
+
 async def test_progress_goes_on_the_get_stream_and_a_delete_ends_the_call() -> None:
     server, started = blocking_server()
     with trio.fail_after(20):
         async with HttpClient() as http, trio.open_nursery() as nursery:
-            options = HttpTransportOptions(json_response=True)
-            port = await nursery.start(partial(server.serve_http, "127.0.0.1", 0, options=options))
-            url = f"http://127.0.0.1:{port}/mcp"
-            session = await open_session(http, url)
+            url, session = await serve_in_json(server, http, nursery)
             headers = [("accept", "text/event-stream"), ("mcp-session-id", session), ("mcp-protocol-version", VERSION)]
             standalone = await http.request("GET", url, headers=headers)
             answered: list[int] = []
@@ -62,10 +68,7 @@ async def test_a_call_in_flight_keeps_the_session_from_being_reaped() -> None:
     server, started = blocking_server()
     with trio.fail_after(20):
         async with HttpClient() as http, trio.open_nursery() as nursery:
-            options = HttpTransportOptions(json_response=True, session_idle_timeout=0.1)
-            port = await nursery.start(partial(server.serve_http, "127.0.0.1", 0, options=options))
-            url = f"http://127.0.0.1:{port}/mcp"
-            session = await open_session(http, url)
+            url, session = await serve_in_json(server, http, nursery, session_idle_timeout=0.1)
 
             async def cancel_later() -> None:
                 await started[-1].wait()
@@ -95,10 +98,7 @@ async def test_a_client_leaving_before_its_answer_leaves_nothing_behind() -> Non
 
     with trio.fail_after(20):
         async with HttpClient() as http, trio.open_nursery() as nursery:
-            options = HttpTransportOptions(json_response=True)
-            port = await nursery.start(partial(server.serve_http, "127.0.0.1", 0, options=options))
-            url = f"http://127.0.0.1:{port}/mcp"
-            session = await open_session(http, url)
+            url, session = await serve_in_json(server, http, nursery)
             await trio.testing.wait_all_tasks_blocked()
             tasks = trio.lowlevel.current_statistics().tasks_living
 
@@ -138,10 +138,7 @@ async def test_a_drain_lets_a_call_in_flight_finish_and_answer() -> None:
     drain = Drain()
     with trio.fail_after(20):
         async with HttpClient() as http, trio.open_nursery() as nursery:
-            options = HttpTransportOptions(json_response=True, drain=drain)
-            port = await nursery.start(partial(server.serve_http, "127.0.0.1", 0, options=options))
-            url = f"http://127.0.0.1:{port}/mcp"
-            session = await open_session(http, url)
+            url, session = await serve_in_json(server, http, nursery, drain=drain)
             drained: list[bool] = []
             done = trio.Event()
 
@@ -169,10 +166,7 @@ async def test_a_call_whose_deadline_passes_is_answered_with_the_error_and_leave
     server, started = blocking_server()
     with trio.fail_after(20):
         async with HttpClient() as http, trio.open_nursery() as nursery:
-            options = HttpTransportOptions(json_response=True)
-            port = await nursery.start(partial(server.serve_http, "127.0.0.1", 0, options=options))
-            url = f"http://127.0.0.1:{port}/mcp"
-            session = await open_session(http, url)
+            url, session = await serve_in_json(server, http, nursery)
             call = {
                 "jsonrpc": "2.0",
                 "id": 1,
