@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -40,7 +40,6 @@ from ..errors import (
 from ..transports._base import MessageStream, StreamControl, notified_change
 from ..types import (
     INPUT_REQUIRED_METHODS,
-    META_SUBSCRIPTION_ID,
     RESULT_INPUT_REQUIRED,
     CallToolRequestParams,
     ClientCapabilities,
@@ -60,6 +59,7 @@ from ..types import (
     UnsubscribeRequestParams,
 )
 from ._context import Context, HandlerCancelled
+from ._listen import ListenStreams, Told
 from ._logging import LEVELS, RateLimiter, current_context, level_rank
 from ._modern import InputRequired, ModernRequest, find_input_required, is_modern, modern_meta, params_digest
 from ._outbox import Outbox
@@ -69,29 +69,6 @@ from ._tasks import LiveTask
 from ._tools import ToolDefinition, argument_error_result, error_result
 
 __all__ = ["ServerConnection"]
-
-
-class _Listener:
-    """One open ``subscriptions/listen`` request and the filter the server honours for it."""
-
-    __slots__ = ("request_id", "filter", "resources", "task_ids", "meta", "held")
-
-    def __init__(self, request_id: RequestId, honoured: SubscriptionFilter) -> None:
-        self.request_id = request_id
-        self.filter = honoured
-        self.resources = frozenset(honoured.resource_subscriptions or ())
-        self.task_ids = frozenset(honoured.task_ids or ())
-        self.meta = {META_SUBSCRIPTION_ID: request_id}
-        #: What changed while the acknowledgement was being written, told right after it (None: acknowledged).
-        self.held: list[tuple[str, dict[str, Any]]] | None = []
-
-    def wants_list(self, kind: str) -> bool:
-        honoured = self.filter
-        return bool(
-            (kind == "tools" and honoured.tools_list_changed)
-            or (kind == "prompts" and honoured.prompts_list_changed)
-            or (kind == "resources" and honoured.resources_list_changed)
-        )
 
 
 logger = logging.getLogger("trio_mcp.server")
@@ -219,7 +196,7 @@ class ServerConnection:
             request_ended=control.request_ended if control is not None else None,
         )
         #: Open 2026-07-28 ``subscriptions/listen`` requests on this connection, by request id.
-        self.listeners: dict[RequestId, _Listener] = {}
+        self.listeners = ListenStreams()
         #: Log params the stdlib bridge queued for requests being served, sent before their answers (a list made
         #: with a request's first: most never log).
         self._held_logs: dict[RequestId, list[dict[str, Any]]] = {}
@@ -565,26 +542,16 @@ class ServerConnection:
             else None,
             task_ids=server.tasks.listen_filter(self, modern, wanted.task_ids),
         )
-        listener = _Listener(request.id, honoured)
-        # Listening from before the acknowledgement is written: a change made while it is (the client may act on it
-        # as soon as it arrives) is told right after it, never lost and never first.
-        self.listeners[request.id] = listener
-        try:
+        with self.listeners.listening(request.id, honoured) as listener:
             await request.notify(
                 "notifications/subscriptions/acknowledged", {"notifications": to_wire(honoured), "_meta": listener.meta}
             )
-            held, listener.held = listener.held or [], None
-            for method, params in held:
-                self._tell(listener, method, params)
+            self._tell(self.listeners.acknowledged(listener))
             await trio.sleep_forever()
-        finally:
-            del self.listeners[request.id]
 
     def task_changed(self, task_id: str, params: dict[str, Any]) -> None:
         """Queue ``notifications/tasks`` for the listen streams that follow ``task_id`` (tasks extension)."""
-        for listener in self.listeners.values():
-            if task_id in listener.task_ids:
-                self._tell(listener, "notifications/tasks", {**params, "_meta": listener.meta})
+        self._tell(self.listeners.task_changed(task_id, params))
 
     async def _set_level(self, request: InboundRequest, modern: ModernRequest | None) -> Any:
         params = params_from_wire(request.params, SetLevelRequestParams)
@@ -833,24 +800,18 @@ class ServerConnection:
         if self.lifecycle.phase in (Phase.INITIALIZED, Phase.READY):
             if self._outbox is None or not self._outbox.holds(method):
                 self._enqueue(method, None, None, needs_initialized=True)
-        for listener in self.listeners.values():
-            if listener.wants_list(kind):
-                self._tell(listener, method, {"_meta": listener.meta})
+        self._tell(self.listeners.list_changed(kind, method))
 
     def resource_updated(self, uri: str) -> None:
         """Queue ``notifications/resources/updated`` for a subscribed session and matching listen streams."""
         if uri in self.subscriptions:
             self._enqueue("notifications/resources/updated", {"uri": uri}, None, needs_initialized=True)
-        for listener in self.listeners.values():
-            if uri in listener.resources:
-                self._tell(listener, "notifications/resources/updated", {"uri": uri, "_meta": listener.meta})
+        self._tell(self.listeners.resource_updated(uri))
 
-    def _tell(self, listener: _Listener, method: str, params: dict[str, Any]) -> None:
-        """Queue a notification for a listen stream, or hold it until its acknowledgement is written."""
-        if listener.held is not None:
-            listener.held.append((method, params))
-        else:
-            self._enqueue(method, params, listener.request_id, needs_initialized=False)
+    def _tell(self, told: Iterable[Told]) -> None:
+        """Queue notifications on listen requests' streams (they need no handshake: 2026-07-28 has none)."""
+        for method, params, listen_request in told:
+            self._enqueue(method, params, listen_request, needs_initialized=False)
 
     def _enqueue(
         self, method: str, params: dict[str, Any] | None, related: RequestId | None, *, needs_initialized: bool
