@@ -9,6 +9,8 @@ minimal client: one ``selectors`` loop over blocking sockets, no framework, no t
 - ``http_c1``, ``http_c16``, ``http_c64``: the same over Streamable HTTP sessions (2025-11-25) with 1, 16 and
   64 concurrent clients, each on its own keep-alive connection and its own ``Mcp-Session-Id``;
 - ``stateless_c1/16/64``: the same with stateless 2026-07-28 requests (``_meta`` + ``Mcp-Method`` headers);
+  a server that serves both (trio_mcp) has the two measured by turns on one process, in alternating slices, so
+  that their ratio is not the drift of the machine between two phases (``Counts.pair_slices``);
 - the server's CPU time per call (``/proc/<pid>/stat``) and the load generator's own CPU share in each;
 - ``cold_start_stdio_ms`` / ``cold_start_http_ms``: spawn to ``initialize`` response;
 - ``rss_idle_kib``, ``rss_sessions_kib``, ``rss_per_session_kib``: resident memory of the HTTP server after one
@@ -28,6 +30,7 @@ its own pid. Usage (prints one JSON document)::
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import resource
@@ -39,7 +42,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -742,36 +745,120 @@ def run_http_load(
 ) -> dict[str, Any]:
     """``clients`` keep-alive connections (each its own session unless ``modern``), each with one echo call
     outstanding, until ``requests`` are answered or ``seconds`` pass; the first ``warmup`` are not measured."""
-    connections = []
+    connections = _http_clients(port, clients, modern=modern)
     try:
-        for _ in range(clients):
-            conn = HttpConnection(port)
-            if not modern:
-                conn.open_session()
-            connections.append(conn)
-        return _drive_http(server, connections, modern=modern, requests=requests, seconds=seconds, warmup=warmup)
+        return _drive_http(
+            server, connections, modern=modern, requests=requests, seconds=seconds, warmup=warmup
+        ).summary()
     finally:
         for conn in connections:
             conn.close()
 
 
+def run_http_pair(
+    server: Server, port: int, *, clients: int, requests: int, seconds: float, warmup: int, slices: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The session and the stateless load of ``run_http_load`` measured by turns on one server, to compare the two
+    paths: ``clients`` connections of each, ``warmup`` calls on each, then ``slices`` slices of ``seconds / 2``
+    for each path (``requests`` calls in all at most), alternating which goes first. Whatever drifts on the
+    machine meanwhile moves both alike. Returns (sessions, stateless)."""
+    sessions = _http_clients(port, clients, modern=False)
+    try:
+        stateless = _http_clients(port, clients, modern=True)
+        try:
+            sides = [(sessions, False, Measured()), (stateless, True, Measured())]
+            for connections, modern, total in sides:  # warm-up calls count as sent, not as measured
+                total.add(_drive_http(server, connections, modern=modern, requests=0, seconds=seconds, warmup=warmup))
+            for i in range(slices):
+                cap = requests * (i + 1) // slices - requests * i // slices
+                for connections, modern, total in sides if i % 2 == 0 else reversed(sides):
+                    total.add(
+                        _drive_http(server, connections, modern=modern, requests=cap, seconds=seconds / 2, warmup=0)
+                    )
+            return sides[0][2].summary(), sides[1][2].summary()
+        finally:
+            for conn in stateless:
+                conn.close()
+    finally:
+        for conn in sessions:
+            conn.close()
+
+
+def _http_clients(port: int, clients: int, *, modern: bool) -> list[HttpConnection]:
+    """``clients`` keep-alive connections, each with a session of its own unless ``modern``."""
+    connections: list[HttpConnection] = []
+    try:
+        for _ in range(clients):
+            conn = HttpConnection(port)
+            connections.append(conn)
+            if not modern:
+                conn.open_session()
+    except BaseException:
+        for conn in connections:
+            conn.close()
+        raise
+    return connections
+
+
+@dataclass
+class Measured:
+    """What one or more load slices measured, to be summed over the slices of a phase."""
+
+    latencies: list[float] = field(default_factory=list)
+    calls: int = 0
+    elapsed: float = 0.0
+    server_cpu: float = 0.0
+    self_cpu: float = 0.0
+    sent: int = 0
+    answered: int = 0
+    errors: int = 0
+    concurrency: int = 0
+
+    def add(self, other: Measured) -> None:
+        self.latencies += other.latencies
+        self.calls += other.calls
+        self.elapsed += other.elapsed
+        self.server_cpu += other.server_cpu
+        self.self_cpu += other.self_cpu
+        self.sent += other.sent
+        self.answered += other.answered
+        self.errors += other.errors
+        self.concurrency = other.concurrency
+
+    def summary(self) -> dict[str, Any]:
+        return _load_summary(
+            self.latencies,
+            self.calls,
+            self.elapsed,
+            self.server_cpu,
+            self.self_cpu,
+            sent=self.sent,
+            answered=self.answered,
+            errors=self.errors,
+            concurrency=self.concurrency,
+        )
+
+
+#: Request ids of the HTTP loads: a session driven by turns (``run_http_pair``) never sees one twice.
+_HTTP_IDS = itertools.count(1)
+
+
 def _drive_http(
     server: Server, connections: list[HttpConnection], *, modern: bool, requests: int, seconds: float, warmup: int
-) -> dict[str, Any]:
+) -> Measured:
     selector = selectors.DefaultSelector()
     perf = time.perf_counter
     started: dict[HttpConnection, float] = {}
-    next_id = 1
+    ids = _HTTP_IDS
     total = warmup + requests
     sent = answered = errors = 0
     latencies: list[float] = []
     extra_headers = MODERN_ECHO_HEADERS if modern else ()
 
     def send(conn: HttpConnection) -> None:
-        nonlocal next_id, sent
+        nonlocal sent
         started[conn] = perf()
-        conn.post(echo_request(next_id, modern=modern), extra_headers)
-        next_id += 1
+        conn.post(echo_request(next(ids), modern=modern), extra_headers)
         sent += 1
 
     for conn in connections:
@@ -824,7 +911,7 @@ def _drive_http(
     finally:
         selector.close()
     elapsed = perf() - measure_start
-    return _load_summary(
+    return Measured(
         latencies,
         answered - measured_from,
         elapsed,
@@ -981,10 +1068,13 @@ class Counts:
     sessions: int = 1000  # sessions for the memory metric
     cancels: int = 15  # cancellation samples per transport (a run's figure is their median)
     cancel_after: float = CANCEL_AFTER  # seconds a handler has waited when it is cancelled
+    # A peer with both HTTP paths has them measured by turns (``run_http_pair``): this many slices of
+    # ``seconds / 2`` each, so that a difference of a few per cent between them shows through the machine's drift.
+    pair_slices: int = 6
 
     @classmethod
     def quick(cls) -> Counts:
-        return cls(requests=200, seconds=1.0, warmup=20, sessions=20, cancels=1)
+        return cls(requests=200, seconds=1.0, warmup=20, sessions=20, cancels=1, pair_slices=2)
 
 
 ALL_GROUPS = ("stdio", "http", "stateless", "memory", "cancel")
@@ -1068,7 +1158,19 @@ def run_peer(
             conn.close()
             try:
                 out.setdefault("cold_start_http_ms", cold * 1000)
-                for modern in (False, True):
+                paired = {"http", "stateless"} <= groups and peer.stateless
+                for clients in (1, 16, 64) if paired else ():
+                    log(f"{peer.name}: http and stateless by turns, {clients} clients")
+                    out[f"http_c{clients}"], out[f"stateless_c{clients}"] = run_http_pair(
+                        server,
+                        port,
+                        clients=clients,
+                        requests=counts.requests,
+                        seconds=counts.seconds,
+                        warmup=counts.warmup,
+                        slices=counts.pair_slices,
+                    )
+                for modern in () if paired else (False, True):
                     group = "stateless" if modern else "http"
                     if group not in groups or (modern and not peer.stateless):
                         continue

@@ -77,8 +77,17 @@ def _ratios(target: str, pairs: list[tuple[str, float | None, float | None]], at
     return Verdict(target, f"{shown} (calls/s against {of})", all(r >= at_least for _, r in ratios))
 
 
-#: The counts only the cancellation figures depend on: they are compared when these match, the others when the rest do.
-CANCEL_COUNTS = frozenset({"cancels", "cancel_after"})
+_LOAD = frozenset({"requests", "seconds", "warmup"})
+#: The counts (``loadgen.Counts``) each figure depends on, by how its path begins: a figure is compared with an
+#: earlier report's when these were the same there (a count the earlier report lacks was not the same).
+COUNTS_OF = {
+    "stdio_": _LOAD,
+    "http_": _LOAD | {"pair_slices"},
+    "stateless_": _LOAD | {"pair_slices"},
+    "cancel_": frozenset({"cancels", "cancel_after"}),
+    "rss_": frozenset({"sessions"}),
+    "cold_start_": frozenset(),
+}
 
 
 def _comparable(report: dict[str, Any], baseline: dict[str, Any] | None, path: str) -> bool:
@@ -86,7 +95,7 @@ def _comparable(report: dict[str, Any], baseline: dict[str, Any] | None, path: s
     if baseline is None:
         return False
     now, then = report["config"]["counts"], baseline.get("config", {}).get("counts") or {}
-    names = CANCEL_COUNTS if path.startswith("cancel_") else (now.keys() | then.keys()) - CANCEL_COUNTS
+    names = next(names for start, names in COUNTS_OF.items() if path.startswith(start))
     return all(now.get(name) == then.get(name) for name in names)
 
 
