@@ -122,29 +122,43 @@ class Inline:
 class InCaller:
     """In the task that handed the request over: an HTTP POST that carries one request, served before it answers.
 
-    Owner: that task, the HTTP request's. Cancel scope: with ``tasks`` (a session's ``TaskSet``) its own, entered
-    around the handler; the peer's ``notifications/cancelled`` cancels it, and so does the end of the session,
-    which cancels every request in flight (nothing holds the scope meanwhile: the session knows its requests);
-    without (a stateless request, the only message of its connection), none, the task being its scope (the client
-    closing the response cancels it). It runs in a context copied for it, as in a task of its own. ``on_wait`` is
-    called the first time the handler waits, so that what the task would have done meanwhile (keeping the POST's
-    stream alive) is done by another. Ends: when the handler returns and the answer is written; the task then goes
-    on with the HTTP request.
+    Owner: that task, the HTTP request's. Cancel scope: with ``tasks`` (a session's ``TaskSet``) a scope of its
+    own: ``scope``, one the task already runs in (our h11 server's ``handler_scope``, entered once for the requests
+    of a connection, whose cancel ends this request and its POST but not the connection), or else a new one,
+    entered around the handler. The peer's ``notifications/cancelled`` cancels it, and so does the end of the
+    session, which cancels every request in flight (nothing holds the scope meanwhile: the session knows its
+    requests). Without ``tasks`` (a stateless request, the only message of its connection), none, the task being
+    its scope (the client closing the response cancels it). It runs in a context copied for it, as in a task of its
+    own. ``on_wait`` is called the first time the handler waits, so that what the task would have done meanwhile
+    (keeping the POST's stream alive) is done by another. Ends: when the handler returns and the answer is
+    written; the task then goes on with the HTTP request.
     """
 
-    __slots__ = ("_on_wait", "tasks")
+    __slots__ = ("_on_wait", "_scope", "tasks")
 
-    def __init__(self, tasks: TaskSet | None = None, *, on_wait: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        tasks: TaskSet | None = None,
+        *,
+        on_wait: Callable[[], None] | None = None,
+        scope: trio.CancelScope | None = None,
+    ) -> None:
         self.tasks = tasks
         self._on_wait = on_wait
+        self._scope = scope
 
     def run(self, serve: Serve, request: Request, reader: Reader | None) -> Awaitable[None]:
-        scope = request.cancel_scope = trio.CancelScope()  # cancelled by the peer's cancel even where not entered
+        scope = self._scope
+        if scope is None:
+            scope = trio.CancelScope()  # cancelled by the peer's cancel even where not entered
+            entered = None if self.tasks is None else scope
+        else:
+            entered = None  # entered already, around this task
+        request.cancel_scope = scope
         # In a context copied for it, as a task of its own would have: the HTTP request's task serves the
         # connection's next requests too, and none of them sees what this one's handler set. No coroutine of
         # this method around it.
-        serving = serve(request, None if self.tasks is None else scope, None)
-        return run_noting_waits(serving, self._waited, contextvars.copy_context())
+        return run_noting_waits(serve(request, entered, None), self._waited, contextvars.copy_context())
 
     def _waited(self) -> bool:
         """The handler waited for the first time (``run_noting_waits``): tell ``on_wait``."""

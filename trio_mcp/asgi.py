@@ -123,6 +123,12 @@ class _AsgiResponse:
     def cancel_task_on_disconnect(self) -> bool:
         return False  # the ASGI server's task is not ours to cancel: the handler brings a scope
 
+    #: The ASGI server's task is not ours to cancel or go on in: a handler cancellable from outside brings a scope.
+    handler_scope = None
+
+    def after_cancel(self, end: Callable[[], Awaitable[None]]) -> None:
+        raise RuntimeError("an ASGI response has no handler_scope, so nothing ends through it")
+
     def client_left(self) -> None:
         if not self.finished:
             self.disconnected.set()

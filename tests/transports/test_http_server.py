@@ -875,6 +875,48 @@ async def test_streamed_response_is_finished_if_the_handler_forgets() -> None:
             await client.aclose()
 
 
+async def test_a_handler_cancelled_through_its_handler_scope_ends_its_response_and_the_connection_goes_on() -> None:
+    """Cancelling ``handler_scope`` from outside ends that handler only: what it gave ``after_cancel`` writes the
+    rest of its response, and the same connection serves its next request in a fresh scope."""
+    scopes: list[trio.CancelScope] = []
+    waiting = trio.Event()
+
+    async def handler(request: HttpRequest, response: HttpResponse) -> None:
+        scope = response.handler_scope
+        scopes.append(scope)
+        if request.path == "/wait":
+            await response.start(200)
+            await response.write(b"before ")
+
+            async def end() -> None:
+                await trio.lowlevel.checkpoint()  # not cancelled any more: outside the cancelled scope
+                await response.finish(b"after the cancel")
+
+            response.after_cancel(end)
+            waiting.set()
+            await trio.sleep_forever()
+        await trio.lowlevel.checkpoint()
+        await response.send(200, body=f"{request.path} {request.peer and request.peer[1]}".encode())
+
+    with trio.fail_after(5):
+        async with serving(handler) as port, trio.open_nursery() as nursery:
+            client = await Raw.connect(port)
+            port_seen = client.stream.socket.getsockname()[1]
+            assert (await client.request("GET", "/first")).body == f"/first {port_seen}".encode()
+
+            async def cancel_when_waiting() -> None:
+                await waiting.wait()
+                scopes[-1].cancel()
+
+            nursery.start_soon(cancel_when_waiting)
+            assert (await client.request("GET", "/wait")).body == b"before after the cancel"
+            assert (await client.request("GET", "/next")).body == f"/next {port_seen}".encode()
+            await client.aclose()
+    first, cancelled, last = scopes
+    assert first is cancelled and cancelled.cancel_called  # one scope for the requests until one was cancelled
+    assert last is not cancelled and not last.cancel_called
+
+
 async def test_response_api_misuse_raises() -> None:
     errors: list[str] = []
 

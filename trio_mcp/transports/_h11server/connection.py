@@ -18,7 +18,7 @@ import os
 import re
 import sys
 import weakref
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Protocol
 
 import h11
@@ -204,6 +204,10 @@ class Connection:
         #: ``Connection: close``), and whether this one's answer was written without h11 (``_whole``).
         self._keeps_alive = False
         self._renewed = False
+        #: The scope the handlers run in, entered once for the requests of the connection until a handler is
+        #: cancelled through it (``HttpResponse.handler_scope``); then that exchange's response is ``_cancelled``.
+        self.handler_scope = trio.CancelScope()  # until ``_serve`` enters the first
+        self._cancelled: tuple[HttpRequest, HttpResponse] | None = None
 
     # -- the carrier of one exchange (see ``exchange.Carrier``) ---------------------------------------------
 
@@ -507,18 +511,51 @@ class Connection:
     async def _serve(self) -> None:
         first = True
         while True:
+            with trio.CancelScope() as self.handler_scope:
+                await self._serve_requests(first)
+                return
+            # Only a handler cancelled through its ``handler_scope`` leaves the scope this way: the connection
+            # carries on in a new one once that exchange is over.
+            first = False
+            if not await self._after_cancelled():
+                return
+
+    async def _serve_requests(self, first: bool) -> None:
+        while True:
             event = await self._read_head(first)
             if event is None:
                 return
             first = False
-            if not await self._handle(event):
+            if not await self._handle(event) or not self._next_cycle():
                 return
-            if self._renewed:
-                continue
-            try:
-                self._h11.start_next_cycle()
-            except h11.LocalProtocolError:  # pragma: no cover - _handle checked both sides are DONE
-                return
+
+    def _next_cycle(self) -> bool:
+        """Make ready for the next request of the connection after an exchange that left it open."""
+        if self._renewed:
+            return True
+        try:
+            self._h11.start_next_cycle()
+        except h11.LocalProtocolError:  # pragma: no cover - _handle checked both sides are DONE
+            return False
+        return True
+
+    async def _after_cancelled(self) -> bool:
+        """A handler ended as its ``handler_scope`` was cancelled: await what it left to do (``after_cancel``) as
+        part of the exchange, end its response as when a handler returns, and say whether the connection goes on."""
+        cancelled, self._cancelled = self._cancelled, None
+        if cancelled is None:  # between two requests: nothing was being served
+            return True
+        request, response = cancelled
+        self._response = response
+        try:
+            end = response.take_after_cancel()
+            if end is None:
+                await self._finish_response(request, response)
+            else:
+                await self._run_handler(request, response, end())
+            return await self._handled(request, response) and self._next_cycle()
+        finally:
+            self._response = None
 
     async def _read_head(self, first: bool) -> h11.Request | None:
         limits = self._limits
@@ -604,25 +641,33 @@ class Connection:
                     413, f"request body of {declared} bytes is over the {self._limits.max_body_bytes}-byte limit"
                 )
                 return False
-            await self._run_handler(request, response)
-            if not response.finished or self._send_broken is not None:
-                return False
-            if self._h11.their_state is h11.SEND_BODY:
-                # The handler answered without reading the whole body: read and drop the rest (bounded by the
-                # same limits), unless the client is still waiting for a 100 Continue it will never get or the
-                # server is stopping; then only what has arrived (all of a request without a body).
-                if (self._expects_continue and not self._continue_sent) or self._server.shutting_down:
-                    self._drop_arrived_body()
-                    return False
-                try:
-                    await request.read_body()
-                except (RequestBodyError, ClientDisconnected):
-                    return False
-            if self._server.shutting_down:
-                return False
-            return self._renewed or (self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE)
+            await self._run_handler(request, response, self._server.handler(request, response))
+            return await self._handled(request, response)
+        except BaseException:
+            if self.handler_scope.cancel_called:  # cancelled through its scope: the exchange ends after it
+                self._cancelled = (request, response)
+            raise
         finally:
             self._response = None
+
+    async def _handled(self, request: HttpRequest, response: HttpResponse) -> bool:
+        """After the handler: read what is left of the request; True if the connection can carry another."""
+        if not response.finished or self._send_broken is not None:
+            return False
+        if self._h11.their_state is h11.SEND_BODY:
+            # The handler answered without reading the whole body: read and drop the rest (bounded by the
+            # same limits), unless the client is still waiting for a 100 Continue it will never get or the
+            # server is stopping; then only what has arrived (all of a request without a body).
+            if (self._expects_continue and not self._continue_sent) or self._server.shutting_down:
+                self._drop_arrived_body()
+                return False
+            try:
+                await request.read_body()
+            except (RequestBodyError, ClientDisconnected):
+                return False
+        if self._server.shutting_down:
+            return False
+        return self._renewed or (self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE)
 
     def _drop_arrived_body(self) -> None:
         """Read and drop what has arrived of the request body, without waiting: a connection closed with it
@@ -633,12 +678,13 @@ class Connection:
         except h11.RemoteProtocolError:
             pass
 
-    async def _run_handler(self, request: HttpRequest, response: HttpResponse) -> None:
+    async def _run_handler(self, request: HttpRequest, response: HttpResponse, handling: Awaitable[None]) -> None:
+        """Await ``handling`` (the handler, or what it left to do after a cancel) and end the response as it left it."""
         try:
             if self._reader_running:
-                await self._server.handler(request, response)
+                await handling
             else:
-                await run_noting_waits(self._server.handler(request, response), self._watch)
+                await run_noting_waits(handling, self._watch)
         except BaseException as exc:
             leaves = _leaves(exc)
             if must_propagate(exc):
@@ -656,6 +702,10 @@ class Connection:
             if not response.started:
                 await self._send_error(500, "internal server error", close=False)
             return
+        await self._finish_response(request, response)
+
+    async def _finish_response(self, request: HttpRequest, response: HttpResponse) -> None:
+        """End the response a handler returned from: finish it, or answer 500 if it never began."""
         if not response.started:
             if response.gone:
                 return  # the client left and the handler gave up: nothing to answer, nothing wrong

@@ -57,6 +57,10 @@ class Carrier(Protocol):
     def cancel_task(self) -> None:
         """Cancel the task serving the exchange (the connection's, which ends with its client anyway)."""
 
+    @property
+    def handler_scope(self) -> trio.CancelScope:
+        """The scope the exchange's handler runs in (see ``HttpResponse.handler_scope``)."""
+
 
 class HttpRequest:
     """One parsed request: its head as attributes, its body through ``await read_body()``.
@@ -158,6 +162,7 @@ class HttpResponse:
         "status",
         "_cancel_scopes",
         "_cancels_task",
+        "_after_cancel",
     )
 
     def __init__(self, carrier: Carrier, request: HttpRequest) -> None:
@@ -176,6 +181,7 @@ class HttpResponse:
         self._ending = False
         #: A head (its fields and first bytes) started with ``hold``, not sent yet: it goes with the next write.
         self._held: tuple[list[tuple[bytes, bytes]], bytes] | None = None
+        self._after_cancel: Callable[[], Awaitable[None]] | None = None
 
     @property
     def disconnected(self) -> trio.Event:
@@ -210,6 +216,25 @@ class HttpResponse:
         if self._gone:
             self._carrier.cancel_task()
         return True
+
+    @property
+    def handler_scope(self) -> trio.CancelScope:
+        """A cancel scope the handler already runs in, which the connection enters once for its requests until one
+        is cancelled through it: cancelling it ends this handler (``trio.Cancelled`` out of it) but not the
+        connection, which awaits what ``after_cancel`` gave, ends the response, and serves its next request in a new
+        one. So a handler needs no scope of its own to be cancellable from outside (entering one costs several
+        microseconds). This exchange's only while the handler runs: afterwards it may be the next one's."""
+        return self._carrier.handler_scope
+
+    def after_cancel(self, end: Callable[[], Awaitable[None]]) -> None:
+        """What the connection awaits, as part of this exchange, once the handler was cancelled through
+        ``handler_scope`` and has unwound: the rest of the response, which the cancelled handler cannot write."""
+        self._after_cancel = end
+
+    def take_after_cancel(self) -> Callable[[], Awaitable[None]] | None:
+        """The carrier's call: what ``after_cancel`` gave, once."""
+        end, self._after_cancel = self._after_cancel, None
+        return end
 
     def mark_disconnected(self) -> None:
         """The carrier's call when the client goes away before the response is complete."""

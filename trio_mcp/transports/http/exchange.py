@@ -73,6 +73,18 @@ class Response(Protocol):
         ``cancel_on_disconnect`` instead."""
         ...
 
+    @property
+    def handler_scope(self) -> trio.CancelScope | None:
+        """A cancel scope the handler already runs in, whose cancel ends the handler but not the connection (our h11
+        server's: see ``HttpResponse.handler_scope``); None where the server has none (the handler enters a scope of
+        its own)."""
+        ...
+
+    def after_cancel(self, end: Callable[[], Awaitable[None]]) -> None:
+        """What to await once the handler was cancelled through ``handler_scope`` and has unwound: the rest of the
+        response. Only where ``handler_scope`` is not None."""
+        ...
+
     async def send(self, status: int, headers: HeadersLike = (), body: bytes = b"") -> None: ...
 
     async def start(self, status: int, headers: HeadersLike = (), first: bytes = b"", *, hold: bool = False) -> None:
@@ -122,6 +134,13 @@ class ResponseWithHeaders:
 
     def cancel_task_on_disconnect(self) -> bool:
         return self._inner.cancel_task_on_disconnect()
+
+    @property
+    def handler_scope(self) -> trio.CancelScope | None:
+        return self._inner.handler_scope
+
+    def after_cancel(self, end: Callable[[], Awaitable[None]]) -> None:
+        self._inner.after_cancel(end)
 
     def _with_extra(self, headers: HeadersLike) -> list[tuple[bytes, bytes]]:
         return [*encode_headers(headers), *self._extra]

@@ -13,6 +13,7 @@ on every process, which may run tasks of it whether or not it serves the session
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import secrets
 from collections.abc import Mapping
@@ -184,8 +185,26 @@ class SessionEndpoint:
             watched = trio.Event()
             session.tasks.start_soon(self._watch, session, stream, writer, response, watched)
 
-        await session.deliver(message, InCaller(session.tasks, on_wait=watch_meanwhile))
-        if watched is not None:
+        # Its cancel scope is the one the connection runs its handlers in, where it has one: no scope per request.
+        scope = response.handler_scope
+        try:
+            await session.deliver(message, InCaller(session.tasks, on_wait=watch_meanwhile, scope=scope))
+        except BaseException:
+            if scope is not None and scope.cancel_called:  # the rest of the POST, once the cancel has unwound
+                response.after_cancel(functools.partial(self._end_post, session, stream, writer, response, watched))
+            raise
+        await self._end_post(session, stream, writer, response, watched)
+
+    async def _end_post(
+        self,
+        session: HttpSession,
+        stream: SessionStream,
+        writer: SseWriter,
+        response: HttpResponse,
+        watched: trio.Event | None,
+    ) -> None:
+        """The rest of a POST whose request ran in its task: its stream to the end."""
+        if watched is not None:  # it waited: another task has been writing the stream meanwhile, to its end
             await watched.wait()
         elif stream.over:  # over without a wait (most: answered, the response ended with it): nothing to hold open
             stream.left(writer)
