@@ -212,6 +212,55 @@ async def test_a_client_cancelling_calls_leaves_nothing_behind() -> None:
             nursery.cancel_scope.cancel()
 
 
+async def test_a_call_failing_as_it_is_cancelled_ends_its_stream_and_the_session_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A tool whose cleanup fails while it is cancelled (an error beside the ``Cancelled``, from a nursery): its
+    stream ends without an answer, the failure is logged, and the session's next call on it is answered."""
+    server = Server("messy")
+    started = trio.Event()
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        return text
+
+    @server.tool()
+    async def messy() -> str:
+        async def cleanup_fails() -> None:
+            try:
+                await trio.sleep_forever()
+            finally:
+                raise RuntimeError("cleanup failed")
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(cleanup_fails)
+            started.set()
+            await trio.sleep_forever()
+        return "never"
+
+    with trio.fail_after(20):
+        async with HttpClient() as http, trio.open_nursery() as nursery:
+            port = await nursery.start(server.serve_http, "127.0.0.1", 0)
+            url = f"http://127.0.0.1:{port}/mcp"
+            session = await open_session(http, url)
+            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "messy", "arguments": {}}}
+            response = await post(http, url, call, session)
+            await started.wait()
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+            await (await post(http, url, cancel, session)).aclose()
+            events, ended = await read_events(response, None)
+            assert ended and [message for _, message in events if message is not None] == []
+            await response.aclose()
+            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+            call["params"] = {"name": "echo", "arguments": {"text": "still here"}}
+            events, _ = await read_events(await post(http, url, call, session), None)
+            assert events[-1][1]["result"]["content"][0]["text"] == "still here"
+            await trio.testing.wait_all_tasks_blocked()
+            assert held_by(server) == ({"0"}, 0, 0)
+            nursery.cancel_scope.cancel()
+    assert any("cleanup failed" in repr(record.exc_info) for record in caplog.records)
+
+
 async def test_a_cancelled_call_in_json_response_mode_is_answered_202() -> None:
     """With JSON bodies instead of streams, a cancelled call's POST gets 202 and no body (nothing to answer)."""
     server, started = blocking_server()

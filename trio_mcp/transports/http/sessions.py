@@ -189,11 +189,11 @@ class SessionEndpoint:
         scope = response.handler_scope
         try:
             await session.deliver(message, InCaller(session.tasks, on_wait=watch_meanwhile, scope=scope))
+            await self._end_post(session, stream, writer, response, watched)
         except BaseException:
             if scope is not None and scope.cancel_called:  # the rest of the POST, once the cancel has unwound
                 response.after_cancel(functools.partial(self._end_post, session, stream, writer, response, watched))
             raise
-        await self._end_post(session, stream, writer, response, watched)
 
     async def _end_post(
         self,
