@@ -225,3 +225,24 @@ def test_compare_quick_against_the_official_sdks(tmp_path: Path) -> None:
     assert "| nothing else regresses (within 10% of the earlier run) | against " in generated
     rows = [line for line in generated.splitlines() if line.startswith("| ")][1:]
     assert len(rows) == 6 and all(row.endswith(("| met |", "| not met |")) for row in rows), generated
+
+
+def test_the_regression_check_compares_a_figure_only_with_one_measured_the_same_way() -> None:
+    """An earlier report whose HTTP phases were measured another way (no ``pair_slices``) still guards stdio, cold
+    starts, memory and cancellation; its HTTP figures are left out, not compared as if alike."""
+    counts = vars(loadgen.Counts())
+    figures = {path: 100.0 for _, path, _ in targets.GUARDED}
+
+    def report(counts: dict[str, Any], worse: float) -> dict[str, Any]:
+        median = {
+            path: value * (worse if path.startswith(("stdio_", "http_")) else 1.0) for path, value in figures.items()
+        }
+        return {"config": {"counts": counts}, "peers": {"trio_mcp": {"median": median}}, "generated": "then"}
+
+    earlier = {name: value for name, value in counts.items() if name != "pair_slices"}
+    verdict = targets.regressions(report(counts, 0.5), report(earlier, 1.0))
+    assert verdict.met is False
+    assert "stdio, 1 in flight" in verdict.figures and "HTTP sessions" not in verdict.figures, verdict.figures
+    guarded_http = sum(path.startswith(("http_", "stateless_")) for _, path, _ in targets.GUARDED)
+    assert f"({guarded_http} measured with other counts there: not compared)" in verdict.figures
+    assert targets.regressions(report(counts, 0.5), report(counts, 1.0)).figures.count("HTTP sessions") == 3

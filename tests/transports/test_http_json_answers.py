@@ -6,7 +6,6 @@ deadline passing answers it with the error (real sockets)."""
 from __future__ import annotations
 
 import json
-from functools import partial
 from typing import Any
 
 import trio
@@ -15,11 +14,11 @@ import trio.testing
 from trio_mcp import Server
 from trio_mcp.errors import DEADLINE_EXCEEDED
 from trio_mcp.transports._client.h11client import HttpClient
-from trio_mcp.transports.http import Drain, HttpTransportOptions
+from trio_mcp.transports.http import Drain
 from trio_mcp.types import META_DEADLINE
 
 from test_http_resumption import read_events  # isort: skip
-from test_http_session_streams import VERSION, blocking_server, held_by, open_session, post  # isort: skip
+from test_http_session_streams import VERSION, blocking_server, held_by, post, serve_and_open  # isort: skip
 
 BLOCK = {
     "jsonrpc": "2.0",
@@ -31,10 +30,7 @@ BLOCK = {
 
 async def serve_in_json(server: Server, http: HttpClient, nursery: trio.Nursery, **options: Any) -> tuple[str, str]:
     """Serve ``server`` answering in JSON bodies on 127.0.0.1, and open a session there: its URL and session id."""
-    settings = HttpTransportOptions(json_response=True, **options)
-    port = await nursery.start(partial(server.serve_http, "127.0.0.1", 0, options=settings))
-    url = f"http://127.0.0.1:{port}/mcp"
-    return url, await open_session(http, url)
+    return await serve_and_open(server, http, nursery, json_response=True, **options)
 
 
 async def test_progress_goes_on_the_get_stream_and_a_delete_ends_the_call() -> None:

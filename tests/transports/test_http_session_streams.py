@@ -39,6 +39,17 @@ async def open_session(http: HttpClient, url: str, version: str = VERSION) -> st
     return dict(await open_raw_session(http, url, version))["mcp-session-id"]
 
 
+async def serve_and_open(
+    server: Server, http: HttpClient, nursery: trio.Nursery, version: str = VERSION, **options: Any
+) -> tuple[str, str]:
+    """Serve ``server`` over HTTP on 127.0.0.1 (``options``: its ``HttpTransportOptions``) and open a session there:
+    its URL and session id."""
+    settings = HttpTransportOptions(**options)
+    port = await nursery.start(partial(server.serve_http, "127.0.0.1", 0, options=settings))
+    url = f"http://127.0.0.1:{port}/mcp"
+    return url, await open_session(http, url, version)
+
+
 async def test_a_session_making_many_calls_keeps_flat_memory() -> None:
     server = Server("calls")
 
@@ -55,9 +66,7 @@ async def test_a_session_making_many_calls_keeps_flat_memory() -> None:
 
     with trio.fail_after(60):
         async with HttpClient() as http, trio.open_nursery() as nursery:
-            port = await nursery.start(server.serve_http, "127.0.0.1", 0)
-            url = f"http://127.0.0.1:{port}/mcp"
-            session = await open_session(http, url)
+            url, session = await serve_and_open(server, http, nursery)
             tracemalloc.start()  # before the warm-up, so that what it frees later is counted as freed
             try:
                 await calls(http, url, session, 1, 400)  # past the default event store's bounds (256 streams)
@@ -89,9 +98,7 @@ async def test_an_answered_stream_is_resumed_from_the_store() -> None:
 
     with trio.fail_after(20):
         async with HttpClient() as http, trio.open_nursery() as nursery:
-            port = await nursery.start(server.serve_http, "127.0.0.1", 0)
-            url = f"http://127.0.0.1:{port}/mcp"
-            session = await open_session(http, url)
+            url, session = await serve_and_open(server, http, nursery)
             call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
             call["params"] = {"name": "count", "arguments": {}, "_meta": {"progressToken": "p"}}
             response = await post(http, url, call, session)
@@ -167,9 +174,7 @@ async def test_a_cancelled_call_ends_its_stream_and_leaves_nothing_behind() -> N
     server, _ = blocking_server()
     with trio.fail_after(120):
         async with HttpClient() as http, trio.open_nursery() as nursery:
-            port = await nursery.start(server.serve_http, "127.0.0.1", 0)
-            url = f"http://127.0.0.1:{port}/mcp"
-            session = await open_session(http, url)
+            url, session = await serve_and_open(server, http, nursery)
 
             async def cancelled_call(request_id: int) -> None:
                 call = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call"}
@@ -240,9 +245,7 @@ async def test_a_call_failing_as_it_is_cancelled_ends_its_stream_and_the_session
 
     with trio.fail_after(20):
         async with HttpClient() as http, trio.open_nursery() as nursery:
-            port = await nursery.start(server.serve_http, "127.0.0.1", 0)
-            url = f"http://127.0.0.1:{port}/mcp"
-            session = await open_session(http, url)
+            url, session = await serve_and_open(server, http, nursery)
             call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "messy", "arguments": {}}}
             response = await post(http, url, call, session)
             await started.wait()
@@ -266,10 +269,7 @@ async def test_a_cancelled_call_in_json_response_mode_is_answered_202() -> None:
     server, started = blocking_server()
     with trio.fail_after(20):
         async with HttpClient() as http, trio.open_nursery() as nursery:
-            options = HttpTransportOptions(json_response=True)
-            port = await nursery.start(partial(server.serve_http, "127.0.0.1", 0, options=options))
-            url = f"http://127.0.0.1:{port}/mcp"
-            session = await open_session(http, url)
+            url, session = await serve_and_open(server, http, nursery, json_response=True)
 
             async def cancel_once_started() -> None:
                 await started[-1].wait()
@@ -291,9 +291,7 @@ async def test_a_batch_with_a_cancelled_member_ends_its_stream_with_the_other_an
     version = "2025-03-26"
     with trio.fail_after(20):
         async with HttpClient() as http, trio.open_nursery() as nursery:
-            port = await nursery.start(server.serve_http, "127.0.0.1", 0)
-            url = f"http://127.0.0.1:{port}/mcp"
-            session = await open_session(http, url, version)
+            url, session = await serve_and_open(server, http, nursery, version)
             batch = [
                 {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "block", "arguments": {}}},
                 {
@@ -330,9 +328,7 @@ async def test_changes_made_while_the_get_stream_is_away_are_resumed_once_in_ord
 
     with trio.fail_after(30):
         async with HttpClient() as http, trio.open_nursery() as nursery:
-            port = await nursery.start(server.serve_http, "127.0.0.1", 0)
-            url = f"http://127.0.0.1:{port}/mcp"
-            session = await open_session(http, url)
+            url, session = await serve_and_open(server, http, nursery)
             for request_id, name in enumerate("abc", 1):
                 subscribe = {"jsonrpc": "2.0", "id": request_id, "method": "resources/subscribe"}
                 await read_events(
